@@ -1,0 +1,34 @@
+# The two commands of the README: `make matrix` and `make test`.
+# Both create .venv and install lakecompat into it on first use, and reuse it afterwards.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: matrix test lint format bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+matrix: $(STAMP)
+	$(BIN)/lakecompat run $(ARGS)
+
+test: lint
+	$(BIN)/python -m pytest $(ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_run.py $(ARGS)
+
+clean:
+	rm -rf reports/runs reports/latest

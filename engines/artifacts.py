@@ -1,0 +1,109 @@
+"""The artifact cache: one directory for every download, JVM artifacts fetched through `mvn`.
+
+Maven knows where Maven Central is and verifies checksums; `--strict-checksums` makes a
+mismatch fail the download instead of warning. An artifact already in the cache is used as
+is, without starting Maven, so a second run downloads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE_ENV = "LAKECOMPAT_CACHE"
+
+
+class ProvisioningError(RuntimeError):
+    """Something the run needs could not be found or fetched; the message says what to do."""
+
+
+def cache_dir() -> Path:
+    """The cache root: `$LAKECOMPAT_CACHE`, else `~/.cache/lakecompat`."""
+    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "lakecompat")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@dataclass(frozen=True)
+class MavenArtifact:
+    """Maven coordinates of one file."""
+
+    group: str
+    artifact: str
+    version: str
+    packaging: str = "jar"
+    classifier: str | None = None
+
+    @property
+    def coords(self) -> str:
+        parts = [self.group, self.artifact, self.version, self.packaging]
+        return ":".join([*parts, self.classifier] if self.classifier else parts)
+
+    @property
+    def filename(self) -> str:
+        suffix = f"-{self.classifier}" if self.classifier else ""
+        return f"{self.artifact}-{self.version}{suffix}.{self.packaging}"
+
+    def local_path(self, repo: Path) -> Path:
+        """Where Maven's local repository layout keeps this file."""
+        return repo.joinpath(*self.group.split("."), self.artifact, self.version, self.filename)
+
+
+def maven_repo() -> Path:
+    """The Maven local repository inside the cache (plugins and artifacts alike)."""
+    return cache_dir() / "m2"
+
+
+def fetch(artifact: MavenArtifact, progress: Callable[[str], None] | None = None) -> Path:
+    """The cached file of `artifact`, downloading it with `mvn dependency:get` on first use."""
+    path = artifact.local_path(maven_repo())
+    if path.is_file():
+        return path
+    say = progress or _stderr
+    say(f"fetching {artifact.coords} with mvn (first use; cached in {maven_repo()})")
+    _run_maven(
+        [
+            "dependency:get",
+            f"-Dartifact={artifact.coords}",
+            "-Dtransitive=false",
+        ],
+        say,
+    )
+    if not path.is_file():
+        raise ProvisioningError(f"mvn reported success but {path} is missing")
+    return path
+
+
+def _run_maven(goal_args: list[str], say: Callable[[str], None]) -> None:
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ProvisioningError(
+            "Maven (`mvn`) is not on PATH; it fetches the engines' JVM artifacts. "
+            "Install it (Debian package `maven`) and run again."
+        )
+    argv = [mvn, "-B", "--strict-checksums", f"-Dmaven.repo.local={maven_repo()}", *goal_args]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cache_dir()
+    )
+    assert proc.stdout is not None
+    tail: list[str] = []
+    for line in proc.stdout:
+        line = line.rstrip()
+        tail = [*tail[-29:], line]
+        if "Downloaded" in line and (".jar" in line or ".tar.gz" in line):
+            say("  " + line.split("] ", 1)[-1])
+    if proc.wait() != 0:
+        raise ProvisioningError(
+            f"mvn {' '.join(goal_args)} failed (exit {proc.returncode}). Last output:\n"
+            + "\n".join(tail)
+            + "\nHint: check that Maven Central is reachable and the version exists."
+        )
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

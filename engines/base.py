@@ -1,0 +1,102 @@
+"""The engine contract: what every reader implements, and the shared run context."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from engines.spark_runtime import SparkRuntime
+
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel")
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table the writer produced, as a reader needs to know it."""
+
+    name: str
+    path: Path
+    table_type: str
+    key: str
+    format: str = "hudi"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A reader configuration that changes behaviour; each variant is its own matrix cell."""
+
+    name: str
+    settings: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RunContext:
+    """What every engine of one run shares: where to write logs, and the Spark runtime."""
+
+    run_dir: Path
+    spark: SparkRuntime
+
+    @property
+    def log_dir(self) -> Path:
+        path = self.run_dir / "logs"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+class Engine(ABC):
+    """A query engine that reads the writer's tables; subclasses override only what differs."""
+
+    #: Registry name, also the engine column of every cell.
+    name: ClassVar[str]
+    #: Query types the engine can run, per table type (`cow`, `mor`).
+    query_types: ClassVar[dict[str, tuple[str, ...]]]
+    #: Reader configurations to run every cell under.
+    variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
+
+    def __init__(self, context: RunContext) -> None:
+        self.context = context
+
+    @property
+    @abstractmethod
+    def version(self) -> str:
+        """The engine's version, recorded in every cell."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Start (or connect to) the engine; raise with a helpful message if it cannot."""
+
+    def stop(self) -> None:  # noqa: B027 - engines without a process of their own do nothing
+        """Stop whatever start() started."""
+
+    def register(self, table: TableRef) -> None:  # noqa: B027 - only catalog-based engines register
+        """Make `table` visible to the engine (for example in a metastore)."""
+
+    @abstractmethod
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        """The SQL that reads the whole table with this query type."""
+
+    @abstractmethod
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        """Run `sql` under `variant` and return the answer as an Arrow table."""
+
+    def log_excerpt(self) -> str:
+        """The end of the engine's log, kept as evidence when the engine fails."""
+        return ""
+
+    @classmethod
+    def supports(cls, table_type: str, query_type: str) -> bool:
+        return query_type in cls.query_types.get(table_type, ())
+
+
+def describe_error(exc: BaseException, limit: int = 400) -> str:
+    """`ExceptionClass: first line of the message`, using the Java exception behind Py4J errors."""
+    java = getattr(exc, "java_exception", None)
+    text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -1,0 +1,208 @@
+"""The writer: creates a Hudi table with Spark and runs a scenario's steps against it.
+
+Data steps are DataFrame writes through Hudi's datasource; schema changes are Spark SQL DDL
+with `hoodie.schema.on.read.enable=true`. A refused schema change is a result (`REJECTED`).
+
+Hudi 1.1+ refuses `RENAME COLUMN` and `DROP COLUMN` under its shipped defaults
+(https://github.com/apache/hudi/issues/19766): the ALTER command validates the new schema as if
+it were an incoming write. The documented workaround,
+`hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true`, is set for the DDL
+statement only, so that DataFrame writes keep Hudi's default checks.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engines.base import TableRef, describe_error
+from engines.spark_runtime import SparkRuntime
+from harness import scenario as sc
+from harness.oracle import TableState, coerce_row, evolve, schema_of
+from harness.schema import Schema
+from harness.types import coerce
+
+DDL_WORKAROUND = {"hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
+NON_PARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+TABLE_TYPE_NAMES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+
+
+@dataclass
+class WriteResult:
+    """A written table, or the step that failed and why (`rejected`: a refused schema change)."""
+
+    table: TableRef
+    failed_at: str | None = None
+    message: str | None = None
+    rejected: bool = False
+    sql: list[str] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failed_at is None
+
+
+def table_name(scenario_id: str, table_type: str) -> str:
+    """A SQL-safe table name unique per scenario and table type."""
+    return "t_" + "".join(c if c.isalnum() else "_" for c in scenario_id.lower()) + f"_{table_type}"
+
+
+def quote(identifier: str) -> str:
+    """Backtick-quote an identifier for Spark SQL (identifiers are validated on load)."""
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def ddl(table: str, step: Any) -> str:
+    """The Spark SQL statement of a schema-change step."""
+    target = f"ALTER TABLE {quote(table)}"
+    match step:
+        case sc.AddColumn(column=col, after=after, first=first):
+            comment = f" COMMENT '{_literal(col.comment)}'" if col.comment else ""
+            position = " FIRST" if first else (f" AFTER {quote(after)}" if after else "")
+            spelled = f"{quote(col.name)} {col.type.spark_sql()}{comment}{position}"
+            return f"{target} ADD COLUMNS ({spelled})"
+        case sc.DropColumn(column=name):
+            return f"{target} DROP COLUMN {quote(name)}"
+        case sc.RenameColumn(column=name, to=new_name):
+            return f"{target} RENAME COLUMN {quote(name)} TO {quote(new_name)}"
+        case sc.ChangeType(column=name, to=new_type):
+            return f"{target} ALTER COLUMN {quote(name)} TYPE {new_type.spark_sql()}"
+    raise TypeError(f"not a schema change: {step!r}")
+
+
+def _literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+class HudiWriter:
+    """Writes each scenario × table type into its own folder below `tables_dir`."""
+
+    def __init__(self, runtime: SparkRuntime, tables_dir: Path) -> None:
+        self.runtime = runtime
+        self.tables_dir = tables_dir
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return {"spark": self.runtime.spark_version, "hudi": self.runtime.hudi_version}
+
+    def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
+        """Create the table from the seed rows, then run every step; stop at the first failure."""
+        spec = scenario.spec
+        name = table_name(scenario.id, table_type)
+        table = TableRef(name, self.tables_dir / name, table_type, spec.key)
+        if table.path.exists():
+            shutil.rmtree(table.path)
+        states = evolve(spec)
+        statements: list[str] = []
+        steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
+        for index, step in enumerate(steps):
+            try:
+                self._apply(table, spec, step, states[max(index - 1, 0)], statements)
+            except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
+                refused = isinstance(step, sc.Upsert) and step.schema_ is not None
+                where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
+                return WriteResult(
+                    table,
+                    failed_at=where,
+                    message=describe_error(exc),
+                    rejected=step.op in sc.SCHEMA_OPS or refused,
+                    sql=statements,
+                )
+            if index == 0:
+                self._register(table)
+        return WriteResult(table, sql=statements)
+
+    def write_parquet(
+        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
+    ) -> TableRef:
+        """A plain Parquet table (no Hudi), for the engines' control check."""
+        path = self.tables_dir / name
+        frame = self._frame(schema, rows)
+        frame.coalesce(1).write.mode("overwrite").parquet(str(path))
+        return TableRef(name, path, "cow", key, format="parquet")
+
+    def _apply(
+        self,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        step: Any,
+        before: TableState,
+        statements: list[str],
+    ) -> None:
+        """Run one step; SQL statements are recorded before they run, as evidence."""
+        match step:
+            case sc.Insert(rows=rows):
+                mode = "append" if table.path.exists() else "overwrite"
+                self._write_rows(table, spec, before.schema, rows, "insert", mode)
+            case sc.Upsert(rows=rows, schema_=declared):
+                schema = schema_of(declared) if declared else before.schema
+                self._write_rows(table, spec, schema, rows, "upsert", "append")
+            case sc.Delete(keys=keys):
+                key_type = before.schema.column(spec.key).type
+                doomed = [before.rows[coerce(k, key_type)] for k in keys]
+                self._write_rows(table, spec, before.schema, doomed, "delete", "append")
+            case sc.Compaction() if table.table_type == "mor":
+                statement = (
+                    f"CALL run_compaction(op => 'scheduleAndExecute', path => '{table.path}')"
+                )
+                statements.append(statement)
+                # Hudi schedules a compaction after 5 delta commits; a scenario asks for it now.
+                self._sql(statement, {"hoodie.compact.inline.max.delta.commits": "1"})
+            case sc.Compaction():
+                pass  # copy-on-write tables have nothing to compact
+            case _:
+                statement = ddl(table.name, step)
+                statements.append(statement)
+                self._sql(statement, {"hoodie.schema.on.read.enable": "true", **DDL_WORKAROUND})
+
+    def _write_rows(
+        self,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        schema: Schema,
+        rows: list[dict[str, Any]],
+        operation: str,
+        mode: str,
+    ) -> None:
+        frame = self._frame(schema, rows)
+        frame.write.format("hudi").options(**self._options(table, spec, operation)).mode(mode).save(
+            str(table.path)
+        )
+
+    def _frame(self, schema: Schema, rows: list[dict[str, Any]]) -> Any:
+        typed = [coerce_row(schema, row, "rows") for row in rows]
+        ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
+        values = [tuple(row[name] for name in schema.names) for row in typed]
+        return self.runtime.session().createDataFrame(values, ddl_schema)
+
+    def _options(self, table: TableRef, spec: sc.ScenarioSpec, operation: str) -> dict[str, str]:
+        return {
+            "hoodie.table.name": table.name,
+            "hoodie.datasource.write.table.type": TABLE_TYPE_NAMES[table.table_type],
+            "hoodie.datasource.write.operation": operation,
+            "hoodie.datasource.write.recordkey.field": spec.key,
+            "hoodie.datasource.write.precombine.field": spec.precombine,
+            "hoodie.datasource.write.keygenerator.class": NON_PARTITIONED,
+            "hoodie.schema.on.read.enable": "true",
+            # New keys always go to new base files: what the oracle's read-optimized model assumes.
+            "hoodie.parquet.small.file.limit": "0",
+            "hoodie.insert.shuffle.parallelism": "2",
+            "hoodie.upsert.shuffle.parallelism": "2",
+            "hoodie.delete.shuffle.parallelism": "2",
+        }
+
+    def _register(self, table: TableRef) -> None:
+        self._sql(f"DROP TABLE IF EXISTS {quote(table.name)}", {})
+        self._sql(f"CREATE TABLE {quote(table.name)} USING hudi LOCATION '{table.path}'", {})
+
+    def _sql(self, statement: str, settings: dict[str, str]) -> None:
+        session = self.runtime.session()
+        for key, value in settings.items():
+            session.conf.set(key, value)
+        try:
+            session.sql(statement).collect()
+        finally:
+            for key in settings:
+                session.conf.unset(key)

@@ -1,0 +1,100 @@
+"""Spark as a reader: Hudi's Spark datasource, queried through temporary views."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from engines.base import Engine, TableRef, Variant
+
+_SIMPLE = {
+    "boolean": pa.bool_(),
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "int": pa.int32(),
+    "bigint": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us"),
+}
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+
+
+def arrow_type(spark_type: str) -> pa.DataType | None:
+    """The Arrow type of a Spark simple type string, or None for types we do not map."""
+    if spark_type in _SIMPLE:
+        return _SIMPLE[spark_type]
+    match = _DECIMAL.match(spark_type)
+    return pa.decimal128(int(match.group(1)), int(match.group(2))) if match else None
+
+
+def dataframe_to_arrow(df: Any) -> pa.Table:
+    """Collect a Spark DataFrame into Arrow with the types Spark reported for it."""
+    fields = []
+    for spark_field in df.schema.fields:
+        mapped = arrow_type(spark_field.dataType.simpleString())
+        fields.append(pa.field(spark_field.name, mapped or pa.string()))
+    schema = pa.schema(fields)
+    rows = df.collect()
+    columns = []
+    for index, arrow_field in enumerate(schema):
+        values = [row[index] for row in rows]
+        if arrow_field.type == pa.string():
+            values = [None if v is None else str(v) for v in values]
+        columns.append(pa.array(values, type=arrow_field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class SparkEngine(Engine):
+    """Spark 3.5 with the Hudi bundle, sharing the writer's session."""
+
+    name = "spark"
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cow": ("snapshot",),
+        "mor": ("snapshot", "read_optimized"),
+    }
+    variants = (Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),)
+
+    @property
+    def version(self) -> str:
+        return self.context.spark.spark_version
+
+    def start(self) -> None:
+        self.context.spark.session()
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        if table.format == "parquet":
+            return f"SELECT * FROM parquet.`{table.path}`"
+        view = f"{table.name}_{query_type}"
+        return (
+            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING hudi OPTIONS "
+            f"(path '{table.path}', 'hoodie.datasource.query.type' '{query_type}');\n"
+            f"SELECT * FROM `{view}`"
+        )
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        spark = self.context.spark.session()
+        previous = {k: spark.conf.get(k, None) for k in variant.settings}
+        for key, value in variant.settings.items():
+            spark.conf.set(key, value)
+        try:
+            *setup, select = [s.strip() for s in sql.split(";\n") if s.strip()]
+            for statement in setup:
+                spark.sql(statement)
+            return dataframe_to_arrow(spark.sql(select))
+        finally:
+            for key, value in previous.items():
+                if value is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, value)
+
+    def log_excerpt(self) -> str:
+        path = self.context.spark.log_path
+        if not path.is_file():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-40:])

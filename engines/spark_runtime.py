@@ -1,0 +1,101 @@
+"""One local SparkSession with the Hudi bundle, shared by the writer and the Spark reader."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engines.artifacts import MavenArtifact, fetch
+from engines.jdk import find_jdk
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_HUDI_VERSION = "1.2.0"
+HUDI_VERSION_ENV = "LAKECOMPAT_HUDI_VERSION"
+SPARK_JAVA_VERSIONS = (17, 11)
+_LOG4J = """\
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+def hudi_version() -> str:
+    """The Hudi release to write with: `$LAKECOMPAT_HUDI_VERSION`, else the default."""
+    return os.environ.get(HUDI_VERSION_ENV) or DEFAULT_HUDI_VERSION
+
+
+def hudi_bundle(version: str) -> MavenArtifact:
+    """The Hudi bundle for the installed Spark 3.5 (Scala 2.12)."""
+    return MavenArtifact("org.apache.hudi", "hudi-spark3.5-bundle_2.12", version)
+
+
+class SparkRuntime:
+    """Starts the SparkSession lazily, once, with its log in the run's log folder."""
+
+    def __init__(self, log_dir: Path, hudi: str | None = None) -> None:
+        self.log_dir = log_dir
+        self.hudi_version = hudi or hudi_version()
+        self._session: SparkSession | None = None
+
+    @property
+    def spark_version(self) -> str:
+        import pyspark
+
+        return pyspark.__version__
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / "spark.log"
+
+    def session(self) -> SparkSession:
+        """The shared session, started on first use."""
+        if self._session is None:
+            self._session = self._build()
+        return self._session
+
+    def stop(self) -> None:
+        if self._session is not None:
+            self._session.stop()
+            self._session = None
+
+    def _build(self) -> SparkSession:
+        jar = fetch(hudi_bundle(self.hudi_version))
+        os.environ["JAVA_HOME"] = str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home)
+        # Python workers must run the interpreter that has pyspark installed.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log4j = self.log_dir / "spark-log4j2.properties"
+        log4j.write_text(_LOG4J.format(log=self.log_path))
+        scratch = self.log_dir.parent / "spark"
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.master("local[2]").appName("lakecompat")
+        for key, value in {
+            "spark.jars": str(jar),
+            "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+            "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+            "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.memory": "3g",
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"),
+            "spark.local.dir": str(scratch / "tmp"),
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        }.items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("WARN")
+        return session

@@ -1,0 +1,357 @@
+"""Start local service processes, wait until they are ready, and never leave them behind."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import http.client
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+POLL_INTERVAL_S = 0.2
+LOG_TAIL_LINES = 40
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})
+# An HTTP(S)_PROXY in the environment must not intercept loopback probes.
+_NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class ServiceError(RuntimeError):
+    """A service failed to start or exited before it became ready."""
+
+
+class ServiceTimeout(ServiceError):
+    """A service did not become ready within its timeout."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """Return a TCP port on ``host`` that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+@runtime_checkable
+class WaitStrategy(Protocol):
+    """Decides whether a started service is ready; called repeatedly until it is."""
+
+    def ready(self, service: Service) -> bool: ...
+
+
+@dataclass
+class PortOpen:
+    """Ready once a TCP connection to ``host:port`` succeeds."""
+
+    port: int
+    host: str = "127.0.0.1"
+    connect_timeout_s: float = 0.5
+
+    def ready(self, service: Service) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), self.connect_timeout_s):
+                return True
+        except OSError:
+            return False
+
+
+@dataclass
+class HttpReady:
+    """Ready once a GET on a loopback ``url`` answers and ``predicate(status, body)`` holds.
+
+    Without a predicate any 2xx status counts as ready.
+    """
+
+    url: str
+    predicate: Callable[[int, bytes], bool] | None = None
+    request_timeout_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if urlsplit(self.url).hostname not in _LOOPBACK_HOSTS:
+            raise ValueError(f"HttpReady only probes 127.0.0.1/localhost, got {self.url!r}")
+
+    def ready(self, service: Service) -> bool:
+        try:
+            with _NO_PROXY_OPENER.open(self.url, timeout=self.request_timeout_s) as resp:
+                status, body = resp.status, resp.read(1 << 20)
+        except urllib.error.HTTPError as err:
+            status, body = err.code, err.read(1 << 20)
+        except (OSError, http.client.HTTPException):
+            return False
+        return bool(self.predicate(status, body)) if self.predicate else 200 <= status < 300
+
+
+class LogMatches:
+    """Ready once the service's log output (of the current run) matches ``regex``."""
+
+    def __init__(self, regex: str | re.Pattern[str]) -> None:
+        self.pattern = re.compile(regex, re.MULTILINE) if isinstance(regex, str) else regex
+
+    def ready(self, service: Service) -> bool:
+        return self.pattern.search(service.log_text()) is not None
+
+
+@dataclass
+class Probe:
+    """Ready once ``check()`` returns a truthy value; exceptions count as not ready."""
+
+    check: Callable[[], object]
+
+    def ready(self, service: Service) -> bool:
+        try:
+            return bool(self.check())
+        except Exception:  # noqa: BLE001 - any failure of a probe means "not ready yet"
+            return False
+
+
+class AllOf:
+    """Ready once every given strategy is ready (checked in order, stopping at the first no)."""
+
+    def __init__(self, *strategies: WaitStrategy) -> None:
+        self.strategies = strategies
+
+    def ready(self, service: Service) -> bool:
+        return all(strategy.ready(service) for strategy in self.strategies)
+
+
+class Service:
+    """A local process in its own process group, with a log file and a readiness check."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        log_dir: Path,
+        wait: WaitStrategy | None = None,
+        timeout_s: float = 120.0,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        hint: str = "",
+    ) -> None:
+        self.name, self.argv, self.log_dir = name, list(argv), Path(log_dir)
+        self.wait, self.timeout_s, self.env, self.cwd, self.hint = wait, timeout_s, env, cwd, hint
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._group_live = False
+        self._log_start = 0
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / f"{self.name}.log"
+
+    @property
+    def pid(self) -> int | None:
+        """Pid (and process group id) of the last launched process, or None."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> Service:
+        """Launch the process and block until the wait strategy reports ready."""
+        if self.running:
+            raise ServiceError(f"service {self.name!r} is already running (pid {self.pid})")
+        self.stop()  # leftovers of a previous run that exited on its own
+        _install_sigterm_handler()
+        self._launch()
+        try:
+            self._await_ready()
+        except BaseException:
+            # Covers KeyboardInterrupt/SystemExit during the wait, too.
+            self.stop()
+            raise
+        return self
+
+    def _launch(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            log.write(f"--- {stamp} starting {self.name}: {shlex.join(self.argv)}\n".encode())
+            log.flush()
+            # Readiness and tails look only past this point, so earlier runs appended to
+            # the same file (or the argv echoed above) cannot fake a match.
+            self._log_start = log.tell()
+            try:
+                self._proc = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env={**os.environ, **(self.env or {})},
+                    cwd=self.cwd,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise ServiceError(self._failure(f"could not be launched: {exc}")) from exc
+        self._group_live = True
+        with _registry_lock:
+            _registry.append(self)
+
+    def _await_ready(self) -> None:
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            code = self._proc.poll() if self._proc is not None else None
+            if code is not None:
+                self.stop()
+                raise ServiceError(self._failure(f"exited with code {code} before it was ready"))
+            if self.wait is None or self.wait.ready(self):
+                return
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise ServiceTimeout(self._failure(f"not ready after {self.timeout_s:g} s"))
+            time.sleep(POLL_INTERVAL_S)
+
+    def _failure(self, what: str) -> str:
+        lines = [f"service {self.name!r} {what}", f"command: {shlex.join(self.argv)}"]
+        lines.append(f"last {LOG_TAIL_LINES} log lines ({self.log_path}):")
+        lines.extend(f"  | {line}" for line in self.log_tail(LOG_TAIL_LINES))
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+    def log_text(self) -> str:
+        """Log output of the current (or last) run."""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(self._log_start)
+                return log.read().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, n: int = LOG_TAIL_LINES) -> list[str]:
+        """The last ``n`` lines logged by the current (or last) run."""
+        return self.log_text().splitlines()[-n:] if n > 0 else []
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM the process group, SIGKILL whatever is left after ``grace_s``. Idempotent."""
+        proc = self._proc
+        if proc is None or not self._group_live:
+            return
+        pgid = proc.pid  # start_new_session made the service its group leader
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        # Reap the leader first: as a zombie it would keep the group "alive".
+        if not _wait_leader(proc, deadline) or not _wait_group_gone(pgid, deadline):
+            _signal_group(pgid, signal.SIGKILL)
+            _wait_leader(proc, time.monotonic() + 5.0)
+            _wait_group_gone(pgid, time.monotonic() + 5.0)
+        # Never signal this pgid again: once the group is gone the number can be reused.
+        self._group_live = False
+        with _registry_lock:
+            if self in _registry:
+                _registry.remove(self)
+
+    def __enter__(self) -> Service:
+        return self if self.running else self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)
+
+
+def _wait_leader(proc: subprocess.Popen[bytes], deadline: float) -> bool:
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _wait_group_gone(pgid: int, deadline: float) -> bool:
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs; zombies do not count."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # a member changed uid; it still exists
+    # Orphaned members are reaped by init, which in containers may be slow or never
+    # happen; such zombies are already dead but still accept signals.
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            # "pid (comm) state ppid pgrp ...", and comm may itself contain ")"
+            state, _ppid, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, IndexError):
+            continue
+        if int(group) == pgid and state not in ("Z", "X"):
+            return True
+    return False
+
+
+_registry: list[Service] = []
+# Re-entrant: the SIGTERM handler may run in the main thread while it holds the lock.
+_registry_lock = threading.RLock()
+_sigterm_installed = False
+_previous_sigterm: Callable[..., object] | int | None = None
+_handling_sigterm = False
+
+
+def active_services() -> list[Service]:
+    """Services started and not yet stopped, oldest first."""
+    with _registry_lock:
+        return list(_registry)
+
+
+def stop_all(grace_s: float = 10.0) -> None:
+    """Stop every tracked service, newest first (later services may depend on earlier ones)."""
+    for service in reversed(active_services()):
+        try:
+            service.stop(grace_s)
+        except OSError:
+            continue  # keep going: one stubborn service must not leak all the others
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    global _handling_sigterm
+    # A second SIGTERM while we are already shutting down must not abort the cleanup.
+    if _handling_sigterm:
+        return
+    _handling_sigterm = True
+    stop_all()
+    if callable(_previous_sigterm):
+        _previous_sigterm(signum, frame)
+    raise SystemExit(128 + signum)
+
+
+def _install_sigterm_handler() -> None:
+    """Turn SIGTERM into stop_all() + SystemExit(143); only possible from the main thread."""
+    global _sigterm_installed, _previous_sigterm
+    # signal.signal() raises in other threads; a later start from the main thread will retry.
+    if _sigterm_installed or threading.current_thread() is not threading.main_thread():
+        return
+    _sigterm_installed = True
+    previous = signal.getsignal(signal.SIGTERM)
+    # Respect a deliberate SIG_IGN; atexit still cleans up when the process ends.
+    if previous is not signal.SIG_IGN:
+        _previous_sigterm = previous
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+# KeyboardInterrupt and normal exits unwind through here; SIGTERM does via _on_sigterm.
+atexit.register(stop_all)

@@ -1,0 +1,1 @@
+"""The engine-independent core of lakecompat."""

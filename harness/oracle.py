@@ -1,0 +1,197 @@
+"""The oracle: what a table must contain after a scenario's steps, from the scenario alone.
+
+It models what each change means logically, never what an engine happens to return:
+added columns read NULL in existing rows, dropped columns are gone (a re-added name starts
+NULL), renamed columns keep their values, retyped columns hold the old values converted.
+
+For merge-on-read it also tracks what the base (Parquet) files hold, which is what a
+read-optimized query shows: the writer disables small-file packing, so rows with new keys land
+in new base files, updates and deletes of existing keys land in log files until a compaction.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from harness import scenario as sc
+from harness.schema import Column, Schema, SchemaChangeError
+from harness.types import coerce, convert
+
+Row = dict[str, Any]
+
+
+class StepError(ValueError):
+    """A step that cannot apply to the table as the scenario left it; `field` says where."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+@dataclass
+class TableState:
+    """The logical table after a step: its schema, its rows by key and its base-file rows."""
+
+    schema: Schema
+    rows: dict[Any, Row] = field(default_factory=dict)
+    base: dict[Any, Row] = field(default_factory=dict)
+
+    def table(self, rows: dict[Any, Row]) -> pa.Table:
+        ordered = [rows[k] for k in sorted(rows, key=_sort_key)]
+        return pa.Table.from_pylist(ordered, schema=self.schema.arrow())
+
+
+def schema_of(columns: list[sc.ColumnSpec]) -> Schema:
+    """A Schema from column declarations."""
+    return Schema(tuple(Column(c.name, c.type, c.comment) for c in columns))
+
+
+def evolve(spec: sc.ScenarioSpec) -> list[TableState]:
+    """The state after the seed rows, then after each step (len(steps) + 1 states)."""
+    schema = schema_of(spec.schema_)
+    _require_columns(schema, spec, "schema")
+    state = TableState(schema)
+    _write(state, spec, spec.rows, "rows", new_keys_only=True)
+    states = [copy.deepcopy(state)]
+    for index, step in enumerate(spec.steps):
+        where = f"steps[{index}]"
+        try:
+            _apply(state, spec, step, where)
+        except SchemaChangeError as exc:
+            raise StepError(where, str(exc)) from None
+        states.append(copy.deepcopy(state))
+    return states
+
+
+def expected(spec: sc.ScenarioSpec, table_type: str, query_type: str) -> pa.Table:
+    """The table a correct engine returns for this query type after all steps."""
+    state = evolve(spec)[-1]
+    if table_type == "mor" and query_type == "read_optimized":
+        return state.table(state.base)
+    return state.table(state.rows)
+
+
+def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> None:
+    match step:
+        case sc.Insert(rows=rows):
+            _write(state, spec, rows, f"{where}.rows", new_keys_only=True)
+        case sc.Upsert(rows=rows, schema_=declared):
+            if declared is not None:
+                _evolve_on_write(state, schema_of(declared))
+            _write(state, spec, rows, f"{where}.rows", new_keys_only=False)
+        case sc.Delete(keys=keys):
+            _delete(state, spec, keys, f"{where}.keys")
+        case sc.AddColumn(column=col, after=after, first=first):
+            state.schema = state.schema.add(Column(col.name, col.type, col.comment), after, first)
+            _for_all_rows(state, lambda row: row.setdefault(col.name, None))
+        case sc.DropColumn(column=name):
+            state.schema = state.schema.drop(name)
+            _for_all_rows(state, lambda row: row.pop(name, None))
+        case sc.RenameColumn(column=name, to=new_name):
+            state.schema = state.schema.rename(name, new_name)
+            _for_all_rows(state, lambda row: row.__setitem__(new_name, row.pop(name)))
+        case sc.ChangeType(column=name, to=target):
+            _retype(state, name, target)
+        case sc.Compaction():
+            state.base = copy.deepcopy(state.rows)
+
+
+def _evolve_on_write(state: TableState, declared: Schema) -> None:
+    """Schema on write: new columns join at the end, wider types replace the old ones."""
+    for col in declared.columns:
+        if col.name not in state.schema.names:
+            state.schema = state.schema.add(col)
+            _for_all_rows(state, lambda row, name=col.name: row.setdefault(name, None))
+        elif state.schema.column(col.name).type != col.type:
+            _retype(state, col.name, col.type)
+
+
+def _retype(state: TableState, name: str, target: Any) -> None:
+    source = state.schema.column(name).type
+    state.schema = state.schema.retype(name, target)
+    _for_all_rows(state, lambda row: row.__setitem__(name, convert(row[name], source, target)))
+
+
+def _write(
+    state: TableState, spec: sc.ScenarioSpec, rows: list[Row], where: str, new_keys_only: bool
+) -> None:
+    key = _key_column(state, spec, where)
+    batch: dict[Any, Row] = {}
+    for index, raw in enumerate(rows):
+        row = coerce_row(state.schema, raw, f"{where}[{index}]")
+        value = row[key]
+        if value is None:
+            raise StepError(f"{where}[{index}].{key}", "the record key must not be empty")
+        if value in batch:
+            raise StepError(f"{where}[{index}].{key}", f"key {value!r} appears twice in one write")
+        if new_keys_only and value in state.rows:
+            raise StepError(f"{where}[{index}].{key}", f"key {value!r} exists; use an upsert")
+        batch[value] = row
+    for value, row in batch.items():
+        if _newer(state.rows.get(value), row, spec.precombine):
+            state.rows[value] = row
+        if value not in state.base:
+            state.base[value] = copy.deepcopy(row)
+
+
+def _newer(old: Row | None, new: Row, precombine: str) -> bool:
+    """Hudi's event-time ordering: an update wins unless its precombine value is older."""
+    if old is None or old.get(precombine) is None or new.get(precombine) is None:
+        return True
+    return new[precombine] >= old[precombine]
+
+
+def _delete(state: TableState, spec: sc.ScenarioSpec, keys: list[Any], where: str) -> None:
+    key = _key_column(state, spec, where)
+    key_type = state.schema.column(key).type
+    for index, raw in enumerate(keys):
+        try:
+            value = coerce(raw, key_type)
+        except ValueError as exc:
+            raise StepError(f"{where}[{index}]", str(exc)) from None
+        if value not in state.rows:
+            raise StepError(f"{where}[{index}]", f"key {value!r} is not in the table")
+        del state.rows[value]
+
+
+def coerce_row(schema: Schema, raw: Row, where: str) -> Row:
+    """`raw` with every column of `schema`, values typed; StepError names a bad field."""
+    unknown = [name for name in raw if name not in schema.names]
+    if unknown:
+        columns = ", ".join(schema.names)
+        raise StepError(f"{where}.{unknown[0]}", f"no such column; the table has: {columns}")
+    row: Row = {}
+    for col in schema.columns:
+        try:
+            row[col.name] = coerce(raw.get(col.name), col.type)
+        except ValueError as exc:
+            raise StepError(f"{where}.{col.name}", str(exc)) from None
+    return row
+
+
+def _key_column(state: TableState, spec: sc.ScenarioSpec, where: str) -> str:
+    if spec.key not in state.schema.names:
+        raise StepError(where, f"the record key column {spec.key!r} is no longer in the table")
+    return spec.key
+
+
+def _require_columns(schema: Schema, spec: sc.ScenarioSpec, where: str) -> None:
+    if len(set(schema.names)) != len(schema.names):
+        raise StepError(where, "column names must be unique")
+    for role, name in (("key", spec.key), ("precombine", spec.precombine)):
+        if name not in schema.names:
+            raise StepError(role, f"{name!r} is not a column of the schema")
+
+
+def _for_all_rows(state: TableState, change: Any) -> None:
+    for rows in (state.rows, state.base):
+        for row in rows.values():
+            change(row)
+
+
+def _sort_key(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)

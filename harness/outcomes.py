@@ -1,0 +1,73 @@
+"""Outcomes and the cell: one engine's verdict on one scenario, table type and query type."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Outcome(StrEnum):
+    """What happened in a cell (see the README for the meaning of each)."""
+
+    PASS = "PASS"
+    WRONG = "WRONG"
+    ERROR = "ERROR"
+    REJECTED = "REJECTED"
+    UNSUPPORTED = "UNSUPPORTED"
+    ENGINE_FAILED = "ENGINE_FAILED"
+
+
+@dataclass
+class Evidence:
+    """What a reader needs to check a verdict: the SQL, a diff sample, an error or log excerpt."""
+
+    sql: str | None = None
+    sample: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    log: str | None = None
+
+
+@dataclass
+class Cell:
+    """One matrix cell, keyed by scenario, table type, query type, engine, variant and writer."""
+
+    scenario: str
+    category: str
+    title: str
+    table_type: str
+    query_type: str
+    engine: str
+    engine_version: str
+    variant: str
+    settings: dict[str, str]
+    writer: dict[str, str]
+    outcome: Outcome
+    reason: str = ""
+    evidence: Evidence = field(default_factory=Evidence)
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The identity of a cell across runs (versions excluded, so upgrades can be diffed)."""
+        return (self.engine, self.table_type, self.query_type, self.scenario, self.variant)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["outcome"] = str(self.outcome)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Cell:
+        fields = dict(data)
+        fields["outcome"] = Outcome(fields["outcome"])
+        fields["evidence"] = Evidence(**fields.get("evidence") or {})
+        return cls(**fields)
+
+
+def summary_line(cells: list[Cell]) -> str:
+    """`N pass, N wrong, ...` in the order of the Outcome enum, zero counts included."""
+    counts = {o: 0 for o in Outcome}
+    for cell in cells:
+        counts[cell.outcome] += 1
+    return ", ".join(f"{n} {o.value.lower().replace('_', ' ')}" for o, n in counts.items())

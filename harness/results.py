@@ -1,0 +1,63 @@
+"""The results store: one JSON line per cell, appended and flushed the moment it is known."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.outcomes import Cell
+
+RESULTS_FILE = "results.jsonl"
+RUN_FILE = "run.json"
+SCHEMA_VERSION = 1
+
+
+class ResultsError(ValueError):
+    """A run directory without readable results."""
+
+
+class ResultsWriter:
+    """Appends cells to `results.jsonl`; a crash keeps every line written before it."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / RESULTS_FILE
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def append(self, cell: Cell) -> None:
+        self._file.write(json.dumps(cell.to_dict(), sort_keys=True) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:
+    """Record what the run was (id, versions, engines, arguments) beside its results."""
+    (run_dir / RUN_FILE).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def load_run(run_dir: Path) -> tuple[dict[str, Any], list[Cell]]:
+    """Read a run directory back: its info and every complete cell line."""
+    results = run_dir / RESULTS_FILE
+    if not results.is_file():
+        raise ResultsError(f"{run_dir}: no {RESULTS_FILE} here; is this a lakecompat run folder?")
+    info_path = run_dir / RUN_FILE
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {}
+    cells = []
+    for number, line in enumerate(results.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cells.append(Cell.from_dict(json.loads(line)))
+        except (ValueError, TypeError, KeyError) as exc:
+            # A line cut short by a crash is the only expected damage; say which one it was.
+            raise ResultsError(f"{results}:{number}: unreadable cell ({exc})") from None
+    return info, cells
+
+
+def results_document(info: dict[str, Any], cells: list[Cell]) -> dict[str, Any]:
+    """The versioned `results.json` document that reports and CI read."""
+    return {"schema_version": SCHEMA_VERSION, "run": info, "cells": [c.to_dict() for c in cells]}

@@ -1,0 +1,291 @@
+"""One run: load scenarios, start engines once, write every table, read it everywhere, record."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from engines import engine_class
+from engines.base import QUERY_TYPES, Engine, RunContext, TableRef, Variant, describe_error
+from engines.hudi_writer import HudiWriter, WriteResult
+from engines.spark_runtime import SparkRuntime
+from harness import oracle
+from harness.compare import compare
+from harness.control import CONTROL_KEY, control_table
+from harness.outcomes import Cell, Evidence, Outcome
+from harness.progress import Progress
+from harness.report import write_reports
+from harness.results import ResultsWriter, write_run_info
+from harness.scenario import Scenario, load_scenarios
+
+BASELINE_NOTE = "fails without any schema change"
+
+
+@dataclass
+class RunOptions:
+    """What to run; the defaults are the default matrix."""
+
+    scenarios_dir: Path = Path("scenarios")
+    pattern: str | None = None
+    engines: tuple[str, ...] = ("spark",)
+    table_types: tuple[str, ...] = ("cow", "mor")
+    reports_dir: Path = Path("reports")
+    hudi_version: str | None = None
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    cells: list[Cell] = field(default_factory=list)
+
+
+@dataclass
+class _EngineState:
+    engine: Engine
+    failure: str | None = None
+    log: str = ""
+
+
+class Runner:
+    """Runs the matrix of scenarios × table types × engines × query types × variants."""
+
+    def __init__(self, options: RunOptions, progress: Progress | None = None) -> None:
+        self.options = options
+        self.progress = progress or Progress()
+        self.scenarios = self._select_scenarios()
+        self.engine_classes = [engine_class(name) for name in options.engines]
+        # Outcome of the baseline scenario per engine, table type, query type and variant.
+        self._baseline: dict[tuple[str, ...], Outcome] = {}
+
+    def run(self) -> RunResult:
+        """Execute the run; every cell is on disk the moment it is known."""
+        run_dir = self._new_run_dir()
+        result = RunResult(run_dir)
+        runtime = SparkRuntime(run_dir / "logs", self.options.hudi_version)
+        context = RunContext(run_dir, runtime)
+        writer = HudiWriter(runtime, run_dir / "tables")
+        results = ResultsWriter(run_dir)
+        try:
+            with self._engines(context) as engines:
+                write_run_info(run_dir, self._run_info(run_dir, writer, engines))
+                self._control_checks(writer, engines)
+                self.progress.begin(self._planned_cells(engines))
+                for scenario, table_type in self._tables():
+                    self.progress.stage(f"writing {scenario.id} ({table_type})")
+                    written = writer.write(scenario, table_type)
+                    for cell in self._read_everywhere(scenario, written, engines, writer):
+                        results.append(cell)
+                        result.cells.append(cell)
+                        self.progress.cell(cell)
+        finally:
+            results.close()
+            runtime.stop()
+            self.progress.end()
+            if result.cells:
+                write_reports(run_dir, [run_dir, self.options.reports_dir / "latest"])
+        return result
+
+    def _select_scenarios(self) -> list[Scenario]:
+        everything = load_scenarios(self.options.scenarios_dir)
+        chosen = load_scenarios(self.options.scenarios_dir, self.options.pattern)
+        if not chosen:
+            raise ValueError(f"no scenario matches {self.options.pattern!r}")
+        # The baselines always run: they tell general failures from evolution failures.
+        baselines = [s for s in everything if s.spec.baseline and s not in chosen]
+        return baselines + chosen
+
+    def _tables(self) -> Iterator[tuple[Scenario, str]]:
+        for scenario in self.scenarios:
+            for table_type in self.options.table_types:
+                if table_type in scenario.spec.table_types:
+                    yield scenario, table_type
+
+    def _query_types(self, engines: list[_EngineState], table_type: str) -> list[str]:
+        wanted = {q for s in engines for q in s.engine.query_types.get(table_type, ())}
+        return [q for q in QUERY_TYPES if q in wanted]
+
+    def _planned_cells(self, engines: list[_EngineState]) -> int:
+        return sum(
+            len(self._query_types(engines, table_type)) * len(state.engine.variants)
+            for _, table_type in self._tables()
+            for state in engines
+        )
+
+    @contextmanager
+    def _engines(self, context: RunContext) -> Iterator[list[_EngineState]]:
+        states = []
+        with ExitStack() as stack:
+            for cls in self.engine_classes:
+                engine = cls(context)
+                state = _EngineState(engine)
+                self.progress.stage(f"starting {cls.name}")
+                try:
+                    engine.start()
+                    stack.callback(engine.stop)
+                except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
+                    state.failure = f"could not start: {describe_error(exc)}"
+                    state.log = engine.log_excerpt()
+                states.append(state)
+            yield states
+
+    def _control_checks(self, writer: HudiWriter, engines: list[_EngineState]) -> None:
+        """Every engine must read a plain Parquet table before its Hudi cells count."""
+        self.progress.stage("control check: a plain Parquet table")
+        table, expected = control_table(writer)
+        for state in engines:
+            if state.failure:
+                continue
+            sql = state.engine.read_sql(table, "snapshot")
+            try:
+                state.engine.register(table)
+                answer = state.engine.query(sql, state.engine.variants[0])
+            except Exception as exc:  # noqa: BLE001
+                state.failure = f"control check failed: {describe_error(exc)}"
+            else:
+                verdict = compare(expected, answer, CONTROL_KEY)
+                if not verdict.equal:
+                    state.failure = "control check read wrong: " + "; ".join(verdict.reasons)
+            if state.failure:
+                state.log = state.engine.log_excerpt()
+                self.progress.note(f"{state.engine.name}: {state.failure}")
+
+    def _read_everywhere(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        engines: list[_EngineState],
+        writer: HudiWriter,
+    ) -> Iterator[Cell]:
+        for state in engines:
+            register_error = self._register(state, written)
+            for query_type in self._query_types(engines, written.table.table_type):
+                for variant in state.engine.variants:
+                    cell = self._cell(
+                        scenario, written, state, query_type, variant, writer, register_error
+                    )
+                    if register_error and cell.outcome is Outcome.PASS:
+                        reason = f"could not register the table: {register_error}"
+                        cell = _verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
+                    yield self._with_baseline(scenario, cell)
+
+    def _register(self, state: _EngineState, written: WriteResult) -> str | None:
+        if state.failure or not written.ok:
+            return None
+        try:
+            state.engine.register(written.table)
+        except Exception as exc:  # noqa: BLE001
+            return describe_error(exc)
+        return None
+
+    def _cell(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        state: _EngineState,
+        query_type: str,
+        variant: Variant,
+        writer: HudiWriter,
+        register_error: str | None,
+    ) -> Cell:
+        engine, table = state.engine, written.table
+        cell = Cell(
+            scenario=scenario.id,
+            category=scenario.category,
+            title=scenario.spec.title,
+            table_type=table.table_type,
+            query_type=query_type,
+            engine=engine.name,
+            engine_version=engine.version if not state.failure else "?",
+            variant=variant.name,
+            settings=dict(variant.settings),
+            writer=writer.versions,
+            outcome=Outcome.PASS,
+        )
+        if state.failure:
+            return _verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))
+        if not engine.supports(table.table_type, query_type):
+            reason = f"{engine.name} has no {query_type} query for {table.table_type} tables"
+            return _verdict(cell, Outcome.UNSUPPORTED, reason, Evidence())
+        if not written.ok:
+            return _writer_verdict(cell, written)
+        if register_error:
+            return cell
+        sql = engine.read_sql(table, query_type)
+        started = time.monotonic()
+        try:
+            answer = engine.query(sql, variant)
+        except Exception as exc:  # noqa: BLE001 - an engine error is a result
+            cell.seconds = round(time.monotonic() - started, 3)
+            error = describe_error(exc)
+            return _verdict(cell, Outcome.ERROR, error, Evidence(sql=sql, error=error))
+        cell.seconds = round(time.monotonic() - started, 3)
+        return _judge(cell, scenario, table, query_type, answer, sql)
+
+    def _with_baseline(self, scenario: Scenario, cell: Cell) -> Cell:
+        combination = cell.key[:3] + cell.key[4:]
+        if scenario.spec.baseline:
+            self._baseline[combination] = cell.outcome
+            return cell
+        baseline = self._baseline.get(combination)
+        failing = (Outcome.PASS, Outcome.REJECTED, Outcome.UNSUPPORTED)
+        if baseline is not None and baseline not in failing and cell.outcome not in failing:
+            cell.reason = f"{cell.reason}; {BASELINE_NOTE} (baseline: {baseline})"
+        return cell
+
+    def _new_run_dir(self) -> Path:
+        # Absolute, because Hudi resolves table paths as URIs.
+        runs = self.options.reports_dir.resolve() / "runs"
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+        run_dir = runs / stamp
+        suffix = 1
+        while run_dir.exists():
+            suffix += 1
+            run_dir = runs / f"{stamp}-{suffix}"
+        run_dir.mkdir(parents=True)
+        return run_dir
+
+    def _run_info(
+        self, run_dir: Path, writer: HudiWriter, engines: list[_EngineState]
+    ) -> dict[str, object]:
+        return {
+            "run_id": run_dir.name,
+            "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "writer": writer.versions,
+            "engines": {
+                s.engine.name: (s.engine.version if not s.failure else "?") for s in engines
+            },
+            "scenarios": [s.id for s in self.scenarios],
+            "table_types": list(self.options.table_types),
+            "pattern": self.options.pattern,
+        }
+
+
+def _verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Cell:
+    cell.outcome, cell.reason, cell.evidence = outcome, reason, evidence
+    return cell
+
+
+def _writer_verdict(cell: Cell, written: WriteResult) -> Cell:
+    sql = ";\n".join(written.sql or []) or None
+    if written.rejected:
+        reason = f"the writer refused {written.failed_at}: {written.message}"
+        return _verdict(cell, Outcome.REJECTED, reason, Evidence(sql=sql, error=written.message))
+    reason = f"the writer failed at {written.failed_at}: {written.message}"
+    return _verdict(cell, Outcome.ERROR, reason, Evidence(sql=sql, error=written.message))
+
+
+def _judge(
+    cell: Cell, scenario: Scenario, table: TableRef, query_type: str, answer: pa.Table, sql: str
+) -> Cell:
+    expected = oracle.expected(scenario.spec, table.table_type, query_type)
+    verdict = compare(expected, answer, table.key)
+    if verdict.equal:
+        return _verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
+    evidence = Evidence(sql=sql, sample=verdict.sample)
+    return _verdict(cell, Outcome.WRONG, "; ".join(verdict.reasons), evidence)

@@ -1,0 +1,382 @@
+"""Tests for engines.supervisor that start real processes."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from engines.supervisor import (
+    AllOf,
+    HttpReady,
+    LogMatches,
+    PortOpen,
+    Probe,
+    Service,
+    ServiceError,
+    ServiceTimeout,
+    active_services,
+    free_port,
+    stop_all,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Leader that starts a grandchild (same process group) and reports its pid.
+SPAWNS_GRANDCHILD = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+print("grandchild", child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-u", "-c", textwrap.dedent(code)]
+
+
+def http_server(port: int) -> list[str]:
+    return [sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1", str(port)]
+
+
+def live_members(pgid: int) -> list[int]:
+    """Pids of non-zombie processes in the group, read independently of the supervisor."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def assert_group_gone(pgid: int | None, reap_timeout_s: float = 5.0) -> None:
+    """Nothing of the group runs any more, and once init reaped the zombies it is gone."""
+    assert pgid is not None
+    assert live_members(pgid) == []
+    # Orphaned grandchildren stay zombies until init reaps them, which can take a moment.
+    deadline = time.monotonic() + reap_timeout_s
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"process group {pgid} still exists"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def log_dir(tmp_path: Path) -> Path:
+    return tmp_path / "logs"
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks():
+    yield
+    leaked = active_services()
+    stop_all(grace_s=1)
+    assert not leaked, f"test left services running: {leaked}"
+
+
+def test_free_port_is_bindable_on_loopback() -> None:
+    import socket
+
+    port = free_port()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+    assert 1024 <= port <= 65535
+
+
+def test_ready_via_port_open(log_dir: Path, tmp_path: Path) -> None:
+    port = free_port()
+    svc = Service(
+        "http", http_server(port), log_dir, wait=PortOpen(port), timeout_s=15, cwd=tmp_path
+    )
+    with svc:
+        assert svc.running
+        assert svc in active_services()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as resp:
+            assert resp.status == 200
+        pgid = svc.pid
+    assert not svc.running
+    assert_group_gone(pgid)
+    assert svc not in active_services()
+    assert svc.log_path == log_dir / "http.log"
+
+
+def test_ready_via_http_predicate_and_cwd(log_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "served-marker.txt").write_text("hi")
+    seen: list[int] = []
+
+    def lists_marker(status: int, body: bytes) -> bool:
+        seen.append(status)
+        return status == 200 and b"served-marker.txt" in body
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    wait = AllOf(PortOpen(port), HttpReady(url, lists_marker))
+    with Service("http", http_server(port), log_dir, wait=wait, timeout_s=15, cwd=tmp_path) as svc:
+        assert svc.running
+        assert seen and seen[-1] == 200
+
+
+def test_service_binds_loopback_only(log_dir: Path, tmp_path: Path) -> None:
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("needs Linux /proc/net/tcp")
+    port = free_port()
+    with Service(
+        "http", http_server(port), log_dir, wait=PortOpen(port), timeout_s=15, cwd=tmp_path
+    ):
+        listeners = []
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            if not Path(table).exists():
+                continue
+            for line in Path(table).read_text().splitlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, hex_port = local.rsplit(":", 1)
+                if int(hex_port, 16) == port and state == "0A":  # 0A = LISTEN
+                    listeners.append(addr)
+    assert listeners == ["0100007F"]  # 127.0.0.1 only, nothing on 0.0.0.0 or ::
+
+
+def test_http_ready_refuses_non_loopback_urls() -> None:
+    with pytest.raises(ValueError, match=r"127\.0\.0\.1/localhost"):
+        HttpReady("http://example.com/health")
+    HttpReady("http://localhost:1/")  # accepted
+
+
+def test_probe_and_allof_semantics(log_dir: Path) -> None:
+    svc = Service("unused", ["true"], log_dir)
+    calls: list[str] = []
+
+    def record(name: str, value: bool) -> Probe:
+        return Probe(lambda: calls.append(name) or value)
+
+    assert Probe(lambda: 1 / 0).ready(svc) is False
+    assert AllOf(record("a", True), record("b", True)).ready(svc) is True
+    assert AllOf(record("c", False), record("d", True)).ready(svc) is False
+    assert calls == ["a", "b", "c"]  # stops at the first strategy that is not ready
+
+
+def test_timeout_error_contains_log_tail_and_hint(log_dir: Path) -> None:
+    code = """
+    import time
+    for i in range(50):
+        print("line", i)
+    print("MARKER-SLOW-42", flush=True)
+    time.sleep(60)
+    """
+    svc = Service(
+        "slow", py(code), log_dir, wait=Probe(lambda: False), timeout_s=1.5, hint="try HINT-XYZ"
+    )
+    started = time.monotonic()
+    with pytest.raises(ServiceTimeout) as excinfo:
+        svc.start()
+    elapsed = time.monotonic() - started
+    message = str(excinfo.value)
+    assert 1.5 <= elapsed < 8
+    assert "'slow'" in message
+    assert "not ready after 1.5 s" in message
+    assert "MARKER-SLOW-42" in message
+    assert "hint: try HINT-XYZ" in message
+    tail = [line for line in message.splitlines() if line.startswith("  | ")]
+    assert len(tail) == 40
+    assert tail[0] == "  | line 11" and tail[-1] == "  | MARKER-SLOW-42"
+    assert_group_gone(svc.pid)
+
+
+def test_early_exit_raises_with_exit_code_and_log_tail(log_dir: Path) -> None:
+    code = """
+    import sys
+    print("MARKER-BOOM config is broken", file=sys.stderr)
+    sys.exit(3)
+    """
+    svc = Service(
+        "crashy", py(code), log_dir, wait=PortOpen(free_port()), timeout_s=20, hint="check HINT-C"
+    )
+    started = time.monotonic()
+    with pytest.raises(ServiceError) as excinfo:
+        svc.start()
+    assert not isinstance(excinfo.value, ServiceTimeout)
+    assert time.monotonic() - started < 5  # noticed the exit, did not wait for the timeout
+    message = str(excinfo.value)
+    assert "'crashy' exited with code 3" in message
+    assert "MARKER-BOOM config is broken" in message  # stderr goes to the log too
+    assert "hint: check HINT-C" in message
+    assert not svc.running
+
+
+def test_missing_executable_raises_service_error(log_dir: Path) -> None:
+    svc = Service("ghost", ["/nonexistent/bin/hive"], log_dir, hint="set HIVE_HOME")
+    with pytest.raises(ServiceError, match=r"(?s)could not be launched.*hint: set HIVE_HOME"):
+        svc.start()
+    assert active_services() == []
+
+
+def test_log_matches_ignores_previous_runs_and_command_echo(log_dir: Path) -> None:
+    log_dir.mkdir()
+    (log_dir / "quiet.log").write_text("READY from an older run\n")
+    svc = Service("quiet", py("import time; time.sleep(60)  # READY"), log_dir, timeout_s=1)
+    svc.wait = LogMatches(r"READY")
+    with pytest.raises(ServiceTimeout):
+        svc.start()
+    log = (log_dir / "quiet.log").read_text()
+    assert log.startswith("READY from an older run\n")  # appended, not truncated
+    assert "starting quiet:" in log
+
+
+def test_stop_kills_grandchildren(log_dir: Path) -> None:
+    svc = Service("tree", py(SPAWNS_GRANDCHILD), log_dir, wait=LogMatches(r"grandchild \d+"))
+    svc.start()
+    match = re.search(r"grandchild (\d+)", svc.log_text())
+    assert match is not None
+    grandchild, pgid = int(match.group(1)), svc.pid
+    assert pgid is not None and os.getpgid(grandchild) == pgid
+    svc.stop(grace_s=5)
+    assert grandchild not in live_members(pgid)
+    assert_group_gone(pgid)
+    with pytest.raises(ProcessLookupError):
+        os.kill(grandchild, 0)
+    svc.stop()  # idempotent
+    assert not svc.running
+
+
+def test_stop_is_safe_when_never_started(log_dir: Path) -> None:
+    svc = Service("never", ["true"], log_dir)
+    svc.stop()
+    assert svc.pid is None and not svc.running
+
+
+def test_context_manager_stops_on_exception(log_dir: Path) -> None:
+    svc = Service("ctx", py(SPAWNS_GRANDCHILD), log_dir, wait=LogMatches("grandchild"))
+    with pytest.raises(RuntimeError), svc:
+        pgid = svc.pid
+        raise RuntimeError("test body failed")
+    assert_group_gone(pgid)
+
+
+IGNORES_TERM_IN_LEADER = """
+import signal, time
+signal.signal(signal.SIGTERM, lambda *a: print("leader ignored TERM", flush=True))
+print("READY", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+IGNORES_TERM_IN_GRANDCHILD = """
+import subprocess, sys, time
+child_code = '''
+import signal, time
+signal.signal(signal.SIGTERM, lambda *a: print("grandchild ignored TERM", flush=True))
+print("READY", flush=True)
+while True:
+    time.sleep(0.1)
+'''
+subprocess.Popen([sys.executable, "-u", "-c", child_code])
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "ignored_by"),
+    [(IGNORES_TERM_IN_LEADER, "leader"), (IGNORES_TERM_IN_GRANDCHILD, "grandchild")],
+)
+def test_sigterm_ignorers_are_killed_after_grace(log_dir: Path, code: str, ignored_by: str) -> None:
+    svc = Service("stubborn", py(code), log_dir, wait=LogMatches("^READY$"), timeout_s=10)
+    svc.start()
+    pgid = svc.pid
+    assert pgid is not None
+    started = time.monotonic()
+    svc.stop(grace_s=1)
+    elapsed = time.monotonic() - started
+    assert 1 <= elapsed < 6
+    assert f"{ignored_by} ignored TERM" in svc.log_text()  # got SIGTERM first
+    assert_group_gone(pgid)
+
+
+def test_stop_all_stops_newest_first(log_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    order: list[str] = []
+    original_stop = Service.stop
+
+    def recording_stop(self: Service, grace_s: float = 10.0) -> None:
+        order.append(self.name)
+        original_stop(self, grace_s)
+
+    monkeypatch.setattr(Service, "stop", recording_stop)
+    services = [
+        Service(name, py(SPAWNS_GRANDCHILD), log_dir, wait=LogMatches("grandchild"))
+        for name in ("a", "b", "c")
+    ]
+    for svc in services:
+        svc.start()
+    pgids = [svc.pid for svc in services]
+    assert active_services() == services
+    order.clear()  # start() also calls stop() to clean up after a previous run
+    stop_all(grace_s=5)
+    assert order == ["c", "b", "a"]
+    assert active_services() == []
+    for pgid in pgids:
+        assert_group_gone(pgid)
+
+
+PARENT_SCRIPT = """
+import signal, sys, time
+from pathlib import Path
+from engines.supervisor import LogMatches, Service
+
+# Python ignores SIGINT if it started with it ignored (e.g. a background job); undo that.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, lambda *a: print("PREVIOUS-HANDLER", flush=True))
+svc = Service("svc", [sys.executable, "-u", "-c", sys.argv[2]], Path(sys.argv[1]),
+              wait=LogMatches("grandchild"), timeout_s=10)
+svc.start()
+print(svc.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_SCRIPT, str(log_dir), SPAWNS_GRANDCHILD],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    pgid = None
+    try:
+        readable, _, _ = select.select([parent.stdout], [], [], 15)
+        assert readable, "parent script did not start its service in time"
+        pgid = int(parent.stdout.readline())
+        assert live_members(pgid)
+        parent.send_signal(sig)
+        out, err = parent.communicate(timeout=10)
+        assert_group_gone(pgid)
+    finally:
+        # Only reached with something alive when the test already failed: don't leak it.
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+            parent.wait()
+        if pgid is not None and live_members(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+    if sig == signal.SIGTERM:
+        assert parent.returncode == 143, err
+        assert "PREVIOUS-HANDLER" in out  # chained to the handler that was there before
+        assert "Traceback" not in err
+    else:
+        assert parent.returncode != 0
+        assert "KeyboardInterrupt" in err
