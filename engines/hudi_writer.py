@@ -13,7 +13,8 @@ statement only, so that DataFrame writes keep Hudi's default checks.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ class WriteResult:
     message: str | None = None
     rejected: bool = False
     sql: list[str] | None = None
+    step_seconds: list[float] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -96,8 +98,10 @@ class HudiWriter:
             shutil.rmtree(table.path)
         states = evolve(spec)
         statements: list[str] = []
+        timings: list[float] = []
         steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
         for index, step in enumerate(steps):
+            started = time.monotonic()
             try:
                 self._apply(table, spec, step, states[max(index - 1, 0)], statements)
             except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
@@ -109,10 +113,12 @@ class HudiWriter:
                     message=describe_error(exc),
                     rejected=step.op in sc.SCHEMA_OPS or refused,
                     sql=statements,
+                    step_seconds=timings,
                 )
+            timings.append(time.monotonic() - started)
             if index == 0:
                 self._register(table)
-        return WriteResult(table, sql=statements)
+        return WriteResult(table, sql=statements, step_seconds=timings)
 
     def write_parquet(
         self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str

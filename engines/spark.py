@@ -57,7 +57,10 @@ class SparkEngine(Engine):
         "cow": ("snapshot",),
         "mor": ("snapshot", "read_optimized"),
     }
-    variants = (Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),)
+    variants = (
+        Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
+        Variant("schema_on_read_off", {"hoodie.schema.on.read.enable": "false"}),
+    )
 
     @property
     def version(self) -> str:

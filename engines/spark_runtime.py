@@ -93,7 +93,9 @@ class SparkRuntime:
             "spark.driver.memory": "3g",
             "spark.sql.warehouse.dir": str(scratch / "warehouse"),
             "spark.local.dir": str(scratch / "tmp"),
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} "
+            # Lets Hudi measure object sizes without printing attach warnings.
+            "-Djdk.attach.allowAttachSelf=true",
         }.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()

@@ -43,6 +43,8 @@ class RunOptions:
 class RunResult:
     run_dir: Path
     cells: list[Cell] = field(default_factory=list)
+    #: Seconds of every successful writer step (seed rows included), for benchmarks.
+    write_seconds: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +81,7 @@ class Runner:
                 for scenario, table_type in self._tables():
                     self.progress.stage(f"writing {scenario.id} ({table_type})")
                     written = writer.write(scenario, table_type)
+                    result.write_seconds.extend(written.step_seconds)
                     for cell in self._read_everywhere(scenario, written, engines, writer):
                         results.append(cell)
                         result.cells.append(cell)

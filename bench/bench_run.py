@@ -1,0 +1,131 @@
+"""Benchmark: provisioning (cold and warm), Spark start, write steps, queries, wall time, memory.
+
+Run with `make bench` (or `.venv/bin/python bench/bench_run.py`). Prints a table and writes
+`bench/results.json`. The cold provisioning step downloads the Hudi bundle into an empty
+temporary cache, so it needs the network to Maven Central; `--skip-cold` leaves it out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.progress import Progress  # noqa: E402
+from harness.runner import Runner, RunOptions  # noqa: E402
+
+FETCH = (
+    "import time; from engines.artifacts import fetch; from engines.spark_runtime import "
+    "hudi_bundle, hudi_version; t = time.monotonic(); fetch(hudi_bundle(hudi_version()), "
+    "progress=lambda m: None); print(time.monotonic() - t)"
+)
+SPARK_START = (
+    "import sys, time, tempfile, pathlib; from engines.spark_runtime import SparkRuntime; "
+    "r = SparkRuntime(pathlib.Path(tempfile.mkdtemp()) / 'logs'); t = time.monotonic(); "
+    "r.session(); print(time.monotonic() - t); r.stop()"
+)
+
+
+def timed_child(code: str, env: dict[str, str] | None = None) -> float:
+    """Seconds measured inside a fresh Python process (so nothing is warm from this one)."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def tree_rss_bytes(root_pid: int) -> int:
+    """Resident memory of a process and all its descendants, from /proc."""
+    total, pending = 0, [root_pid]
+    while pending:
+        pid = pending.pop()
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+        pending.extend(int(c) for c in children)
+    return total
+
+
+class PeakMemory(threading.Thread):
+    """Samples the memory of this process tree twice a second; `peak` is the largest sum."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.5):
+            self.peak = max(self.peak, tree_rss_bytes(os.getpid()))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def measure(pattern: str | None, skip_cold: bool) -> dict[str, float | int | None]:
+    figures: dict[str, float | int | None] = {"provision_cold_s": None}
+    if not skip_cold:
+        with tempfile.TemporaryDirectory() as empty_cache:
+            figures["provision_cold_s"] = timed_child(FETCH, {"LAKECOMPAT_CACHE": empty_cache})
+    figures["provision_warm_s"] = timed_child(FETCH)
+    figures["spark_start_s"] = timed_child(SPARK_START)
+    memory = PeakMemory()
+    memory.start()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as reports:
+        options = RunOptions(pattern=pattern, reports_dir=Path(reports))
+        result = Runner(options, Progress(quiet=True)).run()
+    figures["matrix_wall_s"] = time.monotonic() - started
+    memory.stop()
+    queries = [c.seconds for c in result.cells if c.seconds > 0]
+    figures.update(
+        cells=len(result.cells),
+        write_steps=len(result.write_seconds),
+        write_step_mean_s=statistics.mean(result.write_seconds),
+        query_mean_s=statistics.mean(queries) if queries else None,
+        queries=len(queries),
+        peak_memory_mib=round(memory.peak / 2**20),
+    )
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", help="scenario glob(s), as for `lakecompat run`")
+    parser.add_argument("--skip-cold", action="store_true", help="skip the cold download")
+    args = parser.parse_args()
+    figures = measure(args.scenarios, args.skip_cold)
+    for name, value in figures.items():
+        shown = (
+            "skipped" if value is None else (f"{value:.2f}" if isinstance(value, float) else value)
+        )
+        print(f"{name:<20} {shown}")
+    out = ROOT / "bench" / "results.json"
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
