@@ -81,9 +81,13 @@ def _compare_rows(
     missing = [k for k in want if k not in got]
     extra = [k for k in got if k not in want]
     if missing:
-        out.note(f"rows missing: {len(missing)} of {len(want)}", *({key: k} for k in missing))
+        out.note(
+            f"rows missing: {len(missing)} of {len(want)}", *({key: want[k][key]} for k in missing)
+        )
     if extra:
-        out.note(f"rows extra: {len(extra)}", *({key: k, "problem": "extra"} for k in extra))
+        out.note(
+            f"rows extra: {len(extra)}", *({key: got[k][key], "problem": "extra"} for k in extra)
+        )
     matched = [k for k in want if k in got]
     for name in common:
         wrong = [k for k in matched if not same_value(want[k][name], got[k][name])]
@@ -91,7 +95,12 @@ def _compare_rows(
             out.note(
                 _value_reason(name, wrong, want, got, len(matched)),
                 *(
-                    {key: k, "column": name, "expected": want[k][name], "actual": got[k][name]}
+                    {
+                        key: want[k][key],
+                        "column": name,
+                        "expected": want[k][name],
+                        "actual": got[k][name],
+                    }
                     for k in wrong
                 ),
             )

@@ -59,10 +59,11 @@ def evolve(spec: sc.ScenarioSpec) -> list[TableState]:
     states = [copy.deepcopy(state)]
     for index, step in enumerate(spec.steps):
         where = f"steps[{index}]"
+        names = state.schema.names
         try:
             _apply(state, spec, step, where)
         except SchemaChangeError as exc:
-            raise StepError(where, str(exc)) from None
+            raise StepError(f"{where}.{_step_field(step, names)}", str(exc)) from None
         states.append(copy.deepcopy(state))
     return states
 
@@ -81,7 +82,9 @@ def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> N
             _write(state, spec, rows, f"{where}.rows", new_keys_only=True)
         case sc.Upsert(rows=rows, schema_=declared):
             if declared is not None:
-                _evolve_on_write(state, schema_of(declared))
+                if len({c.name for c in declared}) != len(declared):
+                    raise StepError(f"{where}.schema", "column names must be unique")
+                _evolve_on_write(state, schema_of(declared), spec.key)
             _write(state, spec, rows, f"{where}.rows", new_keys_only=False)
         case sc.Delete(keys=keys):
             _delete(state, spec, keys, f"{where}.keys")
@@ -95,25 +98,39 @@ def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> N
             state.schema = state.schema.rename(name, new_name)
             _for_all_rows(state, lambda row: row.__setitem__(new_name, row.pop(name)))
         case sc.ChangeType(column=name, to=target):
-            _retype(state, name, target)
+            _retype(state, name, target, spec.key)
         case sc.Compaction():
             state.base = copy.deepcopy(state.rows)
 
 
-def _evolve_on_write(state: TableState, declared: Schema) -> None:
+def _step_field(step: Any, names: list[str]) -> str:
+    """The field of a schema step naming a column the table lacks or already has."""
+    match step:
+        case sc.AddColumn(column=col):
+            return "column.name" if col.name in names else "after"
+        case sc.RenameColumn(column=name):
+            return "to" if name in names else "column"
+        case _:
+            return "column"
+
+
+def _evolve_on_write(state: TableState, declared: Schema, key: str) -> None:
     """Schema on write: new columns join at the end, wider types replace the old ones."""
     for col in declared.columns:
         if col.name not in state.schema.names:
             state.schema = state.schema.add(col)
             _for_all_rows(state, lambda row, name=col.name: row.setdefault(name, None))
         elif state.schema.column(col.name).type != col.type:
-            _retype(state, col.name, col.type)
+            _retype(state, col.name, col.type, key)
 
 
-def _retype(state: TableState, name: str, target: Any) -> None:
+def _retype(state: TableState, name: str, target: Any, key: str) -> None:
     source = state.schema.column(name).type
     state.schema = state.schema.retype(name, target)
     _for_all_rows(state, lambda row: row.__setitem__(name, convert(row[name], source, target)))
+    if name == key:  # the rows are found by their key value, which changed with the type
+        state.rows = {row[key]: row for row in state.rows.values()}
+        state.base = {row[key]: row for row in state.base.values()}
 
 
 def _write(

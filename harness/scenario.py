@@ -19,6 +19,16 @@ TABLE_TYPES: tuple[str, ...] = ("cow", "mor")
 MAX_ROWS = 10_000
 
 
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps dates as text: `coerce` checks them and names the field."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -149,8 +159,8 @@ def load_scenario(path: Path, root: Path) -> Scenario:
     from harness.oracle import StepError, evolve
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    except (yaml.YAMLError, ValueError) as exc:
         raise ScenarioError(path, "", f"not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ScenarioError(path, "", "expected a mapping with title, key, schema, rows, steps")
@@ -181,9 +191,9 @@ def load_scenarios(root: Path, pattern: str | None = None) -> list[Scenario]:
 
 def _field_path(loc: tuple[Any, ...]) -> str:
     parts: list[str] = []
-    for item in loc:
+    for position, item in enumerate(loc):
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif not (parts and parts[-1].endswith("]") and item in OPS):
+        elif not (position == 2 and loc[0] == "steps" and item in OPS):
             parts.append(("." if parts else "") + str(item).rstrip("_"))
     return "".join(parts)

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 import struct
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 import pyarrow as pa
 
@@ -165,7 +165,7 @@ def _coerce_decimal(value: object, ctype: ColumnType) -> Decimal:
         number = Decimal(str(value))
     except InvalidOperation:
         raise ValueError(f"{value!r} is not a number for {ctype}") from None
-    quantized = number.quantize(Decimal(1).scaleb(-ctype.scale))
+    quantized = number.quantize(Decimal(1).scaleb(-ctype.scale), rounding=ROUND_HALF_UP)
     if len(quantized.as_tuple().digits) > ctype.precision:
         raise ValueError(f"{value!r} does not fit {ctype}")
     return quantized

@@ -1,0 +1,187 @@
+"""Column types: parsing, value coercion from YAML, and conversion when a column is retyped."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from harness.types import ColumnType, coerce, convert, parse_type
+
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+FLOAT32_OF_0_1 = 0.10000000149011612
+
+
+def t(text: str) -> ColumnType:
+    return parse_type(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "spelled", "arrow", "spark"),
+    [
+        ("boolean", "boolean", pa.bool_(), "BOOLEAN"),
+        ("int", "int", pa.int32(), "INT"),
+        ("long", "long", pa.int64(), "BIGINT"),
+        ("float", "float", pa.float32(), "FLOAT"),
+        ("double", "double", pa.float64(), "DOUBLE"),
+        ("string", "string", pa.string(), "STRING"),
+        ("date", "date", pa.date32(), "DATE"),
+        (" INT ", "int", pa.int32(), "INT"),
+        ("decimal(10,2)", "decimal(10,2)", pa.decimal128(10, 2), "DECIMAL(10,2)"),
+        ("Decimal(38, 38)", "decimal(38,38)", pa.decimal128(38, 38), "DECIMAL(38,38)"),
+        ("decimal(1,0)", "decimal(1,0)", pa.decimal128(1, 0), "DECIMAL(1,0)"),
+    ],
+)
+def test_parse_type_spellings(text: str, spelled: str, arrow: pa.DataType, spark: str) -> None:
+    ctype = parse_type(text)
+    assert (str(ctype), ctype.arrow(), ctype.spark_sql()) == (spelled, arrow, spark)
+    assert ctype.family == spelled.split("(")[0]
+
+
+def test_parse_decimal_keeps_precision_and_scale() -> None:
+    assert parse_type("decimal(12,4)") == ColumnType("decimal", 12, 4)
+    assert parse_type("decimal(12,4)").is_decimal
+    assert not parse_type("long").is_decimal
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "integer",
+        "bigint",
+        "",
+        "decimal",
+        "decimal(10)",
+        "decimal(0,0)",
+        "decimal(39,2)",
+        "decimal(5,6)",
+        "decimal(10,-1)",
+        "array<int>",
+        "int;drop",
+    ],
+)
+def test_parse_type_errors_name_the_accepted_spellings(text: str) -> None:
+    with pytest.raises(ValueError, match="expected one of: boolean, int, long") as caught:
+        parse_type(text)
+    assert repr(text) in str(caught.value)
+    assert "decimal(p,s) with 1<=p<=38, s<=p" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "type_", "result"),
+    [
+        (None, "int", None),
+        (None, "date", None),
+        (True, "boolean", True),
+        (INT_MIN, "int", INT_MIN),
+        (INT_MAX, "int", INT_MAX),
+        (LONG_MIN, "long", LONG_MIN),
+        (LONG_MAX, "long", LONG_MAX),
+        (3, "double", 3.0),
+        (0.1, "double", 0.1),
+        (0.1, "float", FLOAT32_OF_0_1),
+        (16_777_217, "float", 16_777_216.0),
+        ("text", "string", "text"),
+        ("2024-02-29", "date", dt.date(2024, 2, 29)),
+        (dt.date(2024, 1, 2), "date", dt.date(2024, 1, 2)),
+        ("1.5", "decimal(10,2)", Decimal("1.50")),
+        (2, "decimal(10,2)", Decimal("2.00")),
+        (1.234, "decimal(10,2)", Decimal("1.23")),
+        (Decimal("-0.5"), "decimal(3,1)", Decimal("-0.5")),
+    ],
+)
+def test_coerce_accepts(value: Any, type_: str, result: Any) -> None:
+    coerced = coerce(value, t(type_))
+    assert coerced == result
+    assert type(coerced) is type(result)
+
+
+def test_coerce_quantizes_decimals_to_the_scale() -> None:
+    assert coerce("1.5", t("decimal(10,2)")).as_tuple().exponent == -2
+    assert str(coerce(7, t("decimal(5,3)"))) == "7.000"
+
+
+@pytest.mark.parametrize(
+    ("value", "type_", "message"),
+    [
+        (INT_MAX + 1, "int", "out of range for int"),
+        (INT_MIN - 1, "int", "out of range for int"),
+        (LONG_MAX + 1, "long", "out of range for long"),
+        (True, "int", "is not a int"),
+        (False, "long", "is not a long"),
+        (True, "double", "is not a double"),
+        (1, "boolean", "is not a boolean"),
+        ("true", "boolean", "is not a boolean"),
+        ("10", "int", "is not a int"),
+        (1.0, "int", "is not a int"),
+        ("1.5", "double", "is not a double"),
+        (10, "string", "is not a string"),
+        ("2023-02-29", "date", "is not a date (expected YYYY-MM-DD)"),
+        ("02/01/2024", "date", "is not a date (expected YYYY-MM-DD)"),
+        (20240101, "date", "is not a date (expected YYYY-MM-DD)"),
+        (dt.datetime(2024, 1, 1, 10), "date", "is a timestamp, not a date"),
+        ("abc", "decimal(10,2)", "is not a number for decimal(10,2)"),
+        (123.45, "decimal(4,2)", "does not fit decimal(4,2)"),
+        (True, "decimal(4,2)", "is not a number for decimal(4,2)"),
+    ],
+)
+def test_coerce_refuses(value: Any, type_: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        coerce(value, t(type_))
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "result"),
+    [
+        (None, "int", "string", None),
+        (7, "int", "int", 7),
+        (7, "int", "long", 7),
+        (7, "int", "double", 7.0),
+        (7, "int", "string", "7"),
+        (-5, "long", "string", "-5"),
+        (2**40, "long", "int", None),
+        (FLOAT32_OF_0_1, "float", "double", FLOAT32_OF_0_1),
+        (0.1, "double", "float", FLOAT32_OF_0_1),
+        (1.9, "double", "int", 1),
+        (1.5, "double", "string", "1.5"),
+        (1.257, "double", "decimal(10,2)", Decimal("1.26")),
+        (1e9, "double", "decimal(5,2)", None),
+        (7, "int", "decimal(10,2)", Decimal("7.00")),
+        (Decimal("1.50"), "decimal(10,2)", "string", "1.50"),
+        (Decimal("1.55"), "decimal(10,2)", "decimal(10,1)", Decimal("1.6")),
+        (Decimal("2.75"), "decimal(10,2)", "double", 2.75),
+        (True, "boolean", "string", "true"),
+        (False, "boolean", "string", "false"),
+        (dt.date(2024, 3, 1), "date", "string", "2024-03-01"),
+        (dt.date(2024, 3, 1), "date", "int", None),
+        ("2024-03-01", "string", "date", dt.date(2024, 3, 1)),
+        ("yesterday", "string", "date", None),
+        ("12", "string", "int", 12),
+        (" 12 ", "string", "long", 12),
+        ("1.9", "string", "int", 1),
+        ("abc", "string", "int", None),
+        ("3000000000", "string", "int", None),
+        ("2.5", "string", "double", 2.5),
+        ("abc", "string", "double", None),
+        ("3.14159", "string", "decimal(5,2)", Decimal("3.14")),
+    ],
+)
+def test_convert(value: Any, source: str, target: str, result: Any) -> None:
+    converted = convert(value, t(source), t(target))
+    assert converted == result
+    assert type(converted) is type(result)
+
+
+@pytest.mark.parametrize(
+    ("value", "target", "result"),
+    [(0.125, "decimal(10,2)", Decimal("0.13")), (0.5, "decimal(3,0)", Decimal("1"))],
+)
+def test_convert_to_decimal_rounds_half_up_like_sql_cast(
+    value: float, target: str, result: Decimal
+) -> None:
+    assert convert(value, t("double"), t(target)) == result
