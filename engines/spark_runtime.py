@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,10 +96,33 @@ class SparkRuntime:
             "spark.sql.warehouse.dir": str(scratch / "warehouse"),
             "spark.local.dir": str(scratch / "tmp"),
             "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} "
-            # Lets Hudi measure object sizes without printing attach warnings.
-            "-Djdk.attach.allowAttachSelf=true",
+            # Hudi's object-size estimator (JOL) need not try to attach an agent to its JVM.
+            "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true",
         }.items():
             builder = builder.config(key, value)
-        session = builder.getOrCreate()
+        with _console_to(self.log_dir / "spark-console.log"):
+            session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
         return session
+
+
+@contextmanager
+def _console_to(path: Path) -> Iterator[None]:
+    """Let a child process started inside inherit `path` as stdout and stderr.
+
+    PySpark starts the JVM with this process's console; the JVM and the Python workers it
+    forks print warnings there that belong in the run's logs, not between progress lines.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with path.open("ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
