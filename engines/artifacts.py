@@ -79,6 +79,73 @@ def fetch(artifact: MavenArtifact, progress: Callable[[str], None] | None = None
     return path
 
 
+@dataclass(frozen=True)
+class Dependency:
+    """One direct dependency of a generated classpath, with the artifacts to leave out."""
+
+    artifact: MavenArtifact
+    exclusions: tuple[str, ...] = ()  # "group:artifact", "*" allowed as either part
+
+
+def resolve_classpath(
+    name: str, dependencies: list[Dependency], progress: Callable[[str], None] | None = None
+) -> list[Path]:
+    """The runtime classpath of `dependencies` (transitively), resolved by Maven once.
+
+    A small POM is generated under `<cache>/classpaths/<name>/` and Maven writes the resolved
+    jar list beside it; later calls read that list and start no Maven at all.
+    """
+    folder = cache_dir() / "classpaths" / name
+    listing = folder / "classpath.txt"
+    pom = _pom(name, dependencies)
+    if listing.is_file() and (folder / "pom.xml").read_text() == pom:
+        jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+        if jars and all(j.is_file() for j in jars):
+            return jars
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pom.xml").write_text(pom)
+    say = progress or _stderr
+    say(f"resolving the {name} classpath with mvn (first use; cached in {maven_repo()})")
+    partial = folder / "classpath.partial"
+    _run_maven(
+        [
+            "-f",
+            str(folder / "pom.xml"),
+            "dependency:build-classpath",
+            "-Dmdep.includeScope=runtime",
+            f"-Dmdep.outputFile={partial}",
+        ],
+        say,
+    )
+    partial.replace(listing)
+    return [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+
+
+def _pom(name: str, dependencies: list[Dependency]) -> str:
+    entries = "".join(_pom_dependency(d) for d in dependencies)
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
+        "  <modelVersion>4.0.0</modelVersion>\n"
+        f"  <groupId>lakecompat.provision</groupId><artifactId>{name}</artifactId>\n"
+        "  <version>1</version><packaging>pom</packaging>\n"
+        f"  <dependencies>\n{entries}  </dependencies>\n</project>\n"
+    )
+
+
+def _pom_dependency(dep: Dependency) -> str:
+    art = dep.artifact
+    excluded = "".join(
+        f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>"
+        for g, a in (e.split(":") for e in dep.exclusions)
+    )
+    classifier = f"<classifier>{art.classifier}</classifier>" if art.classifier else ""
+    return (
+        f"    <dependency><groupId>{art.group}</groupId><artifactId>{art.artifact}</artifactId>"
+        f"<version>{art.version}</version><type>{art.packaging}</type>{classifier}"
+        f"<exclusions>{excluded}</exclusions></dependency>\n"
+    )
+
+
 def _run_maven(goal_args: list[str], say: Callable[[str], None]) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:

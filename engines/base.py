@@ -24,6 +24,8 @@ class TableRef:
     table_type: str
     key: str
     format: str = "hudi"
+    #: (name, Spark SQL type) of every column in the table's latest schema, meta columns included.
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

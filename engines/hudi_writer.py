@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,7 @@ class HudiWriter:
             timings.append(time.monotonic() - started)
             if index == 0:
                 self._register(table)
+        table = replace(table, columns=self._latest_columns(table))
         return WriteResult(table, sql=statements, step_seconds=timings)
 
     def write_parquet(
@@ -127,7 +128,8 @@ class HudiWriter:
         path = self.tables_dir / name
         frame = self._frame(schema, rows)
         frame.coalesce(1).write.mode("overwrite").parquet(str(path))
-        return TableRef(name, path, "cow", key, format="parquet")
+        columns = tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
+        return TableRef(name, path, "cow", key, format="parquet", columns=columns)
 
     def _apply(
         self,
@@ -198,6 +200,11 @@ class HudiWriter:
             "hoodie.upsert.shuffle.parallelism": "2",
             "hoodie.delete.shuffle.parallelism": "2",
         }
+
+    def _latest_columns(self, table: TableRef) -> tuple[tuple[str, str], ...]:
+        """The columns of the table's latest Hudi schema, as Hive sync would register them."""
+        frame = self.runtime.session().read.format("hudi").load(str(table.path))
+        return tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
 
     def _register(self, table: TableRef) -> None:
         self._sql(f"DROP TABLE IF EXISTS {quote(table.name)}", {})

@@ -73,6 +73,8 @@ class SparkRuntime:
         os.environ["JAVA_HOME"] = str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home)
         # Python workers must run the interpreter that has pyspark installed.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # Spark would otherwise look up a non-loopback address for its services.
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log4j = self.log_dir / "spark-log4j2.properties"
         log4j.write_text(_LOG4J.format(log=self.log_path))
