@@ -7,6 +7,7 @@ import importlib
 from engines.base import Engine
 
 _REGISTRY = {
+    "hive": "engines.hive:HiveEngine",
     "spark": "engines.spark:SparkEngine",
 }
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 import pyarrow as pa
 
 if TYPE_CHECKING:
+    from engines.hive_metastore import HiveMetastore
     from engines.spark_runtime import SparkRuntime
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel")
@@ -38,16 +39,34 @@ class Variant:
 
 @dataclass
 class RunContext:
-    """What every engine of one run shares: where to write logs, and the Spark runtime."""
+    """What the engines of one run share: the run folder, Spark, and the Hive Metastore."""
 
     run_dir: Path
     spark: SparkRuntime
+    _metastore: HiveMetastore | None = None
 
     @property
     def log_dir(self) -> Path:
         path = self.run_dir / "logs"
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def metastore(self) -> HiveMetastore:
+        """The run's Hive Metastore, started on first use and shared by every engine."""
+        if self._metastore is None:
+            from engines.hive_metastore import HiveMetastore
+
+            metastore = HiveMetastore(self.run_dir)
+            metastore.start()
+            self._metastore = metastore
+        return self._metastore
+
+    def close(self) -> None:
+        """Stop the shared services (engines stop their own first)."""
+        if self._metastore is not None:
+            self._metastore.stop()
+            self._metastore = None
+        self.spark.stop()
 
 
 class Engine(ABC):
@@ -95,6 +114,10 @@ class Engine(ABC):
         return query_type in cls.query_types.get(table_type, ())
 
 
+class QueryError(RuntimeError):
+    """An engine refused or failed a statement; the message is the engine's own."""
+
+
 def describe_error(exc: BaseException, limit: int = 400) -> str:
     """`ExceptionClass: first line of the message`, using the Java exception behind Py4J errors."""
     java = getattr(exc, "java_exception", None)
@@ -102,3 +125,10 @@ def describe_error(exc: BaseException, limit: int = 400) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     first = lines[0] if lines else type(exc).__name__
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    """The last `lines` lines of a log file, or "" when it does not exist (yet)."""
+    if not path.is_file():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from engines.base import Engine, TableRef, Variant
+from engines.base import Engine, TableRef, Variant, log_tail
 
 _SIMPLE = {
     "boolean": pa.bool_(),
@@ -97,7 +97,4 @@ class SparkEngine(Engine):
                     spark.conf.set(key, value)
 
     def log_excerpt(self) -> str:
-        path = self.context.spark.log_path
-        if not path.is_file():
-            return ""
-        return "\n".join(path.read_text(errors="replace").splitlines()[-40:])
+        return log_tail(self.context.spark.log_path)

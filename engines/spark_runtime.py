@@ -64,9 +64,23 @@ class SparkRuntime:
         return self._session
 
     def stop(self) -> None:
-        if self._session is not None:
-            self._session.stop()
-            self._session = None
+        """Stop the session and the JVM behind it, so that no Spark process outlives the run."""
+        if self._session is None:
+            return
+        from pyspark import SparkContext
+
+        self._session.stop()
+        self._session = None
+        gateway = SparkContext._gateway
+        if gateway is not None:
+            process = getattr(gateway, "proc", None)
+            gateway.shutdown()
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+            if process is not None:
+                # The JVM exits when its stdin closes (PySpark's gateway contract).
+                process.stdin.close()
+                process.wait(timeout=60)
 
     def _build(self) -> SparkSession:
         jar = fetch(hudi_bundle(self.hudi_version))

@@ -10,6 +10,7 @@ from engines import UnknownEngineError, known_engines
 from engines.artifacts import ProvisioningError
 from harness.outcomes import summary_line
 from harness.results import ResultsError
+from harness.runner import DEFAULT_ENGINES
 from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -56,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--engines",
         type=_csv,
-        default=("spark",),
+        default=DEFAULT_ENGINES,
         help=f"comma-separated engines to read with (known: {', '.join(known_engines())}; "
-        "default: spark)",
+        f"default: {','.join(DEFAULT_ENGINES)})",
     )
     run.add_argument(
         "--table-types",

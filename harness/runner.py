@@ -25,6 +25,7 @@ from harness.results import ResultsWriter, write_run_info
 from harness.scenario import Scenario, load_scenarios
 
 BASELINE_NOTE = "fails without any schema change"
+DEFAULT_ENGINES = ("spark", "hive")
 
 
 @dataclass
@@ -33,7 +34,7 @@ class RunOptions:
 
     scenarios_dir: Path = Path("scenarios")
     pattern: str | None = None
-    engines: tuple[str, ...] = ("spark",)
+    engines: tuple[str, ...] = DEFAULT_ENGINES
     table_types: tuple[str, ...] = ("cow", "mor")
     reports_dir: Path = Path("reports")
     hudi_version: str | None = None
@@ -88,7 +89,7 @@ class Runner:
                         self.progress.cell(cell)
         finally:
             results.close()
-            runtime.stop()
+            context.close()
             self.progress.end()
             if result.cells:
                 write_reports(run_dir, [run_dir, self.options.reports_dir / "latest"])

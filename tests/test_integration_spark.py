@@ -25,7 +25,9 @@ PICKED = (
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
     reports = tmp_path_factory.mktemp("reports")
-    options = RunOptions(scenarios_dir=SCENARIOS, pattern=PICKED, reports_dir=reports)
+    options = RunOptions(
+        scenarios_dir=SCENARIOS, pattern=PICKED, engines=("spark",), reports_dir=reports
+    )
     result = Runner(options, Progress(quiet=True)).run()
     return result.run_dir, result.cells
 
@@ -124,6 +126,7 @@ def test_interrupted_run_keeps_finished_cells(tmp_path: Path) -> None:
     options = RunOptions(
         scenarios_dir=SCENARIOS,
         pattern="rename_column/rename",
+        engines=("spark",),
         table_types=("cow",),
         reports_dir=tmp_path,
     )

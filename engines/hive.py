@@ -1,0 +1,310 @@
+"""Hive as a reader: HiveServer2 in local mode over the shared Metastore, queried with PyHive.
+
+Tables are registered with DDL over HiveServer2, laid out the way Hudi's hive sync does it
+(copy-on-write as one table; merge-on-read as `<table>_ro` and `<table>_rt`). Hudi's own hive
+sync cannot be used: Spark 3.5 carries a Hive 2.3 client whose `get_table` call the Hive 4
+Metastore no longer has.
+
+The Hudi input formats come from the writer's Hudi Spark bundle (the `hudi-hadoop-mr-bundle`
+is not published for Hudi 1.2), plus the unshaded Kryo it expects. With those jars on the
+classpath Hive needs two settings: `HiveInputFormat`, because the default
+`CombineHiveInputFormat` lists files itself and returns every file version, and no
+vectorized execution, because Hudi's record readers do not produce vectorized batches.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from engines.artifacts import Dependency, MavenArtifact, fetch, resolve_classpath
+from engines.base import Engine, QueryError, RunContext, TableRef, Variant, log_tail
+from engines.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
+from engines.hive_metastore import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, hive_version
+from engines.jdk import find_jdk
+from engines.spark import arrow_type
+from engines.spark_runtime import hudi_bundle
+from engines.supervisor import PortOpen, Service, free_port
+
+SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
+REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
+# HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
+OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
+# Hadoop's protobuf 2.5 and Avro 1.7 would shadow the newer ones inside hive-exec.
+HADOOP_OLD = ("com.google.protobuf:protobuf-java", "org.apache.avro:avro")
+
+
+def hive_tables(table: TableRef) -> dict[str, str]:
+    """The Hive table behind each query type, named the way Hudi's hive sync names them."""
+    if table.format == "hudi" and table.table_type == "mor":
+        return {"read_optimized": f"{table.name}_ro", "snapshot": f"{table.name}_rt"}
+    return {"snapshot": table.name}
+
+
+def quote(identifier: str) -> str:
+    """Backtick-quote a Hive identifier (Hive 4 rejects unquoted names starting with `_`)."""
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def registration_ddl(table: TableRef) -> list[str]:
+    """DROP and CREATE EXTERNAL TABLE statements that make `table` readable by Hive."""
+    columns = ", ".join(f"{quote(name)} {kind}" for name, kind in table.columns)
+    location = table.path.as_uri()
+    statements = []
+    for query_type, name in hive_tables(table).items():
+        statements.append(f"DROP TABLE IF EXISTS {quote(name)}")
+        if table.format == "parquet":
+            storage = "STORED AS PARQUET"
+        else:
+            realtime = table.table_type == "mor" and query_type == "snapshot"
+            input_format = REALTIME_INPUT_FORMAT if realtime else INPUT_FORMAT
+            read_optimized = "true" if query_type == "read_optimized" else "false"
+            storage = (
+                f"ROW FORMAT SERDE '{SERDE}' WITH SERDEPROPERTIES "
+                f"('hoodie.query.as.ro.table'='{read_optimized}', 'path'='{location}') "
+                f"STORED AS INPUTFORMAT '{input_format}' OUTPUTFORMAT '{OUTPUT_FORMAT}'"
+            )
+        statements.append(
+            f"CREATE EXTERNAL TABLE {quote(name)} ({columns}) {storage} "
+            f"LOCATION '{location}' TBLPROPERTIES ('EXTERNAL'='TRUE')"
+        )
+    return statements
+
+
+def hive_arrow_type(type_code: str, precision: int | None, scale: int | None) -> pa.DataType:
+    """The Arrow type of a HiveServer2 result column (`INT_TYPE`, `DECIMAL_TYPE`, ...)."""
+    name = type_code.removesuffix("_TYPE").lower()
+    if name == "decimal" and precision is not None:
+        return pa.decimal128(precision, scale or 0)
+    mapped = arrow_type({"varchar": "string", "char": "string"}.get(name, name))
+    return mapped or pa.string()
+
+
+def to_arrow(columns: list[tuple[str, pa.DataType]], rows: list[tuple[Any, ...]]) -> pa.Table:
+    """Build the answer table; HiveServer2 sends dates as text and complex values as JSON."""
+    arrays = []
+    for index, (_, kind) in enumerate(columns):
+        values = [row[index] for row in rows]
+        if kind == pa.date32():
+            values = [None if v is None else dt.date.fromisoformat(v) for v in values]
+        elif kind == pa.string():
+            values = [None if v is None else str(v) for v in values]
+        arrays.append(pa.array(values, type=kind))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
+
+
+class HiveEngine(Engine):
+    """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
+
+    name = "hive"
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cow": ("snapshot",),
+        "mor": ("snapshot", "read_optimized"),
+    }
+    variants = (
+        Variant("schema_evolution_on", {"hive.exec.schema.evolution": "true"}),
+        Variant("schema_evolution_off", {"hive.exec.schema.evolution": "false"}),
+        # Hudi 1.x reads through its file-group reader; this is the reader of Hudi 0.x.
+        Variant("legacy_reader", {"hoodie.file.group.reader.enabled": "false"}),
+        # By default `SELECT *` runs as a fetch task inside HiveServer2; this forces MapReduce.
+        Variant("mapreduce", {"hive.fetch.task.conversion": "none"}),
+    )
+
+    def __init__(self, context: RunContext) -> None:
+        super().__init__(context)
+        self.home = context.run_dir / "hiveserver2"
+        self._service: Service | None = None
+        self._connection: Any = None
+
+    @property
+    def version(self) -> str:
+        return hive_version()
+
+    def start(self) -> None:
+        metastore = self.context.metastore()
+        port = free_port()
+        conf = write_conf(
+            self.home / "conf",
+            {
+                "hive-site.xml": site_xml(self._settings(metastore.uri, metastore.warehouse)),
+                "hive-log4j2.properties": LOG4J2_CONSOLE,
+                "hive-exec-log4j2.properties": LOG4J2_CONSOLE,
+            },
+        )
+        jdk = find_jdk(HIVE_JAVA_VERSIONS, f"HiveServer2 {self.version}")
+        argv = [
+            str(jdk.java),
+            "-Xmx2g",
+            "-Duser.timezone=UTC",
+            *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in OPENS),
+            "-cp",
+            os.pathsep.join([str(conf), *map(str, self._classpath())]),
+            "org.apache.hive.service.server.HiveServer2",
+            "--hiveconf",
+            f"hive.server2.thrift.port={port}",
+        ]
+        self._service = Service(
+            "hiveserver2",
+            argv,
+            self.context.log_dir,
+            wait=PortOpen(port),
+            timeout_s=240,
+            cwd=self.home,
+            hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
+        ).start()
+        self._connect(port)
+
+    def stop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._service is not None:
+            self._service.stop()
+            self._service = None
+
+    def register(self, table: TableRef) -> None:
+        cursor = self._connection.cursor()
+        try:
+            for statement in registration_ddl(table):
+                _execute(cursor, statement)
+        finally:
+            cursor.close()
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        return f"SELECT * FROM {quote(hive_tables(table)[query_type])}"
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        cursor = self._connection.cursor()
+        try:
+            for key, value in variant.settings.items():
+                _execute(cursor, f"SET {key}={value}")
+            _execute(cursor, sql)
+            rows = cursor.fetchall()
+            return to_arrow(_answer_columns(cursor), rows)
+        finally:
+            # The session outlives the query: the next variant must start from the defaults.
+            for key in variant.settings:
+                _execute(cursor, f"RESET {key}")
+            cursor.close()
+
+    def log_excerpt(self) -> str:
+        logs = self.context.log_dir
+        return log_tail(logs / "hiveserver2.log") or log_tail(logs / "hive-metastore.log")
+
+    def _connect(self, port: int) -> None:
+        from pyhive import hive
+
+        self._connection = hive.connect(
+            host="127.0.0.1",
+            port=port,
+            auth="NOSASL",
+            username="lakecompat",
+            configuration={"hive.resultset.use.unique.column.names": "false"},
+        )
+
+    def _classpath(self) -> list[Path]:
+        version = self.version
+        server = resolve_classpath(
+            f"hiveserver2-{version}",
+            [
+                # pac4j (SAML login) needs artifacts that are not on Maven Central.
+                Dependency(
+                    MavenArtifact("org.apache.hive", "hive-service", version),
+                    ("org.pac4j:*", "org.apache.hadoop:hadoop-client-api"),
+                ),
+                hadoop("hadoop-common", *HADOOP_OLD),
+                hadoop("hadoop-mapreduce-client-jobclient", *HADOOP_OLD),
+                hadoop("hadoop-mapreduce-client-common", *HADOOP_OLD),
+                hadoop("hadoop-hdfs-client", *HADOOP_OLD),
+                Dependency(
+                    MavenArtifact("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION), ("*:*",)
+                ),
+                # The Hudi bundle expects Kryo unshaded; Hive only has it relocated.
+                Dependency(MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2")),
+            ],
+        )
+        return [*server, fetch(hudi_bundle(self.context.spark.hudi_version))]
+
+    def _settings(self, metastore_uri: str, warehouse: Path) -> dict[str, str]:
+        scratch = self.home / "scratch"
+        return {
+            "hive.metastore.uris": metastore_uri,
+            "hive.server2.thrift.bind.host": "127.0.0.1",
+            "hive.server2.transport.mode": "binary",
+            "hive.server2.authentication": "NOSASL",
+            "hive.server2.enable.doAs": "false",
+            "hive.server2.webui.port": "0",
+            # Fail at once with the cause instead of retrying for 30 minutes.
+            "hive.server2.max.start.attempts": "1",
+            "fs.defaultFS": "file:///",
+            "hive.metastore.warehouse.dir": warehouse.as_uri(),
+            "hive.metastore.warehouse.external.dir": (warehouse / "external").as_uri(),
+            "hive.exec.scratchdir": str(scratch / "hdfs"),
+            "hive.exec.local.scratchdir": str(scratch / "local"),
+            "hive.downloaded.resources.dir": str(scratch / "resources"),
+            "hive.querylog.location": str(scratch / "querylog"),
+            "hive.server2.logging.operation.log.location": str(scratch / "operation_logs"),
+            "hadoop.tmp.dir": str(scratch / "hadoop"),
+            "mapreduce.jobtracker.staging.root.dir": str(scratch / "staging"),
+            "hive.execution.engine": "mr",
+            "mapreduce.framework.name": "local",
+            "hive.exec.mode.local.auto": "true",
+            "hive.support.concurrency": "false",
+            "hive.txn.manager": "org.apache.hadoop.hive.ql.lockmgr.DummyTxnManager",
+            "hive.stats.autogather": "false",
+            "hive.notification.event.poll.interval": "0s",
+            "hive.async.log.enabled": "false",
+            "hive.query.results.cache.enabled": "false",
+            "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
+            "hive.vectorized.execution.enabled": "false",
+        }
+
+
+def _execute(cursor: Any, statement: str) -> None:
+    """Run a statement; HiveServer2's own error message becomes a QueryError."""
+    from pyhive.exc import OperationalError
+
+    try:
+        cursor.execute(statement)
+    except OperationalError as exc:
+        status = getattr(exc.args[0], "status", None) if exc.args else None
+        message = getattr(status, "errorMessage", None)
+        if message:
+            raise QueryError(message) from None
+        raise
+
+
+def _answer_columns(cursor: Any) -> list[tuple[str, pa.DataType]]:
+    """Column names and types of the last result, decimal precision and scale included.
+
+    PyHive's `description` drops the type qualifiers, so ask HiveServer2 for the metadata.
+    """
+    from TCLIService import ttypes
+
+    request = ttypes.TGetResultSetMetadataReq(cursor._operationHandle)
+    response = cursor._connection.client.GetResultSetMetadata(request)
+    columns = []
+    for column in response.schema.columns:
+        entry = column.typeDesc.types[0].primitiveEntry
+        if entry is None:  # struct, array, map: HiveServer2 sends them as JSON text
+            columns.append((column.columnName, pa.string()))
+            continue
+        qualifiers = (entry.typeQualifiers.qualifiers if entry.typeQualifiers else None) or {}
+        precision, scale = (qualifiers.get(k) for k in ("precision", "scale"))
+        columns.append(
+            (
+                column.columnName,
+                hive_arrow_type(
+                    ttypes.TTypeId._VALUES_TO_NAMES[entry.type],
+                    precision.i32Value if precision else None,
+                    scale.i32Value if scale else None,
+                ),
+            )
+        )
+    return columns

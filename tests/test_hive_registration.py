@@ -1,0 +1,85 @@
+"""Unit tests of the Hive engine's pure parts: registration DDL, result types and values."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from engines.base import TableRef
+from engines.hive import (
+    INPUT_FORMAT,
+    REALTIME_INPUT_FORMAT,
+    hive_arrow_type,
+    hive_tables,
+    registration_ddl,
+    to_arrow,
+)
+
+COLUMNS = (("_hoodie_commit_time", "string"), ("id", "int"), ("amount", "decimal(10,2)"))
+
+
+def table(table_type: str, fmt: str = "hudi") -> TableRef:
+    return TableRef("t_x", Path("/data/t_x"), table_type, "id", format=fmt, columns=COLUMNS)
+
+
+def test_copy_on_write_is_one_table_with_the_hudi_input_format() -> None:
+    drop, create = registration_ddl(table("cow"))
+    assert drop == "DROP TABLE IF EXISTS `t_x`"
+    assert create.startswith("CREATE EXTERNAL TABLE `t_x` (`_hoodie_commit_time` string, ")
+    assert "`amount` decimal(10,2)" in create
+    assert f"INPUTFORMAT '{INPUT_FORMAT}'" in create
+    assert "LOCATION 'file:///data/t_x'" in create
+    assert "'hoodie.query.as.ro.table'='false'" in create
+
+
+def test_merge_on_read_is_registered_as_ro_and_rt_tables() -> None:
+    statements = registration_ddl(table("mor"))
+    creates = [s for s in statements if s.startswith("CREATE")]
+    assert hive_tables(table("mor")) == {"read_optimized": "t_x_ro", "snapshot": "t_x_rt"}
+    ro = next(s for s in creates if "`t_x_ro`" in s)
+    rt = next(s for s in creates if "`t_x_rt`" in s)
+    assert f"INPUTFORMAT '{INPUT_FORMAT}'" in ro and "'hoodie.query.as.ro.table'='true'" in ro
+    assert f"INPUTFORMAT '{REALTIME_INPUT_FORMAT}'" in rt
+    assert "'hoodie.query.as.ro.table'='false'" in rt
+    assert all("LOCATION 'file:///data/t_x'" in s for s in creates)
+
+
+def test_plain_parquet_control_table() -> None:
+    _, create = registration_ddl(table("cow", fmt="parquet"))
+    assert "STORED AS PARQUET" in create and "hudi" not in create
+
+
+@pytest.mark.parametrize(
+    ("code", "precision", "scale", "expected"),
+    [
+        ("INT_TYPE", None, None, pa.int32()),
+        ("BIGINT_TYPE", None, None, pa.int64()),
+        ("FLOAT_TYPE", None, None, pa.float32()),
+        ("DOUBLE_TYPE", None, None, pa.float64()),
+        ("STRING_TYPE", None, None, pa.string()),
+        ("VARCHAR_TYPE", None, None, pa.string()),
+        ("DATE_TYPE", None, None, pa.date32()),
+        ("BOOLEAN_TYPE", None, None, pa.bool_()),
+        ("DECIMAL_TYPE", 10, 2, pa.decimal128(10, 2)),
+        ("INTERVAL_DAY_TIME_TYPE", None, None, pa.string()),
+    ],
+)
+def test_result_types(
+    code: str, precision: int | None, scale: int | None, expected: pa.DataType
+) -> None:
+    assert hive_arrow_type(code, precision, scale) == expected
+
+
+def test_values_are_converted_to_the_answer_types() -> None:
+    answer = to_arrow(
+        [("day", pa.date32()), ("amount", pa.decimal128(10, 2)), ("tags", pa.string())],
+        [("2024-02-29", Decimal("1.50"), '{"a":1}'), (None, None, None)],
+    )
+    assert answer.to_pylist() == [
+        {"day": dt.date(2024, 2, 29), "amount": Decimal("1.50"), "tags": '{"a":1}'},
+        {"day": None, "amount": None, "tags": None},
+    ]

@@ -1,0 +1,103 @@
+"""Integration: a real Hive Metastore and HiveServer2 reading Hudi tables written by Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engines.hive_metastore import hive_version
+from harness.outcomes import Cell, Outcome
+from harness.progress import Progress
+from harness.runner import Runner, RunOptions
+
+pytestmark = pytest.mark.integration
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+class _InterruptAfter(Progress):
+    def __init__(self, cells: int) -> None:
+        super().__init__(quiet=True)
+        self.left = cells
+
+    def cell(self, cell: Cell) -> None:
+        self.left -= 1
+        if self.left == 0:
+            raise KeyboardInterrupt
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs of live processes whose command line contains `text`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (proc / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern="rename_column/rename",
+        engines=("hive",),
+        reports_dir=tmp_path_factory.mktemp("reports"),
+    )
+    result = Runner(options, Progress(quiet=True)).run()
+    return result.run_dir, result.cells
+
+
+def test_services_are_stopped_after_the_run(run: tuple[Path, list[Cell]]) -> None:
+    run_dir, _ = run
+    assert (run_dir / "logs" / "hive-metastore.log").is_file()
+    assert (run_dir / "logs" / "hiveserver2.log").is_file()
+    assert processes_mentioning(str(run_dir)) == []
+
+
+def test_control_and_baseline_pass_in_every_variant(run: tuple[Path, list[Cell]]) -> None:
+    _, cells = run
+    baseline = [c for c in cells if c.scenario == "baseline/no_change"]
+    # cow: snapshot; mor: snapshot + read_optimized; 4 variants each
+    assert len(baseline) == 3 * 4
+    assert all(c.outcome is Outcome.PASS for c in baseline), [c.reason for c in baseline]
+    assert {c.engine_version for c in cells} == {hive_version()}
+
+
+def test_renamed_column_reads_null_through_mapreduce_only(run: tuple[Path, list[Cell]]) -> None:
+    _, cells = run
+    renamed = {
+        (c.table_type, c.query_type, c.variant): c
+        for c in cells
+        if c.scenario == "rename_column/rename"
+    }
+    assert len(renamed) == 12
+    mapreduce = [c for key, c in renamed.items() if key[2] == "mapreduce"]
+    assert len(mapreduce) == 3
+    for cell in mapreduce:
+        assert cell.outcome is Outcome.WRONG
+        assert "NULLs where values were expected in `product`" in cell.reason
+        assert cell.evidence.sql and cell.evidence.sql.startswith("SELECT * FROM `t_rename")
+    fetch_task = [c for key, c in renamed.items() if key[2] != "mapreduce"]
+    assert all(c.outcome is Outcome.PASS for c in fetch_task), [c.reason for c in fetch_task]
+
+
+def test_interrupt_stops_metastore_and_hiveserver2(tmp_path: Path) -> None:
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern="baseline/*",
+        engines=("hive",),
+        table_types=("cow",),
+        reports_dir=tmp_path,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        Runner(options, _InterruptAfter(1)).run()
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert processes_mentioning(str(run_dir)) == []
+    assert len((run_dir / "results.jsonl").read_text().splitlines()) == 1
