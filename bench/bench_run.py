@@ -26,8 +26,19 @@ from harness.runner import Runner, RunOptions  # noqa: E402
 
 FETCH = (
     "import time; from engines.artifacts import fetch; from engines.spark_runtime import "
-    "hudi_bundle, hudi_version; t = time.monotonic(); fetch(hudi_bundle(hudi_version()), "
-    "progress=lambda m: None); print(time.monotonic() - t)"
+    "hudi_bundle, hudi_version; from engines.hive_metastore import hive_version, "
+    "metastore_classpath; from engines.hive import hiveserver2_classpath; "
+    "t = time.monotonic(); fetch(hudi_bundle(hudi_version()), progress=lambda m: None); "
+    "metastore_classpath(hive_version()); hiveserver2_classpath(hive_version(), hudi_version()); "
+    "print(time.monotonic() - t)"
+)
+HIVE_START = (
+    "import time, tempfile, pathlib; from engines.base import RunContext; "
+    "from engines.spark_runtime import SparkRuntime; from engines.hive import HiveEngine; "
+    "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
+    "t = time.monotonic(); c.metastore(); m = time.monotonic() - t; e = HiveEngine(c); "
+    "t = time.monotonic(); e.start(); h = time.monotonic() - t; e.stop(); c.close(); "
+    "print(m, h)"
 )
 SPARK_START = (
     "import sys, time, tempfile, pathlib; from engines.spark_runtime import SparkRuntime; "
@@ -36,7 +47,7 @@ SPARK_START = (
 )
 
 
-def timed_child(code: str, env: dict[str, str] | None = None) -> float:
+def timed_child(code: str, env: dict[str, str] | None = None) -> list[float]:
     """Seconds measured inside a fresh Python process (so nothing is warm from this one)."""
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -46,7 +57,7 @@ def timed_child(code: str, env: dict[str, str] | None = None) -> float:
         text=True,
         check=True,
     )
-    return float(done.stdout.strip().splitlines()[-1])
+    return [float(x) for x in done.stdout.strip().splitlines()[-1].split()]
 
 
 def tree_rss_bytes(root_pid: int) -> int:
@@ -87,9 +98,10 @@ def measure(pattern: str | None, skip_cold: bool) -> dict[str, float | int | Non
     figures: dict[str, float | int | None] = {"provision_cold_s": None}
     if not skip_cold:
         with tempfile.TemporaryDirectory() as empty_cache:
-            figures["provision_cold_s"] = timed_child(FETCH, {"LAKECOMPAT_CACHE": empty_cache})
-    figures["provision_warm_s"] = timed_child(FETCH)
-    figures["spark_start_s"] = timed_child(SPARK_START)
+            (figures["provision_cold_s"],) = timed_child(FETCH, {"LAKECOMPAT_CACHE": empty_cache})
+    (figures["provision_warm_s"],) = timed_child(FETCH)
+    (figures["spark_start_s"],) = timed_child(SPARK_START)
+    figures["metastore_start_s"], figures["hiveserver2_start_s"] = timed_child(HIVE_START)
     memory = PeakMemory()
     memory.start()
     started = time.monotonic()
@@ -98,15 +110,16 @@ def measure(pattern: str | None, skip_cold: bool) -> dict[str, float | int | Non
         result = Runner(options, Progress(quiet=True)).run()
     figures["matrix_wall_s"] = time.monotonic() - started
     memory.stop()
-    queries = [c.seconds for c in result.cells if c.seconds > 0]
     figures.update(
         cells=len(result.cells),
         write_steps=len(result.write_seconds),
         write_step_mean_s=statistics.mean(result.write_seconds),
-        query_mean_s=statistics.mean(queries) if queries else None,
-        queries=len(queries),
         peak_memory_mib=round(memory.peak / 2**20),
     )
+    for engine in sorted({c.engine for c in result.cells}):
+        times = [c.seconds for c in result.cells if c.engine == engine and c.seconds > 0]
+        figures[f"{engine}_queries"] = len(times)
+        figures[f"{engine}_query_mean_s"] = statistics.mean(times) if times else None
     return figures
 
 

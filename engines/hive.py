@@ -144,7 +144,7 @@ class HiveEngine(Engine):
             "-Duser.timezone=UTC",
             *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in OPENS),
             "-cp",
-            os.pathsep.join([str(conf), *map(str, self._classpath())]),
+            os.pathsep.join([str(conf), *map(str, self.classpath())]),
             "org.apache.hive.service.server.HiveServer2",
             "--hiveconf",
             f"hive.server2.thrift.port={port}",
@@ -208,28 +208,8 @@ class HiveEngine(Engine):
             configuration={"hive.resultset.use.unique.column.names": "false"},
         )
 
-    def _classpath(self) -> list[Path]:
-        version = self.version
-        server = resolve_classpath(
-            f"hiveserver2-{version}",
-            [
-                # pac4j (SAML login) needs artifacts that are not on Maven Central.
-                Dependency(
-                    MavenArtifact("org.apache.hive", "hive-service", version),
-                    ("org.pac4j:*", "org.apache.hadoop:hadoop-client-api"),
-                ),
-                hadoop("hadoop-common", *HADOOP_OLD),
-                hadoop("hadoop-mapreduce-client-jobclient", *HADOOP_OLD),
-                hadoop("hadoop-mapreduce-client-common", *HADOOP_OLD),
-                hadoop("hadoop-hdfs-client", *HADOOP_OLD),
-                Dependency(
-                    MavenArtifact("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION), ("*:*",)
-                ),
-                # The Hudi bundle expects Kryo unshaded; Hive only has it relocated.
-                Dependency(MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2")),
-            ],
-        )
-        return [*server, fetch(hudi_bundle(self.context.spark.hudi_version))]
+    def classpath(self) -> list[Path]:
+        return hiveserver2_classpath(self.version, self.context.spark.hudi_version)
 
     def _settings(self, metastore_uri: str, warehouse: Path) -> dict[str, str]:
         scratch = self.home / "scratch"
@@ -264,6 +244,28 @@ class HiveEngine(Engine):
             "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
             "hive.vectorized.execution.enabled": "false",
         }
+
+
+def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
+    """HiveServer2 with local MapReduce, plus the Hudi input formats of the writer's Hudi."""
+    server = resolve_classpath(
+        f"hiveserver2-{version}",
+        [
+            # pac4j (SAML login) needs artifacts that are not on Maven Central.
+            Dependency(
+                MavenArtifact("org.apache.hive", "hive-service", version),
+                ("org.pac4j:*", "org.apache.hadoop:hadoop-client-api"),
+            ),
+            hadoop("hadoop-common", *HADOOP_OLD),
+            hadoop("hadoop-mapreduce-client-jobclient", *HADOOP_OLD),
+            hadoop("hadoop-mapreduce-client-common", *HADOOP_OLD),
+            hadoop("hadoop-hdfs-client", *HADOOP_OLD),
+            Dependency(MavenArtifact("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION), ("*:*",)),
+            # The Hudi bundle expects Kryo unshaded; Hive only has it relocated.
+            Dependency(MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2")),
+        ],
+    )
+    return [*server, fetch(hudi_bundle(hudi))]
 
 
 def _execute(cursor: Any, statement: str) -> None:

@@ -1,8 +1,8 @@
 """The Hive Metastore: one per run, thrift on 127.0.0.1, embedded Derby in the run folder.
 
-Hive and (later) Trino find the tables here. Hive's own server jars come from Maven Central;
-the newest release published there with server jars is 4.0.1 (4.1 and 4.2 publish client
-jars only), which runs on Java 17.
+Hive and (later) Trino find the tables here. Hive's server jars come from Maven Central; the
+newest release whose server jars resolve is 4.0.1 (for 4.1.0 and 4.2.x only the client jars
+do), which runs on Java 17.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def test_bad_scenario_stops_before_anything_starts(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--engines", "spark,presto"], "unknown engine 'presto'; known engines: spark"),
+        (["--engines", "spark,presto"], "unknown engine 'presto'; known engines: hive, spark"),
         (["--table-types", "cow,xyz"], "unknown table type 'xyz'"),
         (["--scenarios", "nothing/*"], "no scenario matches"),
     ],
