@@ -28,7 +28,7 @@ from engines.hive_metastore import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, h
 from engines.jdk import find_jdk
 from engines.spark import arrow_type
 from engines.spark_runtime import hudi_bundle
-from engines.supervisor import PortOpen, Service, free_port
+from engines.supervisor import AllOf, PortOpen, Probe, Service, free_port
 
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
@@ -153,12 +153,12 @@ class HiveEngine(Engine):
             "hiveserver2",
             argv,
             self.context.log_dir,
-            wait=PortOpen(port),
+            # The thrift port opens before sessions work: ready means `SELECT 1` answers.
+            wait=AllOf(PortOpen(port), Probe(lambda: self._connect(port))),
             timeout_s=240,
             cwd=self.home,
             hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
         ).start()
-        self._connect(port)
 
     def stop(self) -> None:
         if self._connection is not None:
@@ -197,16 +197,30 @@ class HiveEngine(Engine):
         logs = self.context.log_dir
         return log_tail(logs / "hiveserver2.log") or log_tail(logs / "hive-metastore.log")
 
-    def _connect(self, port: int) -> None:
+    def _connect(self, port: int) -> bool:
+        """Open the session every query uses, once `SELECT 1` answers on it."""
         from pyhive import hive
 
-        self._connection = hive.connect(
+        connection = hive.connect(
             host="127.0.0.1",
             port=port,
             auth="NOSASL",
             username="lakecompat",
             configuration={"hive.resultset.use.unique.column.names": "false"},
         )
+        try:
+            cursor = connection.cursor()
+            cursor.execute("SELECT 1")
+            answered = cursor.fetchall() == [(1,)]
+            cursor.close()
+        except Exception:
+            connection.close()
+            raise
+        if answered:
+            self._connection = connection
+        else:
+            connection.close()
+        return answered
 
     def classpath(self) -> list[Path]:
         return hiveserver2_classpath(self.version, self.context.spark.hudi_version)

@@ -129,9 +129,10 @@ class Runner:
                 engine = cls(context)
                 state = _EngineState(engine)
                 self.progress.stage(f"starting {cls.name}")
+                # Registered first: a start that fails halfway still stops what it started.
+                stack.callback(engine.stop)
                 try:
                     engine.start()
-                    stack.callback(engine.stop)
                 except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
                     state.failure = f"could not start: {describe_error(exc)}"
                     state.log = engine.log_excerpt()
