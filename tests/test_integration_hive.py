@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import InterruptAfter, processes_mentioning
 
 from engines.hive_metastore import hive_version
 from harness.outcomes import Cell, Outcome
@@ -13,33 +14,6 @@ from harness.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.integration
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
-
-
-class _InterruptAfter(Progress):
-    def __init__(self, cells: int) -> None:
-        super().__init__(quiet=True)
-        self.left = cells
-
-    def cell(self, cell: Cell) -> None:
-        self.left -= 1
-        if self.left == 0:
-            raise KeyboardInterrupt
-
-
-def processes_mentioning(text: str) -> list[int]:
-    """PIDs of live processes whose command line contains `text`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (proc / "stat").read_text().split(")")[-1].split()[0]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +71,7 @@ def test_interrupt_stops_metastore_and_hiveserver2(tmp_path: Path) -> None:
         reports_dir=tmp_path,
     )
     with pytest.raises(KeyboardInterrupt):
-        Runner(options, _InterruptAfter(1)).run()
+        Runner(options, InterruptAfter(1)).run()
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert processes_mentioning(str(run_dir)) == []
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 1

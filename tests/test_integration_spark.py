@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
+from support import InterruptAfter, processes_mentioning
 
 from engines.spark_runtime import hudi_version
 from harness.cli import main
@@ -45,6 +46,7 @@ def test_every_planned_cell_is_recorded_with_versions(run: tuple[Path, list[Cell
     for cell in cells:
         assert cell.writer == {"spark": pyspark.__version__, "hudi": hudi_version()}
         assert cell.engine_version == pyspark.__version__
+    assert processes_mentioning(str(run_dir)) == []  # the Spark JVM ended with the run
 
 
 def test_baseline_reads_correctly_everywhere(run: tuple[Path, list[Cell]]) -> None:
@@ -111,17 +113,6 @@ def test_reports_render_again_from_results_alone(
     assert "REJECTED" in matrix and "Evidence" in matrix
 
 
-class _InterruptAfter(Progress):
-    def __init__(self, cells: int) -> None:
-        super().__init__(quiet=True)
-        self.left = cells
-
-    def cell(self, cell: Cell) -> None:
-        self.left -= 1
-        if self.left == 0:
-            raise KeyboardInterrupt
-
-
 def test_interrupted_run_keeps_finished_cells(tmp_path: Path) -> None:
     options = RunOptions(
         scenarios_dir=SCENARIOS,
@@ -131,7 +122,7 @@ def test_interrupted_run_keeps_finished_cells(tmp_path: Path) -> None:
         reports_dir=tmp_path,
     )
     with pytest.raises(KeyboardInterrupt):
-        Runner(options, _InterruptAfter(3)).run()
+        Runner(options, InterruptAfter(3)).run()
     (run_dir,) = (tmp_path / "runs").iterdir()
     _, cells = load_run(run_dir)
     assert len(cells) == 3
