@@ -124,7 +124,7 @@ def resolve_classpath(
 def _pom(name: str, dependencies: list[Dependency]) -> str:
     entries = "".join(_pom_dependency(d) for d in dependencies)
     return (
-        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
+        "<project>\n"
         "  <modelVersion>4.0.0</modelVersion>\n"
         f"  <groupId>lakecompat.provision</groupId><artifactId>{name}</artifactId>\n"
         "  <version>1</version><packaging>pom</packaging>\n"

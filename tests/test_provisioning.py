@@ -211,11 +211,11 @@ def test_fetch_runs_maven_once_then_uses_the_cache(
         tmp_path,
         monkeypatch,
         f'mkdir -p "{target.parent}" && touch "{target}"\n'
-        'echo "[INFO] Downloaded from central: https://repo/x.jar (1 kB at 1 MB/s)"',
+        'echo "[INFO] Downloaded from central: org/example/x.jar (1 kB at 1 MB/s)"',
     )
     said: list[str] = []
     assert fetch(BUNDLE, said.append) == target
-    assert said[1:] == ["  Downloaded from central: https://repo/x.jar (1 kB at 1 MB/s)"]
+    assert said[1:] == ["  Downloaded from central: org/example/x.jar (1 kB at 1 MB/s)"]
     assert log.read_text().splitlines() == [
         "-B",
         "--strict-checksums",
