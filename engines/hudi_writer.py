@@ -74,6 +74,12 @@ def ddl(table: str, step: Any) -> str:
     raise TypeError(f"not a schema change: {step!r}")
 
 
+def _describe_write(operation: str, rows: list[Any], schema: Schema) -> str:
+    """A comment line standing for a DataFrame write in the writer's evidence."""
+    columns = ", ".join(f"{c.name} {c.type.spark_sql()}" for c in schema.columns)
+    return f"-- DataFrame write, Hudi operation {operation}: {len(rows)} row(s) of ({columns})"
+
+
 def _literal(text: str) -> str:
     return text.replace("\\", "\\\\").replace("'", "\\'")
 
@@ -143,13 +149,16 @@ class HudiWriter:
         match step:
             case sc.Insert(rows=rows):
                 mode = "append" if table.path.exists() else "overwrite"
+                statements.append(_describe_write("insert", rows, before.schema))
                 self._write_rows(table, spec, before.schema, rows, "insert", mode)
             case sc.Upsert(rows=rows, schema_=declared):
                 schema = schema_of(declared) if declared else before.schema
+                statements.append(_describe_write("upsert", rows, schema))
                 self._write_rows(table, spec, schema, rows, "upsert", "append")
             case sc.Delete(keys=keys):
                 key_type = before.schema.column(spec.key).type
                 doomed = [before.rows[coerce(k, key_type)] for k in keys]
+                statements.append(_describe_write("delete", doomed, before.schema))
                 self._write_rows(table, spec, before.schema, doomed, "delete", "append")
             case sc.Compaction() if table.table_type == "mor":
                 statement = (
