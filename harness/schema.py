@@ -68,12 +68,6 @@ class Schema:
             tuple(replace(c, type=new_type) if c.name == name else c for c in self.columns)
         )
 
-    def move(self, name: str, after: str | None = None, first: bool = False) -> Schema:
-        """Move an existing column first or after another one."""
-        col = self.column(name)
-        rest = Schema(tuple(c for c in self.columns if c.name != name))
-        return rest.add(col, after=after, first=first)
-
     def arrow(self) -> pa.Schema:
         """The Arrow schema every answer is compared in."""
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in self.columns])

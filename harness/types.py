@@ -48,11 +48,6 @@ class ColumnType:
     def is_decimal(self) -> bool:
         return self.name == "decimal"
 
-    @property
-    def family(self) -> str:
-        """The type without precision: what type-change tables are laid out by."""
-        return self.name
-
     def arrow(self) -> pa.DataType:
         """The Arrow type every engine answer is compared in."""
         if self.is_decimal:

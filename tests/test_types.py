@@ -40,7 +40,7 @@ def t(text: str) -> ColumnType:
 def test_parse_type_spellings(text: str, spelled: str, arrow: pa.DataType, spark: str) -> None:
     ctype = parse_type(text)
     assert (str(ctype), ctype.arrow(), ctype.spark_sql()) == (spelled, arrow, spark)
-    assert ctype.family == spelled.split("(")[0]
+    assert ctype.name == spelled.split("(")[0]
 
 
 def test_parse_decimal_keeps_precision_and_scale() -> None:
