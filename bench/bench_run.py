@@ -1,8 +1,9 @@
-"""Benchmark: provisioning (cold and warm), Spark start, write steps, queries, wall time, memory.
+"""Benchmark: provisioning (cold and warm), engine starts, write steps, queries, wall time, memory.
 
 Run with `make bench` (or `.venv/bin/python bench/bench_run.py`). Prints a table and writes
-`bench/results.json`. The cold provisioning step downloads the Hudi bundle into an empty
-temporary cache, so it needs the network to Maven Central; `--skip-cold` leaves it out.
+`bench/results.json`. The cold provisioning step downloads the Hudi bundle and the jars of
+Hive and Trino into an empty temporary cache, so it needs the network to Maven Central;
+`--skip-cold` leaves it out.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ FETCH = (
     "import time; from engines.artifacts import fetch; from engines.spark_runtime import "
     "hudi_bundle, hudi_version; from engines.hive_metastore import hive_version, "
     "metastore_classpath; from engines.hive import hiveserver2_classpath; "
+    "from engines.trino_runtime import provision; "
     "t = time.monotonic(); fetch(hudi_bundle(hudi_version()), progress=lambda m: None); "
     "metastore_classpath(hive_version()); hiveserver2_classpath(hive_version(), hudi_version()); "
-    "print(time.monotonic() - t)"
+    "provision(); print(time.monotonic() - t)"
 )
 HIVE_START = (
     "import time, tempfile, pathlib; from engines.base import RunContext; "
@@ -39,6 +41,13 @@ HIVE_START = (
     "t = time.monotonic(); c.metastore(); m = time.monotonic() - t; e = HiveEngine(c); "
     "t = time.monotonic(); e.start(); h = time.monotonic() - t; e.stop(); c.close(); "
     "print(m, h)"
+)
+TRINO_START = (
+    "import time, tempfile, pathlib; from engines.base import RunContext; "
+    "from engines.spark_runtime import SparkRuntime; from engines.trino import TrinoEngine; "
+    "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
+    "c.metastore(); e = TrinoEngine(c); "
+    "t = time.monotonic(); e.start(); s = time.monotonic() - t; e.stop(); c.close(); print(s)"
 )
 SPARK_START = (
     "import sys, time, tempfile, pathlib; from engines.spark_runtime import SparkRuntime; "
@@ -102,6 +111,7 @@ def measure(pattern: str | None, skip_cold: bool) -> dict[str, float | int | Non
     (figures["provision_warm_s"],) = timed_child(FETCH)
     (figures["spark_start_s"],) = timed_child(SPARK_START)
     figures["metastore_start_s"], figures["hiveserver2_start_s"] = timed_child(HIVE_START)
+    (figures["trino_start_s"],) = timed_child(TRINO_START)
     memory = PeakMemory()
     memory.start()
     started = time.monotonic()

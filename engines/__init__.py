@@ -9,6 +9,7 @@ from engines.base import Engine
 _REGISTRY = {
     "hive": "engines.hive:HiveEngine",
     "spark": "engines.spark:SparkEngine",
+    "trino": "engines.trino:TrinoEngine",
 }
 
 

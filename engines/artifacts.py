@@ -88,16 +88,20 @@ class Dependency:
 
 
 def resolve_classpath(
-    name: str, dependencies: list[Dependency], progress: Callable[[str], None] | None = None
+    name: str,
+    dependencies: list[Dependency],
+    progress: Callable[[str], None] | None = None,
+    bom: MavenArtifact | None = None,
 ) -> list[Path]:
     """The runtime classpath of `dependencies` (transitively), resolved by Maven once.
 
     A small POM is generated under `<cache>/classpaths/<name>/` and Maven writes the resolved
-    jar list beside it; later calls read that list and start no Maven at all.
+    jar list beside it; later calls read that list and start no Maven at all. `bom` is a
+    POM whose dependency versions are imported, the way the project's own build pins them.
     """
     folder = cache_dir() / "classpaths" / name
     listing = folder / "classpath.txt"
-    pom = _pom(name, dependencies)
+    pom = _pom(name, dependencies, bom)
     if listing.is_file() and (folder / "pom.xml").read_text() == pom:
         jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
         if jars and all(j.is_file() for j in jars):
@@ -121,13 +125,22 @@ def resolve_classpath(
     return [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
 
 
-def _pom(name: str, dependencies: list[Dependency]) -> str:
+def _pom(name: str, dependencies: list[Dependency], bom: MavenArtifact | None = None) -> str:
     entries = "".join(_pom_dependency(d) for d in dependencies)
+    managed = ""
+    if bom is not None:
+        managed = (
+            "  <dependencyManagement><dependencies><dependency>"
+            f"<groupId>{bom.group}</groupId><artifactId>{bom.artifact}</artifactId>"
+            f"<version>{bom.version}</version><type>pom</type><scope>import</scope>"
+            "</dependency></dependencies></dependencyManagement>\n"
+        )
     return (
         "<project>\n"
         "  <modelVersion>4.0.0</modelVersion>\n"
         f"  <groupId>lakecompat.provision</groupId><artifactId>{name}</artifactId>\n"
         "  <version>1</version><packaging>pom</packaging>\n"
+        f"{managed}"
         f"  <dependencies>\n{entries}  </dependencies>\n</project>\n"
     )
 

@@ -44,6 +44,8 @@ class RunContext:
     run_dir: Path
     spark: SparkRuntime
     _metastore: HiveMetastore | None = None
+    #: Tables as they are currently registered in the Metastore, by table name.
+    registered: dict[str, TableRef] = field(default_factory=dict)
 
     @property
     def log_dir(self) -> Path:
@@ -61,6 +63,15 @@ class RunContext:
             self._metastore = metastore
         return self._metastore
 
+    def register_in_metastore(self, table: TableRef) -> None:
+        """Register `table` in the Metastore over thrift, unless it is registered as it is."""
+        if self.registered.get(table.name) == table:
+            return
+        from engines.metastore_tables import register_over_thrift
+
+        register_over_thrift(self.metastore().uri, table)
+        self.registered[table.name] = table
+
     def close(self) -> None:
         """Stop the shared services (engines stop their own first)."""
         if self._metastore is not None:
@@ -76,6 +87,9 @@ class Engine(ABC):
     name: ClassVar[str]
     #: Query types the engine can run, per table type (`cow`, `mor`).
     query_types: ClassVar[dict[str, tuple[str, ...]]]
+    #: Query types the engine lacks but whose table it can still read, with the reason; such
+    #: cells are UNSUPPORTED and the evidence shows what reading the table anyway returns.
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {}
     #: Reader configurations to run every cell under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
 

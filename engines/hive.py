@@ -26,25 +26,21 @@ from engines.base import Engine, QueryError, RunContext, TableRef, Variant, log_
 from engines.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.hive_metastore import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, hive_version
 from engines.jdk import find_jdk
+from engines.metastore_tables import (
+    OUTPUT_FORMAT,
+    SERDE,
+    hive_tables,
+    input_format,
+    serde_parameters,
+)
 from engines.spark import arrow_type
 from engines.spark_runtime import hudi_bundle
 from engines.supervisor import AllOf, PortOpen, Probe, Service, free_port
 
-SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
-OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
-INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
-REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
 # HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
 OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
 # Hadoop's protobuf 2.5 and Avro 1.7 would shadow the newer ones inside hive-exec.
 HADOOP_OLD = ("com.google.protobuf:protobuf-java", "org.apache.avro:avro")
-
-
-def hive_tables(table: TableRef) -> dict[str, str]:
-    """The Hive table behind each query type, named the way Hudi's hive sync names them."""
-    if table.format == "hudi" and table.table_type == "mor":
-        return {"read_optimized": f"{table.name}_ro", "snapshot": f"{table.name}_rt"}
-    return {"snapshot": table.name}
 
 
 def quote(identifier: str) -> str:
@@ -62,13 +58,13 @@ def registration_ddl(table: TableRef) -> list[str]:
         if table.format == "parquet":
             storage = "STORED AS PARQUET"
         else:
-            realtime = table.table_type == "mor" and query_type == "snapshot"
-            input_format = REALTIME_INPUT_FORMAT if realtime else INPUT_FORMAT
-            read_optimized = "true" if query_type == "read_optimized" else "false"
+            properties = ", ".join(
+                f"'{key}'='{value}'" for key, value in serde_parameters(table, query_type).items()
+            )
             storage = (
-                f"ROW FORMAT SERDE '{SERDE}' WITH SERDEPROPERTIES "
-                f"('hoodie.query.as.ro.table'='{read_optimized}', 'path'='{location}') "
-                f"STORED AS INPUTFORMAT '{input_format}' OUTPUTFORMAT '{OUTPUT_FORMAT}'"
+                f"ROW FORMAT SERDE '{SERDE}' WITH SERDEPROPERTIES ({properties}) "
+                f"STORED AS INPUTFORMAT '{input_format(table, query_type)}' "
+                f"OUTPUTFORMAT '{OUTPUT_FORMAT}'"
             )
         statements.append(
             f"CREATE EXTERNAL TABLE {quote(name)} ({columns}) {storage} "
@@ -175,6 +171,7 @@ class HiveEngine(Engine):
                 _execute(cursor, statement)
         finally:
             cursor.close()
+        self.context.registered[table.name] = table
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         return f"SELECT * FROM {quote(hive_tables(table)[query_type])}"

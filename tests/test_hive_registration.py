@@ -10,14 +10,8 @@ import pyarrow as pa
 import pytest
 
 from engines.base import TableRef
-from engines.hive import (
-    INPUT_FORMAT,
-    REALTIME_INPUT_FORMAT,
-    hive_arrow_type,
-    hive_tables,
-    registration_ddl,
-    to_arrow,
-)
+from engines.hive import hive_arrow_type, registration_ddl, to_arrow
+from engines.metastore_tables import INPUT_FORMAT, REALTIME_INPUT_FORMAT, hive_tables
 
 COLUMNS = (("_hoodie_commit_time", "string"), ("id", "int"), ("amount", "decimal(10,2)"))
 

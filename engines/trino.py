@@ -1,0 +1,178 @@
+"""Trino as a reader: one local coordinator with the `hudi` and `hive` catalogs.
+
+Both catalogs use the run's Hive Metastore and Trino's Hadoop file system (the Metastore keeps
+the tables' `file:` locations). The `hive` catalog redirects Hudi tables to the `hudi` catalog,
+as a production setup that queries everything through `hive` does. Variants choose the catalog
+and how the Hudi connector matches Parquet columns to table columns: by name (the default) or
+by position.
+
+Trino's Hudi connector reads copy-on-write tables and the read-optimized view of merge-on-read
+tables; it has no merge-on-read snapshot query. Those cells are `UNSUPPORTED`, and the runner
+still reads `<table>_rt` so the evidence shows what a user querying it would get.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from engines.base import Engine, QueryError, RunContext, TableRef, Variant, log_tail
+from engines.metastore_tables import DATABASE, hive_tables
+from engines.trino_runtime import TrinoServer, provision, trino_version
+
+#: Variant setting that picks the catalog; every other setting is a Trino session property.
+CATALOG = "catalog"
+_DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+_SIMPLE = {
+    "boolean": pa.bool_(),
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "real": pa.float32(),
+    "double": pa.float64(),
+    "date": pa.date32(),
+    "varchar": pa.string(),
+    "char": pa.string(),
+}
+
+
+def trino_arrow_type(type_name: str) -> pa.DataType:
+    """The Arrow type of a Trino result column type (`integer`, `decimal(10,2)`, ...)."""
+    base = type_name.split("(", 1)[0].strip()
+    if base in _SIMPLE:
+        return _SIMPLE[base]
+    match = _DECIMAL.match(type_name)
+    if match:
+        return pa.decimal128(int(match.group(1)), int(match.group(2)))
+    if base.startswith("timestamp") and "with time zone" not in type_name:
+        return pa.timestamp("us")
+    return pa.string()
+
+
+def to_arrow(description: list[Any], rows: list[list[Any]]) -> pa.Table:
+    """Build the answer table from the client's column descriptions and Python values."""
+    columns = [(column[0], trino_arrow_type(column[1])) for column in description]
+    arrays = []
+    for index, (_, kind) in enumerate(columns):
+        values = [row[index] for row in rows]
+        if kind == pa.string():
+            values = [None if v is None else _text(v) for v in values]
+        arrays.append(pa.array(values, type=kind))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dt.datetime | dt.date | Decimal):
+        return value.isoformat() if not isinstance(value, Decimal) else str(value)
+    return str(value)
+
+
+def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:
+    """The catalog files: Hudi connector, and the Hive connector redirecting Hudi tables."""
+    shared = {
+        "hive.metastore": "thrift",
+        "hive.metastore.uri": metastore_uri,
+        # The Metastore keeps `file:` locations, which only the Hadoop file system reads.
+        "fs.hadoop.enabled": "true",
+    }
+    return {
+        "hudi": {"connector.name": "hudi", **shared},
+        "hive": {
+            "connector.name": "hive",
+            **shared,
+            "hive.hudi-catalog-name": "hudi",
+            "hive.timestamp-precision": "MICROSECONDS",
+        },
+    }
+
+
+def quote(identifier: str) -> str:
+    """Double-quote a Trino identifier."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+class TrinoEngine(Engine):
+    """Trino (newest release that runs here) over the shared Metastore."""
+
+    name = "trino"
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cow": ("snapshot",),
+        "mor": ("read_optimized",),
+    }
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {
+        ("mor", "snapshot"): (
+            "Trino's Hudi connector has no merge-on-read snapshot query: it reads base files "
+            "only, without the log files"
+        ),
+    }
+    variants = (
+        Variant("column_names", {CATALOG: "hudi", "hudi.use_parquet_column_names": "true"}),
+        Variant("column_positions", {CATALOG: "hudi", "hudi.use_parquet_column_names": "false"}),
+        # Through the Hive connector, which hands Hudi tables to the hudi catalog.
+        Variant("hive_catalog", {CATALOG: "hive"}),
+    )
+
+    def __init__(self, context: RunContext) -> None:
+        super().__init__(context)
+        self._server: TrinoServer | None = None
+        self._version = trino_version()
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    def start(self) -> None:
+        metastore = self.context.metastore()
+        install = provision(self._version)
+        self._server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
+        self._server.start(catalogs(metastore.uri))
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def register(self, table: TableRef) -> None:
+        self.context.register_in_metastore(table)
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        name = quote(hive_tables(table)[query_type])
+        if table.format == "parquet":
+            # The Hudi connector reads only Hudi tables; plain Parquet is the Hive connector's.
+            return f"SELECT * FROM hive.{DATABASE}.{name}"
+        return f"SELECT * FROM {name}"
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        import trino
+
+        settings = dict(variant.settings)
+        catalog = settings.pop(CATALOG, "hudi")
+        assert self._server is not None, "Trino is not started"
+        connection = trino.dbapi.connect(
+            host="127.0.0.1",
+            port=self._server.port,
+            user="lakecompat",
+            catalog=catalog,
+            schema=DATABASE,
+            session_properties=settings,
+            http_scheme="http",
+        )
+        try:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(sql)
+                rows = cursor.fetchall()
+            except trino.exceptions.TrinoQueryError as exc:
+                raise QueryError(f"{exc.error_name}: {exc.message}") from None
+            return to_arrow(cursor.description or [], rows)
+        finally:
+            connection.close()
+
+    def log_excerpt(self) -> str:
+        logs = self.context.log_dir
+        return log_tail(logs / "trino-server.log") or log_tail(logs / "trino.log")
