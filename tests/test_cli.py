@@ -89,10 +89,10 @@ def test_console_script_runs_a_small_matrix(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    # the default engines: Spark (2 reader variants) and Hive (4)
-    assert "6 pass, 0 wrong" in done.stdout
-    assert "[1/6] PASS" in done.stderr  # one progress line per cell when not on a terminal
+    # the default engines: Spark (2 reader variants), Hive (4) and Trino (3)
+    assert "9 pass, 0 wrong" in done.stdout
+    assert "[1/9] PASS" in done.stderr  # one progress line per cell when not on a terminal
     document = json.loads((tmp_path / "reports" / "latest" / "results.json").read_text())
     assert document["schema_version"] == 1
     assert {c["outcome"] for c in document["cells"]} == {"PASS"}
-    assert {c["engine"] for c in document["cells"]} == {"spark", "hive"}
+    assert {c["engine"] for c in document["cells"]} == {"spark", "hive", "trino"}
