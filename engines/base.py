@@ -27,6 +27,12 @@ class TableRef:
     format: str = "hudi"
     #: (name, Spark SQL type) of every column in the table's latest schema, meta columns included.
     columns: tuple[tuple[str, str], ...] = ()
+    #: The commit of the reference state (before the first schema change) as (requested time,
+    #: completion time): incremental queries start after it, time travel reads as of it.
+    reference_instant: tuple[str, str] | None = None
+    #: Partition columns, and the partition folders below `path` (`region=eu`, ...).
+    partition_by: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,10 @@ class Engine(ABC):
     #: Query types the engine lacks but whose table it can still read, with the reason; such
     #: cells are UNSUPPORTED and the evidence shows what reading the table anyway returns.
     probe_only: ClassVar[dict[tuple[str, str], str]] = {}
+    #: Whether answers list partition columns after the data columns (the Hive table layout).
+    partition_columns_last: ClassVar[bool] = False
+    #: Why the engine lacks a query type, where there is more to say than "it has none".
+    unsupported: ClassVar[dict[str, str]] = {}
     #: Reader configurations to run every cell under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
 
@@ -126,6 +136,23 @@ class Engine(ABC):
     @classmethod
     def supports(cls, table_type: str, query_type: str) -> bool:
         return query_type in cls.query_types.get(table_type, ())
+
+    @classmethod
+    def unsupported_reason(cls, table_type: str, query_type: str) -> str:
+        """The reason of an UNSUPPORTED cell."""
+        default = f"{cls.name} has no {query_type} query for {table_type} tables"
+        return cls.unsupported.get(query_type, default)
+
+
+def reference_instant(table: TableRef) -> tuple[str, str]:
+    """(requested, completed) time of the table's reference commit.
+
+    Incremental and time-travel queries cannot run without it. Hudi 1.x reads incremental
+    ranges by completion time and time travel by requested (instant) time.
+    """
+    if table.reference_instant is None:
+        raise QueryError(f"no completed commit found in {table.path / '.hoodie'}")
+    return table.reference_instant
 
 
 class QueryError(RuntimeError):

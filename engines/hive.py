@@ -15,6 +15,7 @@ vectorized execution, because Hudi's record readers do not produce vectorized ba
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,20 +23,34 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from engines.artifacts import Dependency, MavenArtifact, fetch, resolve_classpath
-from engines.base import Engine, QueryError, RunContext, TableRef, Variant, log_tail
+from engines.base import (
+    Engine,
+    QueryError,
+    RunContext,
+    TableRef,
+    Variant,
+    log_tail,
+    reference_instant,
+)
 from engines.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.hive_metastore import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, hive_version
 from engines.jdk import find_jdk
 from engines.metastore_tables import (
     OUTPUT_FORMAT,
     SERDE,
+    data_columns,
     hive_tables,
     input_format,
+    partition_columns,
+    partition_location,
+    partition_values,
     serde_parameters,
+    table_for,
 )
 from engines.spark import arrow_type
 from engines.spark_runtime import hudi_bundle
 from engines.supervisor import AllOf, PortOpen, Probe, Service, free_port
+from harness.types import canonical_json
 
 # HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
 OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
@@ -50,7 +65,9 @@ def quote(identifier: str) -> str:
 
 def registration_ddl(table: TableRef) -> list[str]:
     """DROP and CREATE EXTERNAL TABLE statements that make `table` readable by Hive."""
-    columns = ", ".join(f"{quote(name)} {kind}" for name, kind in table.columns)
+    columns = ", ".join(f"{quote(name)} {kind}" for name, kind in data_columns(table))
+    keys = ", ".join(f"{quote(name)} {kind}" for name, kind in partition_columns(table))
+    partitioned = f"PARTITIONED BY ({keys}) " if keys else ""
     location = table.path.as_uri()
     statements = []
     for query_type, name in hive_tables(table).items():
@@ -67,9 +84,15 @@ def registration_ddl(table: TableRef) -> list[str]:
                 f"OUTPUTFORMAT '{OUTPUT_FORMAT}'"
             )
         statements.append(
-            f"CREATE EXTERNAL TABLE {quote(name)} ({columns}) {storage} "
+            f"CREATE EXTERNAL TABLE {quote(name)} ({columns}) {partitioned}{storage} "
             f"LOCATION '{location}' TBLPROPERTIES ('EXTERNAL'='TRUE')"
         )
+        for folder, values in partition_values(table):
+            spec = ", ".join(f"{quote(k)}='{v}'" for k, v in values.items())
+            statements.append(
+                f"ALTER TABLE {quote(name)} ADD PARTITION ({spec}) "
+                f"LOCATION '{partition_location(table, folder)}'"
+            )
     return statements
 
 
@@ -82,12 +105,21 @@ def hive_arrow_type(type_code: str, precision: int | None, scale: int | None) ->
     return mapped or pa.string()
 
 
-def to_arrow(columns: list[tuple[str, pa.DataType]], rows: list[tuple[Any, ...]]) -> pa.Table:
-    """Build the answer table; HiveServer2 sends dates as text and complex values as JSON."""
+def to_arrow(
+    columns: list[tuple[str, pa.DataType]],
+    rows: list[tuple[Any, ...]],
+    nested: frozenset[str] = frozenset(),
+) -> pa.Table:
+    """Build the answer table; HiveServer2 sends dates as text and complex values as JSON.
+
+    The JSON of `nested` columns is rewritten in the canonical form nested values compare in.
+    """
     arrays = []
-    for index, (_, kind) in enumerate(columns):
+    for index, (name, kind) in enumerate(columns):
         values = [row[index] for row in rows]
-        if kind == pa.date32():
+        if name in nested:
+            values = [None if v is None else canonical_json(json.loads(v)) for v in values]
+        elif kind == pa.date32():
             values = [None if v is None else dt.date.fromisoformat(v) for v in values]
         elif kind == pa.string():
             values = [None if v is None else str(v) for v in values]
@@ -99,9 +131,18 @@ class HiveEngine(Engine):
     """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
 
     name = "hive"
+    partition_columns_last = True
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot",),
-        "mor": ("snapshot", "read_optimized"),
+        "cow": ("snapshot", "incremental"),
+        "mor": ("snapshot", "read_optimized", "incremental"),
+    }
+    _NO_TIME_TRAVEL = (
+        "Hudi documents no time travel for Hive; the Hive input formats read "
+        "`hoodie.<table>.consume.commit`, tried here"
+    )
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {
+        ("cow", "time_travel"): _NO_TIME_TRAVEL,
+        ("mor", "time_travel"): _NO_TIME_TRAVEL,
     }
     variants = (
         Variant("schema_evolution_on", {"hive.exec.schema.evolution": "true"}),
@@ -174,19 +215,41 @@ class HiveEngine(Engine):
         self.context.registered[table.name] = table
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
-        return f"SELECT * FROM {quote(hive_tables(table)[query_type])}"
+        name = table_for(table, query_type)
+        select = f"SELECT * FROM {quote(name)}"
+        if query_type == "incremental":
+            # Hudi's Hive incremental mode: commits after the start instant, read per file; the
+            # filter drops the older rows of rewritten files.
+            requested, completed = reference_instant(table)
+            settings = {
+                f"hoodie.{name}.consume.mode": "INCREMENTAL",
+                f"hoodie.{name}.consume.start.timestamp": completed,
+                f"hoodie.{name}.consume.max.commits": "-1",
+            }
+            select += f" WHERE `_hoodie_commit_time` > '{requested}'"
+        elif query_type == "time_travel":
+            settings = {f"hoodie.{name}.consume.commit": reference_instant(table)[0]}
+        else:
+            settings = {}
+        return "".join(f"SET {key}={value};\n" for key, value in settings.items()) + select
 
     def query(self, sql: str, variant: Variant) -> pa.Table:
+        *setup, select = sql.split(";\n")
+        settings = dict(variant.settings)
+        for statement in setup:
+            key, _, value = statement.removeprefix("SET ").partition("=")
+            settings[key] = value
         cursor = self._connection.cursor()
         try:
-            for key, value in variant.settings.items():
+            for key, value in settings.items():
                 _execute(cursor, f"SET {key}={value}")
-            _execute(cursor, sql)
+            _execute(cursor, select)
             rows = cursor.fetchall()
-            return to_arrow(_answer_columns(cursor), rows)
+            columns, nested = _answer_columns(cursor)
+            return to_arrow(columns, rows, nested)
         finally:
-            # The session outlives the query: the next variant must start from the defaults.
-            for key in variant.settings:
+            # The session outlives the query: the next one must start from the defaults.
+            for key in settings:
                 _execute(cursor, f"RESET {key}")
             cursor.close()
 
@@ -293,8 +356,9 @@ def _execute(cursor: Any, statement: str) -> None:
         raise
 
 
-def _answer_columns(cursor: Any) -> list[tuple[str, pa.DataType]]:
-    """Column names and types of the last result, decimal precision and scale included.
+def _answer_columns(cursor: Any) -> tuple[list[tuple[str, pa.DataType]], frozenset[str]]:
+    """Column names and types of the last result (decimal precision and scale included), and
+    the names of the struct, array and map columns.
 
     PyHive's `description` drops the type qualifiers, so ask HiveServer2 for the metadata.
     """
@@ -303,10 +367,12 @@ def _answer_columns(cursor: Any) -> list[tuple[str, pa.DataType]]:
     request = ttypes.TGetResultSetMetadataReq(cursor._operationHandle)
     response = cursor._connection.client.GetResultSetMetadata(request)
     columns = []
+    nested = set()
     for column in response.schema.columns:
         entry = column.typeDesc.types[0].primitiveEntry
         if entry is None:  # struct, array, map: HiveServer2 sends them as JSON text
             columns.append((column.columnName, pa.string()))
+            nested.add(column.columnName)
             continue
         qualifiers = (entry.typeQualifiers.qualifiers if entry.typeQualifiers else None) or {}
         precision, scale = (qualifiers.get(k) for k in ("precision", "scale"))
@@ -320,4 +386,4 @@ def _answer_columns(cursor: Any) -> list[tuple[str, pa.DataType]]:
                 ),
             )
         )
-    return columns
+    return columns, frozenset(nested)

@@ -12,6 +12,7 @@ statement only, so that DataFrame writes keep Hudi's default checks.
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from dataclasses import dataclass, field, replace
@@ -21,13 +22,31 @@ from typing import Any
 from engines.base import TableRef, describe_error
 from engines.spark_runtime import SparkRuntime
 from harness import scenario as sc
-from harness.oracle import TableState, coerce_row, evolve, schema_of
+from harness.oracle import TableState, coerce_row, evolve, reference_index, schema_of
 from harness.schema import Schema
 from harness.types import coerce
 
 DDL_WORKAROUND = {"hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
 NON_PARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
+PARTITIONED = "org.apache.hudi.keygen.ComplexKeyGenerator"
 TABLE_TYPE_NAMES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+# A completed instant: `<requested>_<completed>.<action>` (Hudi 1.x) or `<requested>.<action>`.
+_COMPLETED = re.compile(r"^(\d{14,})(?:_(\d{14,}))?\.(commit|deltacommit|replacecommit)$")
+
+
+def latest_instant(table_path: Path) -> tuple[str, str] | None:
+    """(requested, completed) time of the newest completed commit in the table's timeline.
+
+    Hudi 0.x timelines know one time per instant; it stands for both.
+    """
+    found = []
+    for folder in (table_path / ".hoodie" / "timeline", table_path / ".hoodie"):
+        if folder.is_dir():
+            for entry in folder.iterdir():
+                match = _COMPLETED.match(entry.name)
+                if match:
+                    found.append((match.group(1), match.group(2) or match.group(1)))
+    return max(found) if found else None
 
 
 @dataclass
@@ -40,6 +59,8 @@ class WriteResult:
     rejected: bool = False
     sql: list[str] | None = None
     step_seconds: list[float] = field(default_factory=list)
+    #: The newest completed instant (requested, completed) after the seed rows and each step.
+    instants: list[tuple[str, str] | None] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +77,11 @@ def quote(identifier: str) -> str:
     return "`" + identifier.replace("`", "``") + "`"
 
 
+def quote_path(path: str) -> str:
+    """Quote each part of a column path: `point`.`x`."""
+    return ".".join(quote(part) for part in path.split("."))
+
+
 def ddl(table: str, step: Any) -> str:
     """The Spark SQL statement of a schema-change step."""
     target = f"ALTER TABLE {quote(table)}"
@@ -63,25 +89,47 @@ def ddl(table: str, step: Any) -> str:
         case sc.AddColumn(column=col, after=after, first=first):
             comment = f" COMMENT '{_literal(col.comment)}'" if col.comment else ""
             position = " FIRST" if first else (f" AFTER {quote(after)}" if after else "")
-            spelled = f"{quote(col.name)} {col.type.spark_sql()}{comment}{position}"
+            spelled = f"{quote_path(col.name)} {col.type.spark_sql()}{comment}{position}"
             return f"{target} ADD COLUMNS ({spelled})"
         case sc.DropColumn(column=name):
             return f"{target} DROP COLUMN {quote(name)}"
+        case sc.DropColumns(columns=names):
+            return f"{target} DROP COLUMNS ({', '.join(quote(n) for n in names)})"
+        case sc.MoveColumn(column=name, after=after, first=first):
+            position = "FIRST" if first else f"AFTER {quote(after or '')}"
+            return f"{target} ALTER COLUMN {quote(name)} {position}"
         case sc.RenameColumn(column=name, to=new_name):
-            return f"{target} RENAME COLUMN {quote(name)} TO {quote(new_name)}"
+            return f"{target} RENAME COLUMN {quote_path(name)} TO {quote(new_name)}"
         case sc.ChangeType(column=name, to=new_type):
-            return f"{target} ALTER COLUMN {quote(name)} TYPE {new_type.spark_sql()}"
+            return f"{target} ALTER COLUMN {quote_path(name)} TYPE {new_type.spark_sql()}"
     raise TypeError(f"not a schema change: {step!r}")
 
 
-def _describe_write(operation: str, rows: list[Any], schema: Schema) -> str:
+def _describe_write(
+    operation: str, rows: list[Any], schema: Schema, settings: dict[str, str] | None = None
+) -> str:
     """A comment line standing for a DataFrame write in the writer's evidence."""
     columns = ", ".join(f"{c.name} {c.type.spark_sql()}" for c in schema.columns)
-    return f"-- DataFrame write, Hudi operation {operation}: {len(rows)} row(s) of ({columns})"
+    extra = "".join(f"; {key}={value}" for key, value in (settings or {}).items())
+    return (
+        f"-- DataFrame write, Hudi operation {operation}: {len(rows)} row(s) of ({columns})" + extra
+    )
 
 
 def _literal(text: str) -> str:
     return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def partition_folders(table_path: Path, depth: int) -> tuple[str, ...]:
+    """The Hive-style partition folders (`a=1/b=x`) that hold data files, sorted."""
+    if depth == 0:
+        return ()
+    found = set()
+    for data_file in table_path.rglob("*"):
+        relative = data_file.relative_to(table_path).parts
+        if data_file.is_file() and len(relative) == depth + 1 and not relative[0].startswith("."):
+            found.add("/".join(relative[:depth]))
+    return tuple(sorted(found))
 
 
 class HudiWriter:
@@ -105,13 +153,14 @@ class HudiWriter:
         states = evolve(spec)
         statements: list[str] = []
         timings: list[float] = []
+        instants: list[tuple[str, str] | None] = []
         steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
         for index, step in enumerate(steps):
             started = time.monotonic()
             try:
                 self._apply(table, spec, step, states[max(index - 1, 0)], statements)
             except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
-                refused = isinstance(step, sc.Upsert) and step.schema_ is not None
+                refused = isinstance(step, sc.Upsert) and step.is_change
                 where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
                 return WriteResult(
                     table,
@@ -120,12 +169,20 @@ class HudiWriter:
                     rejected=step.op in sc.SCHEMA_OPS or refused,
                     sql=statements,
                     step_seconds=timings,
+                    instants=instants,
                 )
             timings.append(time.monotonic() - started)
+            instants.append(latest_instant(table.path))
             if index == 0:
                 self._register(table)
-        table = replace(table, columns=self._latest_columns(table))
-        return WriteResult(table, sql=statements, step_seconds=timings)
+        table = replace(
+            table,
+            columns=self._latest_columns(table),
+            reference_instant=instants[reference_index(spec)],
+            partition_by=tuple(spec.partition_by),
+            partitions=partition_folders(table.path, len(spec.partition_by)),
+        )
+        return WriteResult(table, sql=statements, step_seconds=timings, instants=instants)
 
     def write_parquet(
         self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
@@ -147,14 +204,14 @@ class HudiWriter:
     ) -> None:
         """Run one step; SQL statements are recorded before they run, as evidence."""
         match step:
-            case sc.Insert(rows=rows):
+            case sc.Insert(rows=rows, settings=settings):
                 mode = "append" if table.path.exists() else "overwrite"
-                statements.append(_describe_write("insert", rows, before.schema))
-                self._write_rows(table, spec, before.schema, rows, "insert", mode)
-            case sc.Upsert(rows=rows, schema_=declared):
+                statements.append(_describe_write("insert", rows, before.schema, settings))
+                self._write_rows(table, spec, before.schema, rows, "insert", mode, settings)
+            case sc.Upsert(rows=rows, schema_=declared, settings=settings):
                 schema = schema_of(declared) if declared else before.schema
-                statements.append(_describe_write("upsert", rows, schema))
-                self._write_rows(table, spec, schema, rows, "upsert", "append")
+                statements.append(_describe_write("upsert", rows, schema, settings))
+                self._write_rows(table, spec, schema, rows, "upsert", "append", settings)
             case sc.Delete(keys=keys):
                 key_type = before.schema.column(spec.key).type
                 doomed = [before.rows[coerce(k, key_type)] for k in keys]
@@ -169,6 +226,10 @@ class HudiWriter:
                 self._sql(statement, {"hoodie.compact.inline.max.delta.commits": "1"})
             case sc.Compaction():
                 pass  # copy-on-write tables have nothing to compact
+            case sc.Clustering():
+                statement = f"CALL run_clustering(path => '{table.path}')"
+                statements.append(statement)
+                self._sql(statement, {})
             case _:
                 statement = ddl(table.name, step)
                 statements.append(statement)
@@ -182,11 +243,11 @@ class HudiWriter:
         rows: list[dict[str, Any]],
         operation: str,
         mode: str,
+        settings: dict[str, str] | None = None,
     ) -> None:
         frame = self._frame(schema, rows)
-        frame.write.format("hudi").options(**self._options(table, spec, operation)).mode(mode).save(
-            str(table.path)
-        )
+        options = {**self._options(table, spec, operation), **(settings or {})}
+        frame.write.format("hudi").options(**options).mode(mode).save(str(table.path))
 
     def _frame(self, schema: Schema, rows: list[dict[str, Any]]) -> Any:
         typed = [coerce_row(schema, row, "rows") for row in rows]
@@ -201,13 +262,24 @@ class HudiWriter:
             "hoodie.datasource.write.operation": operation,
             "hoodie.datasource.write.recordkey.field": spec.key,
             "hoodie.datasource.write.precombine.field": spec.precombine,
-            "hoodie.datasource.write.keygenerator.class": NON_PARTITIONED,
+            **self._partitioning(spec),
             "hoodie.schema.on.read.enable": "true",
             # New keys always go to new base files: what the oracle's read-optimized model assumes.
             "hoodie.parquet.small.file.limit": "0",
             "hoodie.insert.shuffle.parallelism": "2",
             "hoodie.upsert.shuffle.parallelism": "2",
             "hoodie.delete.shuffle.parallelism": "2",
+        }
+
+    @staticmethod
+    def _partitioning(spec: sc.ScenarioSpec) -> dict[str, str]:
+        if not spec.partition_by:
+            return {"hoodie.datasource.write.keygenerator.class": NON_PARTITIONED}
+        return {
+            "hoodie.datasource.write.keygenerator.class": PARTITIONED,
+            "hoodie.datasource.write.partitionpath.field": ",".join(spec.partition_by),
+            # Folders named `col=value`, which Hive and Trino map to partitions.
+            "hoodie.datasource.write.hive_style_partitioning": "true",
         }
 
     def _latest_columns(self, table: TableRef) -> tuple[tuple[str, str], ...]:

@@ -9,6 +9,7 @@ register the same layout directly through the Metastore's thrift API.
 from __future__ import annotations
 
 import contextlib
+import copy
 import time
 from urllib.parse import urlsplit
 
@@ -27,6 +28,37 @@ def hive_tables(table: TableRef) -> dict[str, str]:
     if table.format == "hudi" and table.table_type == "mor":
         return {"read_optimized": f"{table.name}_ro", "snapshot": f"{table.name}_rt"}
     return {"snapshot": table.name}
+
+
+def data_columns(table: TableRef) -> list[tuple[str, str]]:
+    """The table's columns without its partition columns (those are partition keys)."""
+    return [(n, k) for n, k in table.columns if n not in table.partition_by]
+
+
+def partition_columns(table: TableRef) -> list[tuple[str, str]]:
+    """The partition keys, typed as in the table's schema."""
+    types = dict(table.columns)
+    return [(name, types.get(name, "string")) for name in table.partition_by]
+
+
+def partition_values(table: TableRef) -> list[tuple[str, dict[str, str]]]:
+    """Each partition folder with its values: `("a=1/b=x", {"a": "1", "b": "x"})`."""
+    found = []
+    for folder in table.partitions:
+        values = dict(part.split("=", 1) for part in folder.split("/"))
+        found.append((folder, values))
+    return found
+
+
+def partition_location(table: TableRef, folder: str) -> str:
+    """The location of a partition folder; `=` stays as is (Hive's own folder names)."""
+    return f"file://{table.path / folder}"
+
+
+def table_for(table: TableRef, query_type: str) -> str:
+    """The Metastore table a query type reads: incremental and time travel use the snapshot one."""
+    tables = hive_tables(table)
+    return tables.get(query_type, tables["snapshot"])
 
 
 def input_format(table: TableRef, query_type: str) -> str:
@@ -52,7 +84,8 @@ def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
     from hmsclient.genthrift.hive_metastore import ttypes
 
     address = urlsplit(metastore_uri)
-    columns = [ttypes.FieldSchema(name=name, type=kind) for name, kind in table.columns]
+    columns = [ttypes.FieldSchema(name=name, type=kind) for name, kind in data_columns(table)]
+    keys = [ttypes.FieldSchema(name=name, type=kind) for name, kind in partition_columns(table)]
     now = int(time.time())
     with hmsclient.HMSClient(host=address.hostname, port=address.port) as client:
         for query_type, name in hive_tables(table).items():
@@ -81,8 +114,22 @@ def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
                     lastAccessTime=0,
                     retention=0,
                     sd=storage,
-                    partitionKeys=[],
+                    partitionKeys=keys,
                     parameters={"EXTERNAL": "TRUE"},
                     tableType="EXTERNAL_TABLE",
                 )
             )
+            for folder, values in partition_values(table):
+                located = copy.copy(storage)
+                located.location = partition_location(table, folder)
+                client.add_partition(
+                    ttypes.Partition(
+                        values=[values[k] for k in table.partition_by],
+                        dbName=DATABASE,
+                        tableName=name,
+                        createTime=now,
+                        lastAccessTime=0,
+                        sd=located,
+                        parameters={},
+                    )
+                )

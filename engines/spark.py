@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from engines.base import Engine, TableRef, Variant, log_tail
+from engines.base import Engine, TableRef, Variant, log_tail, reference_instant
+from harness.types import canonical_json
 
 _SIMPLE = {
     "boolean": pa.bool_(),
@@ -40,13 +41,27 @@ def dataframe_to_arrow(df: Any) -> pa.Table:
         fields.append(pa.field(spark_field.name, mapped or pa.string()))
     schema = pa.schema(fields)
     rows = df.collect()
+    nested = [f.dataType.typeName() in ("struct", "array", "map") for f in df.schema.fields]
     columns = []
     for index, arrow_field in enumerate(schema):
         values = [row[index] for row in rows]
-        if arrow_field.type == pa.string():
+        if nested[index]:
+            values = [canonical_json(_plain(v)) for v in values]
+        elif arrow_field.type == pa.string():
             values = [None if v is None else str(v) for v in values]
         columns.append(pa.array(values, type=arrow_field.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _plain(value: Any) -> Any:
+    """Spark rows, lists and dicts as plain Python values (rows become dicts)."""
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 class SparkEngine(Engine):
@@ -54,8 +69,8 @@ class SparkEngine(Engine):
 
     name = "spark"
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot",),
-        "mor": ("snapshot", "read_optimized"),
+        "cow": ("snapshot", "incremental", "time_travel"),
+        "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
     }
     variants = (
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
@@ -73,9 +88,17 @@ class SparkEngine(Engine):
         if table.format == "parquet":
             return f"SELECT * FROM parquet.`{table.path}`"
         view = f"{table.name}_{query_type}"
+        options = {"path": str(table.path), "hoodie.datasource.query.type": query_type}
+        if query_type in ("incremental", "time_travel"):
+            requested, completed = reference_instant(table)
+            if query_type == "incremental":
+                options["hoodie.datasource.read.begin.instanttime"] = completed
+            else:
+                options["hoodie.datasource.query.type"] = "snapshot"
+                options["as.of.instant"] = requested
+        spelled = ", ".join(f"'{key}' '{value}'" for key, value in options.items())
         return (
-            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING hudi OPTIONS "
-            f"(path '{table.path}', 'hoodie.datasource.query.type' '{query_type}');\n"
+            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING hudi OPTIONS ({spelled});\n"
             f"SELECT * FROM `{view}`"
         )
 

@@ -20,10 +20,20 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from engines.base import Engine, QueryError, RunContext, TableRef, Variant, log_tail
-from engines.metastore_tables import DATABASE, hive_tables
+from engines.base import (
+    Engine,
+    QueryError,
+    RunContext,
+    TableRef,
+    Variant,
+    log_tail,
+    reference_instant,
+)
+from engines.metastore_tables import DATABASE, table_for
 from engines.trino_runtime import TrinoServer, provision, trino_version
+from harness.types import canonical_json
 
+NESTED = ("row", "array", "map")
 #: Variant setting that picks the catalog; every other setting is a Trino session property.
 CATALOG = "catalog"
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
@@ -55,15 +65,33 @@ def trino_arrow_type(type_name: str) -> pa.DataType:
 
 
 def to_arrow(description: list[Any], rows: list[list[Any]]) -> pa.Table:
-    """Build the answer table from the client's column descriptions and Python values."""
+    """Build the answer table from the client's column descriptions and Python values.
+
+    Row, array and map values become canonical JSON text, the form nested values compare in.
+    """
     columns = [(column[0], trino_arrow_type(column[1])) for column in description]
+    nested = [column[1].split("(", 1)[0].strip() in NESTED for column in description]
     arrays = []
     for index, (_, kind) in enumerate(columns):
         values = [row[index] for row in rows]
-        if kind == pa.string():
+        if nested[index]:
+            values = [canonical_json(_plain(v)) for v in values]
+        elif kind == pa.string():
             values = [None if v is None else _text(v) for v in values]
         arrays.append(pa.array(values, type=kind))
     return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
+
+
+def _plain(value: Any) -> Any:
+    """Trino's row tuples (with field names), lists and dicts as plain Python values."""
+    names = getattr(value, "_names", None)
+    if names is not None:
+        return {name: _plain(v) for name, v in zip(names, value, strict=True)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _text(value: Any) -> str:
@@ -100,15 +128,22 @@ class TrinoEngine(Engine):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
+    partition_columns_last = True
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot",),
         "mor": ("read_optimized",),
     }
+    _NO_TIME_TRAVEL = "Trino's Hudi connector has no time travel; `FOR VERSION AS OF` tried"
     probe_only: ClassVar[dict[tuple[str, str], str]] = {
         ("mor", "snapshot"): (
             "Trino's Hudi connector has no merge-on-read snapshot query: it reads base files "
             "only, without the log files"
         ),
+        ("cow", "time_travel"): _NO_TIME_TRAVEL,
+        ("mor", "time_travel"): _NO_TIME_TRAVEL,
+    }
+    unsupported: ClassVar[dict[str, str]] = {
+        "incremental": "Trino's Hudi connector has no incremental query",
     }
     variants = (
         Variant("column_names", {CATALOG: "hudi", "hudi.use_parquet_column_names": "true"}),
@@ -141,10 +176,12 @@ class TrinoEngine(Engine):
         self.context.register_in_metastore(table)
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
-        name = quote(hive_tables(table)[query_type])
+        name = quote(table_for(table, query_type))
         if table.format == "parquet":
             # The Hudi connector reads only Hudi tables; plain Parquet is the Hive connector's.
             return f"SELECT * FROM hive.{DATABASE}.{name}"
+        if query_type == "time_travel":
+            return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[0]}"
         return f"SELECT * FROM {name}"
 
     def query(self, sql: str, variant: Variant) -> pa.Table:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from harness.types import canonical_json
+
 META_PREFIX = "_hoodie_"
 SAMPLE_SIZE = 8
 
@@ -37,9 +39,40 @@ def data_columns(table: pa.Table) -> pa.Table:
     return table.select(keep)
 
 
+def nested_as_json(table: pa.Table) -> pa.Table:
+    """Struct, list and map columns as canonical JSON text, the form nested answers compare in.
+
+    Engines hand nested values over in different shapes (Spark rows, Hive JSON text, Trino
+    row tuples); each engine turns them into this JSON, and so does the oracle's side here.
+    Types inside nested values are therefore compared through their values only.
+    """
+    columns = []
+    for index, column_field in enumerate(table.schema):
+        column = table.column(index)
+        if pa.types.is_nested(column_field.type):
+            values = [canonical_json(_from_arrow(v, column_field.type)) for v in column.to_pylist()]
+            column = pa.array(values, type=pa.string())
+        columns.append(column)
+    names = table.column_names
+    return pa.Table.from_arrays(columns, names=names) if names else table
+
+
+def _from_arrow(value: Any, kind: pa.DataType) -> Any:
+    if value is None:
+        return None
+    if pa.types.is_map(kind):
+        return {k: _from_arrow(v, kind.item_type) for k, v in value}
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return [_from_arrow(v, kind.value_type) for v in value]
+    if pa.types.is_struct(kind):
+        return {f.name: _from_arrow(value.get(f.name), f.type) for f in kind}
+    return value
+
+
 def compare(expected: pa.Table, actual: pa.Table, key: str) -> Comparison:
     """Compare column sets, types, order, rows by `key`, then values cell by cell."""
-    actual = data_columns(actual)
+    expected = nested_as_json(expected)
+    actual = nested_as_json(data_columns(actual))
     result = Comparison()
     want, got = expected.column_names, actual.column_names
     for name in want:

@@ -7,6 +7,11 @@ NULL), renamed columns keep their values, retyped columns hold the old values co
 For merge-on-read it also tracks what the base (Parquet) files hold, which is what a
 read-optimized query shows: the writer disables small-file packing, so rows with new keys land
 in new base files, updates and deletes of existing keys land in log files until a compaction.
+
+Incremental and time-travel queries start from the *reference* state: the table just before
+the first schema change (the seed rows when a scenario changes no schema). Time travel as of
+that instant must return that state's schema and rows; an incremental query from it must
+return the rows written after it, in the latest schema.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import pyarrow as pa
 
 from harness import scenario as sc
 from harness.schema import Column, Schema, SchemaChangeError
-from harness.types import coerce, convert
+from harness.types import PROMOTIONS, coerce, convert, map_at, split_path, to_arrow_value
 
 Row = dict[str, Any]
 
@@ -39,10 +44,16 @@ class TableState:
     schema: Schema
     rows: dict[Any, Row] = field(default_factory=dict)
     base: dict[Any, Row] = field(default_factory=dict)
+    #: The state index (0 = seed rows, i = after steps[i-1]) that wrote each row's version.
+    written: dict[Any, int] = field(default_factory=dict)
+    #: The state index being built.
+    index: int = 0
 
     def table(self, rows: dict[Any, Row]) -> pa.Table:
         ordered = [rows[k] for k in sorted(rows, key=_sort_key)]
-        return pa.Table.from_pylist(ordered, schema=self.schema.arrow())
+        types = {c.name: c.type for c in self.schema.columns}
+        shaped = [{n: to_arrow_value(v, types[n]) for n, v in row.items()} for row in ordered]
+        return pa.Table.from_pylist(shaped, schema=self.schema.arrow())
 
 
 def schema_of(columns: list[sc.ColumnSpec]) -> Schema:
@@ -59,6 +70,7 @@ def evolve(spec: sc.ScenarioSpec) -> list[TableState]:
     states = [copy.deepcopy(state)]
     for index, step in enumerate(spec.steps):
         where = f"steps[{index}]"
+        state.index = index + 1
         names = state.schema.names
         try:
             _apply(state, spec, step, where)
@@ -68,9 +80,25 @@ def evolve(spec: sc.ScenarioSpec) -> list[TableState]:
     return states
 
 
+def reference_index(spec: sc.ScenarioSpec) -> int:
+    """The state incremental and time-travel queries start from: before the first change."""
+    for index, step in enumerate(spec.steps):
+        if step.op in sc.SCHEMA_OPS or (isinstance(step, sc.Upsert) and step.is_change):
+            return index
+    return 0
+
+
 def expected(spec: sc.ScenarioSpec, table_type: str, query_type: str) -> pa.Table:
     """The table a correct engine returns for this query type after all steps."""
-    state = evolve(spec)[-1]
+    states = evolve(spec)
+    state = states[-1]
+    if query_type == "time_travel":
+        past = states[reference_index(spec)]
+        return past.table(past.rows)
+    if query_type == "incremental":
+        since = reference_index(spec)
+        changed = {k: row for k, row in state.rows.items() if state.written[k] > since}
+        return state.table(changed)
     if table_type == "mor" and query_type == "read_optimized":
         return state.table(state.base)
     return state.table(state.rows)
@@ -88,18 +116,40 @@ def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> N
             _write(state, spec, rows, f"{where}.rows", new_keys_only=False)
         case sc.Delete(keys=keys):
             _delete(state, spec, keys, f"{where}.keys")
+        case sc.AddColumn(column=col, after=after, first=first) if "." in col.name:
+            parent, leaf = col.name.rsplit(".", 1)
+            old = state.schema
+            state.schema = state.schema.add(Column(col.name, col.type, col.comment), after, first)
+            _for_nested(state, old, parent, lambda struct: {**struct, leaf: None})
         case sc.AddColumn(column=col, after=after, first=first):
             state.schema = state.schema.add(Column(col.name, col.type, col.comment), after, first)
             _for_all_rows(state, lambda row: row.setdefault(col.name, None))
+        case sc.RenameColumn(column=name, to=new_name) if "." in name:
+            parent, leaf = name.rsplit(".", 1)
+            old = state.schema
+            state.schema = state.schema.rename(name, new_name)
+            _for_nested(
+                state,
+                old,
+                parent,
+                lambda struct: {(new_name if k == leaf else k): v for k, v in struct.items()},
+            )
         case sc.DropColumn(column=name):
             state.schema = state.schema.drop(name)
             _for_all_rows(state, lambda row: row.pop(name, None))
+        case sc.DropColumns(columns=names):
+            for name in names:
+                state.schema = state.schema.drop(name)
+                _for_all_rows(state, lambda row, name=name: row.pop(name, None))
+        case sc.MoveColumn(column=name, after=after, first=first):
+            state.schema = state.schema.move(name, after, first)
         case sc.RenameColumn(column=name, to=new_name):
             state.schema = state.schema.rename(name, new_name)
             _for_all_rows(state, lambda row: row.__setitem__(new_name, row.pop(name)))
         case sc.ChangeType(column=name, to=target):
             _retype(state, name, target, spec.key)
-        case sc.Compaction():
+        case sc.Compaction() | sc.Clustering():
+            # Both rewrite every file group's latest rows into new base files.
             state.base = copy.deepcopy(state.rows)
 
 
@@ -107,28 +157,60 @@ def _step_field(step: Any, names: list[str]) -> str:
     """The field of a schema step naming a column the table lacks or already has."""
     match step:
         case sc.AddColumn(column=col):
-            return "column.name" if col.name in names else "after"
+            return "column.name" if col.name in names or "." in col.name else "after"
         case sc.RenameColumn(column=name):
             return "to" if name in names else "column"
+        case sc.MoveColumn(column=name, after=after):
+            return "after" if name in names and after is not None else "column"
+        case sc.DropColumns(columns=columns):
+            missing = [i for i, c in enumerate(columns) if c not in names]
+            return f"columns[{missing[0]}]" if missing else "columns"
         case _:
             return "column"
 
 
 def _evolve_on_write(state: TableState, declared: Schema, key: str) -> None:
-    """Schema on write: new columns join at the end, wider types replace the old ones."""
+    """Schema on write: new columns join at the end, wider types replace the old ones.
+
+    A narrower incoming type (an int written into a long column) leaves the column as it is:
+    the values are promoted, the table does not lose range. Missing columns stay (NULL).
+    """
     for col in declared.columns:
         if col.name not in state.schema.names:
             state.schema = state.schema.add(col)
             _for_all_rows(state, lambda row, name=col.name: row.setdefault(name, None))
-        elif state.schema.column(col.name).type != col.type:
+            continue
+        current = state.schema.column(col.name).type
+        if current != col.type and (col.type.name, current.name) not in PROMOTIONS:
             _retype(state, col.name, col.type, key)
 
 
+def _for_nested(state: TableState, old: Schema, path: str, change: Any) -> None:
+    """Apply `change` to every value at `path` (a struct or the parent of a leaf) in all rows."""
+    top, *rest = split_path(path)
+    top_type = old.column(top).type
+    _for_all_rows(state, lambda row: row.__setitem__(top, map_at(row[top], top_type, rest, change)))
+
+
 def _retype(state: TableState, name: str, target: Any, key: str) -> None:
+    if "." in name:
+        source = state.schema.type_of(name)
+        old = state.schema
+        state.schema = state.schema.retype(name, target)
+        top, *rest = split_path(name)
+        top_type = old.column(top).type
+        _for_all_rows(
+            state,
+            lambda row: row.__setitem__(
+                top, map_at(row[top], top_type, rest, lambda v: convert(v, source, target))
+            ),
+        )
+        return
     source = state.schema.column(name).type
     state.schema = state.schema.retype(name, target)
     _for_all_rows(state, lambda row: row.__setitem__(name, convert(row[name], source, target)))
     if name == key:  # the rows are found by their key value, which changed with the type
+        state.written = {state.rows[k][key]: i for k, i in state.written.items()}
         state.rows = {row[key]: row for row in state.rows.values()}
         state.base = {row[key]: row for row in state.base.values()}
 
@@ -151,6 +233,7 @@ def _write(
     for value, row in batch.items():
         if _newer(state.rows.get(value), row, spec.precombine):
             state.rows[value] = row
+            state.written[value] = state.index
         if value not in state.base:
             state.base[value] = copy.deepcopy(row)
 
@@ -173,6 +256,7 @@ def _delete(state: TableState, spec: sc.ScenarioSpec, keys: list[Any], where: st
         if value not in state.rows:
             raise StepError(f"{where}[{index}]", f"key {value!r} is not in the table")
         del state.rows[value]
+        del state.written[value]
 
 
 def coerce_row(schema: Schema, raw: Row, where: str) -> Row:
@@ -202,6 +286,9 @@ def _require_columns(schema: Schema, spec: sc.ScenarioSpec, where: str) -> None:
     for role, name in (("key", spec.key), ("precombine", spec.precombine)):
         if name not in schema.names:
             raise StepError(role, f"{name!r} is not a column of the schema")
+    for index, name in enumerate(spec.partition_by):
+        if name not in schema.names:
+            raise StepError(f"partition_by[{index}]", f"{name!r} is not a column of the schema")
 
 
 def _for_all_rows(state: TableState, change: Any) -> None:

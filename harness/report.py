@@ -12,6 +12,15 @@ from harness.outcomes import Cell, Outcome, summary_line
 from harness.results import load_run, results_document
 
 TABLE_TYPE_NAMES = {"cow": "copy-on-write", "mor": "merge-on-read"}
+#: The summary's columns: (table type, query type) → heading.
+SUMMARY_COLUMNS = {
+    ("cow", "snapshot"): "COW",
+    ("mor", "read_optimized"): "MOR read-optimized",
+    ("mor", "snapshot"): "MOR snapshot",
+}
+#: The type-change table's layout, as in the source documents.
+TYPE_ROWS = ("int", "long", "float", "double", "decimal", "string", "date")
+TYPE_COLUMNS = ("long", "float", "double", "string", "decimal", "date", "int")
 LEGEND = {
     Outcome.PASS: "the engine's answer equals the oracle's",
     Outcome.WRONG: "the engine answered, but not correctly (the reason says how)",
@@ -47,6 +56,19 @@ def render_matrix(info: dict[str, Any], cells: list[Cell]) -> str:
         "",
         *(f"- `{o.value}`: {text}" for o, text in LEGEND.items()),
     ]
+    for engine, group in _by_engine(cells).items():
+        lines += ["", f"## Summary: {engine}", ""]
+        lines += _summary_table(group)
+    type_changes = _type_change_cells(cells)
+    if type_changes:
+        lines += ["", "## Type changes", ""]
+        lines += [
+            "Rows: the column's type before the change; columns: its type after. A cell is the",
+            "outcome of every variant, or the outcomes and the variants that had them.",
+        ]
+        for (engine, table_type, query_type), pairs in type_changes.items():
+            lines += ["", f"### {engine} · {TABLE_TYPE_NAMES[table_type]} · {query_type}", ""]
+            lines += _type_change_table(pairs)
     for (engine, version, table_type, variant), group in _sections(cells).items():
         lines += ["", f"## {engine} {version} · {TABLE_TYPE_NAMES[table_type]} · `{variant}`", ""]
         lines += _section_table(group)
@@ -56,6 +78,98 @@ def render_matrix(info: dict[str, Any], cells: list[Cell]) -> str:
         for cell in failing:
             lines += _evidence(cell)
     return "\n".join(lines) + "\n"
+
+
+def _by_engine(cells: list[Cell]) -> dict[str, list[Cell]]:
+    engines: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells:
+        engines[cell.engine].append(cell)
+    return dict(engines)
+
+
+def combined_outcome(cells: list[Cell]) -> str:
+    """One outcome if every variant agrees, else each outcome with the variants that had it."""
+    variants: dict[str, list[str]] = defaultdict(list)
+    for cell in cells:
+        variants[cell.outcome.value].append(cell.variant)
+    if len(variants) == 1:
+        return next(iter(variants))
+    order = [o.value for o in Outcome]
+    return "<br>".join(
+        f"{outcome} ({', '.join(variants[outcome])})"
+        for outcome in sorted(variants, key=order.index)
+    )
+
+
+def _summary_table(cells: list[Cell]) -> list[str]:
+    """operation | COW | MOR read-optimized | MOR snapshot | reasons, one row per scenario."""
+    rows: dict[str, dict[tuple[str, str], list[Cell]]] = defaultdict(lambda: defaultdict(list))
+    titles: dict[str, str] = {}
+    for cell in cells:
+        if (cell.table_type, cell.query_type) in SUMMARY_COLUMNS:
+            rows[cell.scenario][(cell.table_type, cell.query_type)].append(cell)
+            titles[cell.scenario] = cell.title
+    lines = [
+        "| operation | " + " | ".join(SUMMARY_COLUMNS.values()) + " | reasons |",
+        "|---" * (len(SUMMARY_COLUMNS) + 2) + "|",
+    ]
+    for scenario, by_column in rows.items():
+        outcomes = [
+            combined_outcome(by_column.get(k, [])) if k in by_column else ""
+            for k in SUMMARY_COLUMNS
+        ]
+        reasons: dict[str, list[str]] = defaultdict(list)
+        for key, heading in SUMMARY_COLUMNS.items():
+            column = by_column.get(key, [])
+            by_reason: dict[str, list[str]] = defaultdict(list)
+            for cell in column:
+                if cell.outcome is not Outcome.PASS:
+                    by_reason[cell.reason].append(cell.variant)
+            for reason, variants in by_reason.items():
+                every = len(variants) == len(column)
+                reasons[reason].append(heading if every else f"{heading} [{', '.join(variants)}]")
+        if len(reasons) == 1 and all(
+            h in next(iter(reasons.values())) for h in (SUMMARY_COLUMNS[k] for k in by_column)
+        ):
+            reasons = {next(iter(reasons)): ["all"]}
+        reason_text = "<br>".join(
+            f"{', '.join(where)}: {_md(reason)}" for reason, where in reasons.items()
+        )
+        lines.append(
+            f"| {_md(titles[scenario])} (`{scenario}`) | "
+            + " | ".join(outcomes)
+            + f" | {reason_text} |"
+        )
+    return lines
+
+
+def _type_change_cells(
+    cells: list[Cell],
+) -> dict[tuple[str, str, str], dict[tuple[str, str], list[Cell]]]:
+    """Cells of `type_change/<source>_to_<target>` scenarios, by engine, table and query type."""
+    found: dict[tuple[str, str, str], dict[tuple[str, str], list[Cell]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for cell in cells:
+        name = cell.scenario.removeprefix("type_change/")
+        source, _, target = name.partition("_to_")
+        if cell.category == "type_change" and source in TYPE_ROWS and target in TYPE_COLUMNS:
+            found[(cell.engine, cell.table_type, cell.query_type)][(source, target)].append(cell)
+    return {key: dict(pairs) for key, pairs in sorted(found.items())}
+
+
+def _type_change_table(pairs: dict[tuple[str, str], list[Cell]]) -> list[str]:
+    lines = [
+        "| source \\ target | " + " | ".join(TYPE_COLUMNS) + " |",
+        "|---" * (len(TYPE_COLUMNS) + 1) + "|",
+    ]
+    for source in TYPE_ROWS:
+        row = [
+            "—" if source == target else combined_outcome(pairs.get((source, target), []))
+            for target in TYPE_COLUMNS
+        ]
+        lines.append(f"| {source} | " + " | ".join(row) + " |")
+    return lines
 
 
 def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str], list[Cell]]:

@@ -14,6 +14,8 @@ from harness.types import ColumnType, parse_type
 
 IDENTIFIER_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN)]
+#: A column or a nested field: `point.x`, `items.element.qty`, `attrs.value.note`.
+ColumnPath = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,63}(\.[a-z_][a-z0-9_]{0,63}){0,5}$")]
 TableType = Literal["cow", "mor"]
 TABLE_TYPES: tuple[str, ...] = ("cow", "mor")
 MAX_ROWS = 10_000
@@ -49,19 +51,34 @@ class ColumnSpec(_Strict):
 Rows = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_ROWS)]
 
 
+#: Writer options a step may set: Hudi's `hoodie.*` keys, nothing else.
+WriterSettings = dict[Annotated[str, Field(pattern=r"^hoodie\.[a-z0-9_.]{1,200}$")], str]
+
+
 class Insert(_Strict):
     """Write rows whose keys are new (Hudi `insert`)."""
 
     op: Literal["insert"]
     rows: Rows
+    settings: WriterSettings = Field(default_factory=dict)
 
 
 class Upsert(_Strict):
-    """Write rows (Hudi `upsert`); a `schema` of its own makes it a schema-on-write change."""
+    """Write rows (Hudi `upsert`); a `schema` of its own makes it a schema-on-write change.
+
+    `settings` are extra Hudi writer options for this write only; changing the table's record
+    key, precombine or partition field this way is a change the writer should refuse.
+    """
 
     op: Literal["upsert"]
     rows: Rows
     schema_: list[ColumnSpec] | None = Field(default=None, alias="schema", min_length=1)
+    settings: WriterSettings = Field(default_factory=dict)
+
+    @property
+    def is_change(self) -> bool:
+        """Whether this write changes the schema or the table's configuration."""
+        return self.schema_ is not None or bool(self.settings)
 
 
 class Delete(_Strict):
@@ -71,11 +88,17 @@ class Delete(_Strict):
     keys: Annotated[list[Any], Field(min_length=1, max_length=MAX_ROWS)]
 
 
+class NewColumnSpec(ColumnSpec):
+    """A column to add; a dotted name (`point.z`) adds a field to a struct."""
+
+    name: ColumnPath  # type: ignore[assignment]
+
+
 class AddColumn(_Strict):
     """`ALTER TABLE ... ADD COLUMNS`, at the end, `first: true` or `after: <column>`."""
 
     op: Literal["add_column"]
-    column: ColumnSpec
+    column: NewColumnSpec
     after: Identifier | None = None
     first: bool = False
 
@@ -85,9 +108,27 @@ class DropColumn(_Strict):
     column: Identifier
 
 
-class RenameColumn(_Strict):
-    op: Literal["rename_column"]
+class DropColumns(_Strict):
+    """`ALTER TABLE ... DROP COLUMNS (a, b)`: several columns in one change."""
+
+    op: Literal["drop_columns"]
+    columns: Annotated[list[Identifier], Field(min_length=2, max_length=50)]
+
+
+class MoveColumn(_Strict):
+    """`ALTER TABLE ... ALTER COLUMN ... FIRST` or `AFTER <column>`: reorder a column."""
+
+    op: Literal["move_column"]
     column: Identifier
+    after: Identifier | None = None
+    first: bool = False
+
+
+class RenameColumn(_Strict):
+    """`ALTER TABLE ... RENAME COLUMN`; `column` may be a nested field, `to` is the new name."""
+
+    op: Literal["rename_column"]
+    column: ColumnPath
     to: Identifier
 
 
@@ -95,7 +136,7 @@ class ChangeType(_Strict):
     """`ALTER TABLE ... ALTER COLUMN ... TYPE`."""
 
     op: Literal["change_type"]
-    column: Identifier
+    column: ColumnPath
     to: ColumnType
 
     @field_validator("to", mode="before")
@@ -110,12 +151,35 @@ class Compaction(_Strict):
     op: Literal["compaction"]
 
 
+class Clustering(_Strict):
+    """Schedule and run a clustering: every file group rewritten into new base files."""
+
+    op: Literal["clustering"]
+
+
 Step = Annotated[
-    Insert | Upsert | Delete | AddColumn | DropColumn | RenameColumn | ChangeType | Compaction,
+    Insert
+    | Upsert
+    | Delete
+    | AddColumn
+    | DropColumn
+    | DropColumns
+    | MoveColumn
+    | RenameColumn
+    | ChangeType
+    | Compaction
+    | Clustering,
     Field(discriminator="op"),
 ]
-SCHEMA_OPS = ("add_column", "drop_column", "rename_column", "change_type")
-OPS = ("insert", "upsert", "delete", *SCHEMA_OPS, "compaction")
+SCHEMA_OPS = (
+    "add_column",
+    "drop_column",
+    "drop_columns",
+    "move_column",
+    "rename_column",
+    "change_type",
+)
+OPS = ("insert", "upsert", "delete", *SCHEMA_OPS, "compaction", "clustering")
 
 
 class ScenarioSpec(_Strict):
@@ -127,6 +191,8 @@ class ScenarioSpec(_Strict):
     table_types: list[TableType] = Field(default_factory=lambda: list(TABLE_TYPES), min_length=1)
     key: Identifier
     precombine: Identifier
+    #: Partition columns (Hive-style folders `col=value`); none means a non-partitioned table.
+    partition_by: list[Identifier] = Field(default_factory=list, max_length=3)
     schema_: list[ColumnSpec] = Field(alias="schema", min_length=1, max_length=200)
     rows: Rows
     steps: list[Step] = Field(default_factory=list, max_length=100)

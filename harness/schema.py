@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from harness.types import ColumnType
+from harness.types import ColumnType, split_path, type_at, with_child
 
 
 class SchemaChangeError(ValueError):
@@ -39,8 +39,27 @@ class Schema:
                 return col
         raise SchemaChangeError(f"no column {name!r}; the table has: {', '.join(self.names)}")
 
+    def type_of(self, path: str) -> ColumnType:
+        """The type of a column or nested field (`point.x`, `items.element.qty`)."""
+        top, *rest = split_path(path)
+        try:
+            return type_at(self.column(top).type, rest)
+        except ValueError as exc:
+            raise SchemaChangeError(f"no field {path!r}: {exc}") from None
+
     def add(self, col: Column, after: str | None = None, first: bool = False) -> Schema:
-        """Add `col` at the end, first, or after the named column."""
+        """Add `col` at the end, first, or after the named column; a dotted name adds a field."""
+        if "." in col.name:
+            if after is not None or first:
+                raise SchemaChangeError("`after` and `first` apply to top-level columns only")
+            parent, leaf = col.name.rsplit(".", 1)
+
+            def add_field(fields: tuple[tuple[str, ColumnType], ...]) -> tuple:
+                if leaf in dict(fields):
+                    raise SchemaChangeError(f"field {col.name!r} already exists")
+                return (*fields, (leaf, col.type))
+
+            return self._change_nested(parent, add_field)
         self._require_new(col.name)
         cols = list(self.columns)
         if first:
@@ -51,11 +70,33 @@ class Schema:
             cols.append(col)
         return Schema(tuple(cols))
 
+    def move(self, name: str, after: str | None = None, first: bool = False) -> Schema:
+        """Move the named column first, or right after the column `after`."""
+        col = self.column(name)
+        if after is not None:
+            self.column(after)
+            if after == name:
+                raise SchemaChangeError(f"column {name!r} cannot move after itself")
+        rest = Schema(tuple(c for c in self.columns if c.name != name))
+        if not first and after is None:
+            raise SchemaChangeError("a move needs `first: true` or `after: <column>`")
+        return rest.add(col, after, first)
+
     def drop(self, name: str) -> Schema:
         self.column(name)
         return Schema(tuple(c for c in self.columns if c.name != name))
 
     def rename(self, name: str, new_name: str) -> Schema:
+        if "." in name:
+            parent, leaf = name.rsplit(".", 1)
+            self.type_of(name)
+
+            def rename_field(fields: tuple[tuple[str, ColumnType], ...]) -> tuple:
+                if new_name in dict(fields):
+                    raise SchemaChangeError(f"field {parent}.{new_name} already exists")
+                return tuple((new_name if n == leaf else n, t) for n, t in fields)
+
+            return self._change_nested(parent, rename_field)
         self.column(name)
         self._require_new(new_name)
         return Schema(
@@ -63,6 +104,13 @@ class Schema:
         )
 
     def retype(self, name: str, new_type: ColumnType) -> Schema:
+        if "." in name:
+            parent, leaf = name.rsplit(".", 1)
+            self.type_of(name)
+            top, *rest = split_path(parent)
+            inner = self.column(top).type
+            changed = _replace_leaf(inner, rest, leaf, new_type)
+            return self.retype(top, changed)
         self.column(name)
         return Schema(
             tuple(replace(c, type=new_type) if c.name == name else c for c in self.columns)
@@ -72,6 +120,27 @@ class Schema:
         """The Arrow schema every answer is compared in."""
         return pa.schema([pa.field(c.name, c.type.arrow()) for c in self.columns])
 
+    def _change_nested(self, parent: str, change: object) -> Schema:
+        top, *rest = split_path(parent)
+        try:
+            changed = with_child(self.column(top).type, rest, change)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise SchemaChangeError(f"no field {parent!r}: {exc}") from None
+        return Schema(tuple(replace(c, type=changed) if c.name == top else c for c in self.columns))
+
     def _require_new(self, name: str) -> None:
         if name in self.names:
             raise SchemaChangeError(f"column {name!r} already exists")
+
+
+def _replace_leaf(
+    ctype: ColumnType, segments: list[str], leaf: str, new_type: ColumnType
+) -> ColumnType:
+    """`ctype` with the child `leaf` of the nested type at `segments` retyped."""
+    if not segments:
+        return replace(
+            ctype, fields=tuple((n, new_type if n == leaf else t) for n, t in ctype.fields)
+        )
+    head, rest = segments[0], segments[1:]
+    inner = _replace_leaf(ctype.child(head), rest, leaf, new_type)
+    return replace(ctype, fields=tuple((n, inner if n == head else t) for n, t in ctype.fields))

@@ -77,3 +77,33 @@ def test_values_are_converted_to_the_answer_types() -> None:
         {"day": dt.date(2024, 2, 29), "amount": Decimal("1.50"), "tags": '{"a":1}'},
         {"day": None, "amount": None, "tags": None},
     ]
+
+
+def test_nested_json_from_hiveserver2_becomes_canonical() -> None:
+    table = to_arrow(
+        [("p", pa.string()), ("name", pa.string())],
+        [('{"y":2,"x":1}', "a"), (None, None)],
+        nested=frozenset({"p"}),
+    )
+    assert table.column("p").to_pylist() == ['{"x":1,"y":2}', None]
+    assert table.column("name").to_pylist() == ["a", None]
+
+
+def test_partitioned_tables_get_partition_keys_and_partitions() -> None:
+    columns = (("id", "int"), ("name", "string"), ("region", "string"))
+    ref = TableRef(
+        "t_p_cow",
+        Path("/data/t_p_cow"),
+        "cow",
+        "id",
+        columns=columns,
+        partition_by=("region",),
+        partitions=("region=eu", "region=us"),
+    )
+    drop, create, *partitions = registration_ddl(ref)
+    assert drop == "DROP TABLE IF EXISTS `t_p_cow`"
+    assert "(`id` int, `name` string) PARTITIONED BY (`region` string)" in create
+    assert partitions == [
+        "ALTER TABLE `t_p_cow` ADD PARTITION (`region`='eu') LOCATION 'file:///data/t_p_cow/region=eu'",
+        "ALTER TABLE `t_p_cow` ADD PARTITION (`region`='us') LOCATION 'file:///data/t_p_cow/region=us'",
+    ]

@@ -275,3 +275,191 @@ def test_cow_read_optimized_equals_snapshot() -> None:
     scenario = spec(*MOR_STEPS)
     assert read_optimized(scenario, "cow").equals(snapshot(scenario, "cow"))
     assert snapshot(scenario, "cow").equals(snapshot(scenario, "mor"))
+
+
+def test_reference_is_the_state_before_the_first_schema_change() -> None:
+    from harness.oracle import reference_index
+
+    rename = {"op": "rename_column", "column": "name", "to": "product"}
+    assert reference_index(spec(upsert(row(1, ts=150)), rename, upsert(row(2, ts=300)))) == 1
+    assert reference_index(spec(rename)) == 0
+    assert reference_index(spec(upsert(row(1, ts=150)))) == 0  # no change: the seed rows
+    on_write = upsert(row(4, color="red"), schema=[*SCHEMA, {"name": "color", "type": "string"}])
+    assert reference_index(spec(upsert(row(1, ts=150)), on_write)) == 1
+
+
+def test_time_travel_returns_the_old_schema_and_rows() -> None:
+    rename = {"op": "rename_column", "column": "name", "to": "product"}
+    later = {"id": 2, "product": "b", "qty": 2, "ts": 300}
+    scenario = spec(upsert(row(1, qty=11, ts=150)), rename, upsert(later))
+    for table_type in ("cow", "mor"):
+        past = expected(scenario, table_type, "time_travel")
+        assert past.column_names == ["id", "name", "qty", "ts"]
+        assert column(past, "qty") == [11, 20, 30]
+        assert column(past, "name") == ["apple", "banana", "cherry"]
+
+
+def test_incremental_returns_rows_written_after_the_reference_in_the_new_schema() -> None:
+    rename = {"op": "rename_column", "column": "name", "to": "product"}
+    scenario = spec(
+        upsert(row(1, ts=150)),
+        rename,
+        upsert({"id": 2, "product": "banana", "qty": 21, "ts": 300}),
+        {"op": "insert", "rows": [{"id": 4, "product": "date", "qty": 40, "ts": 300}]},
+        upsert({"id": 3, "product": "old", "qty": 1, "ts": 50}),  # older: loses, not written
+    )
+    changed = expected(scenario, "mor", "incremental")
+    assert changed.column_names == ["id", "product", "qty", "ts"]
+    assert column(changed, "id") == [2, 4]
+    assert column(changed, "qty") == [21, 40]
+
+
+def test_incremental_leaves_out_deleted_rows_and_follows_a_retyped_key() -> None:
+    scenario = spec(
+        {"op": "change_type", "column": "id", "to": "long"},
+        upsert(row(1, ts=300), row(2, ts=300)),
+        {"op": "delete", "keys": [2]},
+    )
+    changed = expected(scenario, "cow", "incremental")
+    assert column(changed, "id") == [1]
+    assert changed.schema.field("id").type == pa.int64()
+
+
+def test_move_column_changes_only_the_order() -> None:
+    after = snapshot(spec({"op": "move_column", "column": "qty", "after": "id"}))
+    assert after.column_names == ["id", "qty", "name", "ts"]
+    assert column(after, "qty") == [10, 20, 30]
+    first = snapshot(spec({"op": "move_column", "column": "ts", "first": True}))
+    assert first.column_names == ["ts", "id", "name", "qty"]
+
+
+def test_move_column_needs_a_position_and_an_existing_anchor() -> None:
+    with pytest.raises(Exception, match="first: true"):
+        evolve(spec({"op": "move_column", "column": "qty"}))
+    with pytest.raises(Exception, match="no column 'nope'"):
+        evolve(spec({"op": "move_column", "column": "qty", "after": "nope"}))
+
+
+def test_drop_columns_removes_each_column() -> None:
+    table = snapshot(spec({"op": "drop_columns", "columns": ["name", "qty"]}))
+    assert table.column_names == ["id", "ts"]
+
+
+def test_drop_then_readd_reads_null_in_old_rows() -> None:
+    table = snapshot(
+        spec(
+            {"op": "drop_column", "column": "qty"},
+            {"op": "add_column", "column": {"name": "qty", "type": "int"}},
+        )
+    )
+    assert table.column_names == ["id", "name", "ts", "qty"]
+    assert column(table, "qty") == [None, None, None]
+
+
+def test_drop_then_rename_into_the_dropped_name_keeps_the_renamed_values() -> None:
+    table = snapshot(
+        spec(
+            {"op": "drop_column", "column": "qty"},
+            {"op": "rename_column", "column": "ts", "to": "qty"},
+        )
+    )
+    assert table.column_names == ["id", "name", "qty"]
+    assert column(table, "qty") == [100, 100, 100]
+
+
+def test_clustering_moves_log_updates_into_base_files() -> None:
+    scenario = spec(upsert(row(1, qty=11, ts=200)), {"op": "clustering"})
+    assert column(read_optimized(scenario), "qty") == [11, 20, 30]
+
+
+def test_upsert_missing_a_column_keeps_it_and_writes_null() -> None:
+    narrow = [c for c in SCHEMA if c["name"] != "qty"]
+    missing = {"id": 2, "name": "banana", "ts": 200}
+    setting = {"hoodie.write.set.null.for.missing.columns": "true"}
+    table = snapshot(spec(upsert(missing, schema=narrow, settings=setting)))
+    assert table.column_names == ["id", "name", "qty", "ts"]
+    assert column(table, "qty") == [10, None, 30]
+
+
+def test_writer_settings_must_be_hudi_options() -> None:
+    with pytest.raises(Exception, match="settings"):
+        spec(upsert(row(2, ts=200), settings={"spark.sql.shuffle.partitions": "1"}))
+
+
+def test_partition_columns_must_exist() -> None:
+    with pytest.raises(Exception, match="'region' is not a column"):
+        evolve(spec(partition_by=["region"]))
+
+
+POINT = [
+    {"name": "id", "type": "int"},
+    {"name": "point", "type": "struct<x:int,y:int>"},
+    {"name": "ts", "type": "long"},
+]
+POINTS = [{"id": 1, "point": {"x": 1, "y": 2}, "ts": 100}, {"id": 2, "point": None, "ts": 100}]
+
+
+def test_nested_field_added_reads_null_in_old_structs() -> None:
+    add = {"op": "add_column", "column": {"name": "point.z", "type": "int"}}
+    table = snapshot(spec(add, schema=POINT, rows=POINTS))
+    assert table.schema.field("point").type == pa.struct(
+        [("x", pa.int32()), ("y", pa.int32()), ("z", pa.int32())]
+    )
+    assert column(table, "point") == [{"x": 1, "y": 2, "z": None}, None]
+
+
+def test_nested_field_renamed_keeps_its_values() -> None:
+    rename = {"op": "rename_column", "column": "point.x", "to": "px"}
+    table = snapshot(spec(rename, schema=POINT, rows=POINTS))
+    assert column(table, "point") == [{"px": 1, "y": 2}, None]
+
+
+def test_nested_field_retyped_converts_inside_the_struct() -> None:
+    retype = {"op": "change_type", "column": "point.x", "to": "long"}
+    table = snapshot(spec(retype, schema=POINT, rows=POINTS))
+    assert table.schema.field("point").type.field("x").type == pa.int64()
+    assert column(table, "point") == [{"x": 1, "y": 2}, None]
+
+
+def test_array_element_and_map_value_fields() -> None:
+    schema = [
+        {"name": "id", "type": "int"},
+        {"name": "items", "type": "array<struct<sku:string>>"},
+        {"name": "counts", "type": "map<string,int>"},
+        {"name": "ts", "type": "long"},
+    ]
+    rows = [{"id": 1, "items": [{"sku": "a"}], "counts": {"k": 1}, "ts": 100}]
+    table = snapshot(
+        spec(
+            {"op": "add_column", "column": {"name": "items.element.note", "type": "string"}},
+            {"op": "change_type", "column": "counts.value", "to": "long"},
+            schema=schema,
+            rows=rows,
+        )
+    )
+    assert column(table, "items") == [[{"sku": "a", "note": None}]]
+    assert table.schema.field("counts").type == pa.map_(pa.string(), pa.int64())
+    assert column(table, "counts") == [[("k", 1)]]
+
+
+def test_nested_paths_that_do_not_exist_name_the_field() -> None:
+    with pytest.raises(Exception, match=r"no field 'point\.q'"):
+        evolve(
+            spec({"op": "rename_column", "column": "point.q", "to": "r"}, schema=POINT, rows=POINTS)
+        )
+    with pytest.raises(Exception, match="only be added to structs"):
+        evolve(
+            spec(
+                {"op": "add_column", "column": {"name": "point.x.deep", "type": "int"}},
+                schema=POINT,
+                rows=POINTS,
+            )
+        )
+
+
+def test_a_narrower_batch_type_keeps_the_wider_column() -> None:
+    wide = [{**c, "type": "long"} if c["name"] == "qty" else c for c in SCHEMA]
+    scenario = spec(upsert(row(2, qty=21, ts=200), schema=SCHEMA), schema=wide)
+    table = snapshot(scenario)
+    assert table.schema.field("qty").type == pa.int64()
+    assert column(table, "qty") == [10, 21, 30]

@@ -128,9 +128,9 @@ def test_baselines_sort_first_then_by_id() -> None:
 @pytest.mark.parametrize(
     ("pattern", "ids"),
     [
-        ("rename_column/*", ["rename_column/rename", "rename_column/then_upsert"]),
+        ("rename_column/t*", ["rename_column/then_delete", "rename_column/then_upsert"]),
         ("*/then_upsert", ["add_column/then_upsert", "rename_column/then_upsert"]),
-        ("drop_column/*, baseline/*", ["baseline/no_change", "drop_column/drop_one"]),
+        ("drop_column/drop_o*, baseline/*", ["baseline/no_change", "drop_column/drop_one"]),
         ("type_change/int_to_long", ["type_change/int_to_long"]),
         ("no_such/*", []),
     ],

@@ -131,13 +131,26 @@ def test_trino_types_map_to_arrow(name: str, expected: pa.DataType) -> None:
     assert trino_arrow_type(name) == expected
 
 
-def test_answers_become_arrow_tables() -> None:
-    description = [("id", "integer"), ("amount", "decimal(10,2)"), ("day", "date"), ("r", "row")]
-    rows = [[1, Decimal("1.50"), dt.date(2024, 1, 2), (1, "a")], [2, None, None, None]]
+def test_answers_become_arrow_tables_with_nested_values_as_json() -> None:
+    from trino.types import NamedRowTuple
+
+    description = [
+        ("id", "integer"),
+        ("amount", "decimal(10,2)"),
+        ("day", "date"),
+        ("r", "row(n integer, a varchar)"),
+        ("m", "map(varchar, array(integer))"),
+    ]
+    point = NamedRowTuple([1, "x"], ["n", "a"], ["integer", "varchar"])
+    rows = [
+        [1, Decimal("1.50"), dt.date(2024, 1, 2), point, {"k": [1, 2]}],
+        [2, None, None, None, None],
+    ]
     table = to_arrow(description, rows)
     assert table.schema.field("amount").type == pa.decimal128(10, 2)
     assert table.column("day").to_pylist() == [dt.date(2024, 1, 2), None]
-    assert table.column("r").to_pylist() == ["(1, 'a')", None]
+    assert table.column("r").to_pylist() == ['{"a":"x","n":1}', None]
+    assert table.column("m").to_pylist() == ['{"k":[1,2]}', None]
 
 
 def test_metastore_layout_for_plain_parquet_and_hudi() -> None:

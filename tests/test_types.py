@@ -61,7 +61,8 @@ def test_parse_decimal_keeps_precision_and_scale() -> None:
         "decimal(39,2)",
         "decimal(5,6)",
         "decimal(10,-1)",
-        "array<int>",
+        "array<bigint>",
+        "map<int,string>",
         "int;drop",
     ],
 )
@@ -185,3 +186,51 @@ def test_convert_to_decimal_rounds_half_up_like_sql_cast(
     value: float, target: str, result: Decimal
 ) -> None:
     assert convert(value, t("double"), t(target)) == result
+
+
+def test_nested_types_parse_and_spell_like_spark() -> None:
+    point = parse_type("struct<x: int, y:string>")
+    assert str(point) == "struct<x:int,y:string>"
+    assert point.spark_sql() == "STRUCT<`x`: INT, `y`: STRING>"
+    items = parse_type("array<struct<sku:string,qty:int>>")
+    assert items.arrow() == pa.list_(pa.struct([("sku", pa.string()), ("qty", pa.int32())]))
+    attrs = parse_type("map<string,decimal(10,2)>")
+    assert attrs.spark_sql() == "MAP<STRING, DECIMAL(10,2)>"
+    assert attrs.arrow() == pa.map_(pa.string(), pa.decimal128(10, 2))
+
+
+def test_nested_values_are_coerced_field_by_field() -> None:
+    items = parse_type("array<struct<sku:string,qty:long>>")
+    assert coerce([{"sku": "a"}], items) == [{"sku": "a", "qty": None}]
+    with pytest.raises(ValueError, match="no field 'nope'"):
+        coerce([{"nope": 1}], items)
+    with pytest.raises(ValueError, match="map keys must be strings"):
+        coerce({1: 2}, parse_type("map<string,int>"))
+
+
+def test_nested_paths_find_and_change_fields() -> None:
+    from harness.types import map_at, type_at, with_child
+
+    attrs = parse_type("map<string,struct<v:int>>")
+    assert type_at(attrs, ["value", "v"]) == parse_type("int")
+    added = with_child(attrs, ["value"], lambda fields: (*fields, ("note", parse_type("string"))))
+    assert str(added) == "map<string,struct<v:int,note:string>>"
+    value = {"k": {"v": 1}}
+    assert map_at(value, attrs, ["value", "v"], lambda v: v * 10) == {"k": {"v": 10}}
+
+
+def test_canonical_json_sorts_keys_and_spells_dates_and_decimals() -> None:
+    from harness.types import canonical_json
+
+    value = {"b": [Decimal("1.50")], "a": dt.date(2024, 1, 2)}
+    assert canonical_json(value) == '{"a":"2024-01-02","b":["1.50"]}'
+    assert canonical_json(None) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("struct<a:int", "expected '>'"), ("struct<a:int,a:long>", "repeated struct field name")],
+)
+def test_bad_struct_spellings_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_type(text)
