@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from engines.spark_runtime import SparkRuntime
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel")
+#: The query types Hudi defines per table type (copy-on-write has no separate read-optimized
+#: view); every engine gets a cell for each, UNSUPPORTED where it lacks one.
+TABLE_QUERY_TYPES = {
+    "cow": ("snapshot", "incremental", "time_travel"),
+    "mor": QUERY_TYPES,
+}
 
 
 @dataclass(frozen=True)

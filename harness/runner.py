@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from engines import engine_class
-from engines.base import QUERY_TYPES, Engine, RunContext, TableRef, Variant, describe_error
+from engines.base import TABLE_QUERY_TYPES, Engine, RunContext, TableRef, Variant, describe_error
 from engines.hudi_writer import HudiWriter, WriteResult
 from engines.spark_runtime import SparkRuntime
 from harness import oracle
@@ -111,9 +111,7 @@ class Runner:
                     yield scenario, table_type
 
     def _query_types(self, engines: list[_EngineState], table_type: str) -> list[str]:
-        wanted = {q for s in engines for q in s.engine.query_types.get(table_type, ())}
-        wanted |= {q for s in engines for t, q in s.engine.probe_only if t == table_type}
-        return [q for q in QUERY_TYPES if q in wanted]
+        return list(TABLE_QUERY_TYPES[table_type])
 
     def _planned_cells(self, engines: list[_EngineState]) -> int:
         return sum(

@@ -16,6 +16,7 @@ from harness.results import load_run
 from harness.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.integration
+INCREMENTAL_AND_PAST = ("incremental", "time_travel")
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 PICKED = (
     "add_column/first,rename_column/rename,rename_column/then_upsert,"
@@ -39,8 +40,8 @@ def cells_of(cells: list[Cell], scenario: str, variant: str = "schema_on_read") 
 
 def test_every_planned_cell_is_recorded_with_versions(run: tuple[Path, list[Cell]]) -> None:
     run_dir, cells = run
-    # baseline + 4 scenarios on cow and mor (1 + 2 query types) + 1 mor-only, times 2 variants
-    assert len(cells) == (5 * 3 + 2) * 2
+    # baseline + 4 scenarios on cow and mor (3 + 4 query types) + 1 mor-only, times 2 variants
+    assert len(cells) == (5 * 7 + 4) * 2
     _, on_disk = load_run(run_dir)
     assert [c.to_dict() for c in on_disk] == [c.to_dict() for c in cells]
     for cell in cells:
@@ -54,8 +55,12 @@ def test_baseline_reads_correctly_everywhere(run: tuple[Path, list[Cell]]) -> No
     baseline = [c for c in cells if c.scenario == "baseline/no_change"]
     assert {(c.table_type, c.query_type) for c in baseline} == {
         ("cow", "snapshot"),
+        ("cow", "incremental"),
+        ("cow", "time_travel"),
         ("mor", "snapshot"),
         ("mor", "read_optimized"),
+        ("mor", "incremental"),
+        ("mor", "time_travel"),
     }
     assert all(c.outcome is Outcome.PASS for c in baseline), [c.reason for c in baseline]
 
@@ -72,6 +77,9 @@ def test_rename_reads_null_without_schema_on_read(run: tuple[Path, list[Cell]]) 
     _, cells = run
     assert all(c.outcome is Outcome.PASS for c in cells_of(cells, "rename_column/rename"))
     off = cells_of(cells, "rename_column/rename", "schema_on_read_off")
+    # Incremental reads nothing (no row written after the rename); time travel the old name.
+    assert all(c.outcome is Outcome.PASS for c in off if c.query_type in INCREMENTAL_AND_PAST)
+    off = [c for c in off if c.query_type not in INCREMENTAL_AND_PAST]
     assert off and all(c.outcome is Outcome.WRONG for c in off)
     assert all("NULLs where values were expected in `product`" in c.reason for c in off)
     sample = off[0].evidence.sample[0]
@@ -91,6 +99,8 @@ def test_merge_on_read_tables_have_log_files_and_compaction_shows_updates(
     assert {c.query_type: c.outcome for c in compacted} == {
         "snapshot": Outcome.PASS,
         "read_optimized": Outcome.PASS,
+        "incremental": Outcome.PASS,
+        "time_travel": Outcome.PASS,
     }
 
 
@@ -127,3 +137,14 @@ def test_interrupted_run_keeps_finished_cells(tmp_path: Path) -> None:
     _, cells = load_run(run_dir)
     assert len(cells) == 3
     assert (tmp_path / "latest" / "matrix.md").is_file()
+
+
+def test_incremental_and_time_travel_start_before_the_change(run: tuple[Path, list[Cell]]) -> None:
+    _, cells = run
+    upserted = {c.query_type: c for c in cells_of(cells, "rename_column/then_upsert")}
+    incremental = upserted["incremental"]
+    assert incremental.outcome is Outcome.PASS, incremental.reason
+    assert "hoodie.datasource.read.begin.instanttime" in (incremental.evidence.sql or "")
+    past = upserted["time_travel"]
+    assert past.outcome is Outcome.PASS, past.reason
+    assert "as.of.instant" in (past.evidence.sql or "")

@@ -48,8 +48,8 @@ def test_trino_ran_and_stopped(run: tuple[Path, list[Cell]]) -> None:
 def test_control_and_baseline_read_correctly(run: tuple[Path, list[Cell]]) -> None:
     _, cells = run
     baseline = by_key(cells, "baseline/no_change")
-    # cow snapshot + mor read-optimized + mor snapshot (probed), 3 variants each
-    assert len(baseline) == 3 * 3
+    # cow: snapshot, incremental, time travel; mor: the same + read_optimized; 3 variants each
+    assert len(baseline) == 7 * 3
     assert all(c.outcome is not Outcome.ENGINE_FAILED for c in baseline.values())
     assert baseline[("cow", "snapshot", "column_names")].evidence.sql == (
         'SELECT * FROM "t_baseline_no_change_cow"'
@@ -58,8 +58,13 @@ def test_control_and_baseline_read_correctly(run: tuple[Path, list[Cell]]) -> No
         'SELECT * FROM "t_baseline_no_change_mor_ro"'
     )
     for (table_type, query_type, _), cell in baseline.items():
-        if (table_type, query_type) != ("mor", "snapshot"):
+        if (table_type, query_type) in (("cow", "snapshot"), ("mor", "read_optimized")):
             assert cell.outcome is Outcome.PASS, cell.reason
+        else:
+            assert cell.outcome is Outcome.UNSUPPORTED, cell.reason
+    travel = baseline[("cow", "time_travel", "column_names")]
+    assert "does not support versioned tables" in travel.reason
+    assert "FOR VERSION AS OF" in (travel.evidence.sql or "")
 
 
 def test_merge_on_read_snapshot_is_unsupported_with_what_rt_returns(
@@ -68,6 +73,7 @@ def test_merge_on_read_snapshot_is_unsupported_with_what_rt_returns(
     _, cells = run
     snapshot = [c for c in cells if c.table_type == "mor" and c.query_type == "snapshot"]
     assert snapshot and all(c.outcome is Outcome.UNSUPPORTED for c in snapshot)
+    assert all("no merge-on-read snapshot query" in c.reason for c in snapshot)
     upserted = by_key(cells, "rename_column/then_upsert")[("mor", "snapshot", "column_positions")]
     # The upsert went to a log file, which `_rt` does not read: the base file's values show.
     assert "no merge-on-read snapshot query" in upserted.reason

@@ -1,0 +1,124 @@
+"""Integration: the CI subset of the catalog, one scenario per category, on all three engines.
+
+`make matrix` runs every scenario; this subset touches every category, every engine, both
+table types and every query type in a few minutes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engines.base import TABLE_QUERY_TYPES
+from harness.outcomes import Cell, Outcome
+from harness.progress import Progress
+from harness.runner import Runner, RunOptions
+from harness.scenario import load_scenarios
+
+pytestmark = pytest.mark.integration
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+#: One scenario per category (the baseline runs anyway).
+SUBSET = (
+    "add_column/nested_struct_field",
+    "drop_column/drop_then_readd",
+    "rename_column/then_delete",
+    "reorder/move_after",
+    "type_change/int_to_string",
+    "schema_on_write/missing_column_fill_null",
+    "keys_partitions/partitioned_add_column",
+    "merge_on_read/add_then_clustering",
+)
+VARIANTS = 2 + 4 + 3  # Spark, Hive, Trino
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern=",".join(SUBSET),
+        engines=("spark", "hive", "trino"),
+        reports_dir=tmp_path_factory.mktemp("reports"),
+    )
+    result = Runner(options, Progress(quiet=True)).run()
+    return result.run_dir, result.cells
+
+
+def outcomes(cells: list[Cell], scenario: str, engine: str, variant: str) -> dict[str, Outcome]:
+    """Outcome per `table_type.query_type` of the snapshot and read-optimized cells."""
+    return {
+        f"{c.table_type}.{c.query_type}": c.outcome
+        for c in cells
+        if c.scenario == scenario
+        and c.engine == engine
+        and c.variant == variant
+        and c.query_type in ("snapshot", "read_optimized")
+    }
+
+
+def test_the_subset_covers_every_category() -> None:
+    categories = {s.category for s in load_scenarios(SCENARIOS)}
+    assert {s.split("/")[0] for s in SUBSET} | {"baseline"} == categories
+
+
+def test_every_cell_is_there_with_outcome_reason_and_evidence(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    _, cells = run
+    tables = {(s.id, t) for s in load_scenarios(SCENARIOS) for t in s.spec.table_types}
+    chosen = [t for t in tables if t[0] in SUBSET or t[0] == "baseline/no_change"]
+    expected = sum(len(TABLE_QUERY_TYPES[t]) * VARIANTS for _, t in chosen)
+    assert len(cells) == expected
+    assert len({c.key for c in cells}) == len(cells)
+    for cell in cells:
+        assert cell.outcome is not Outcome.ENGINE_FAILED, cell.reason
+        if cell.outcome is not Outcome.PASS:
+            assert cell.reason, cell.key
+        if cell.outcome in (Outcome.PASS, Outcome.WRONG):
+            assert cell.evidence.sql, cell.key
+        if cell.outcome is Outcome.WRONG:
+            assert cell.evidence.sample, cell.key
+        if cell.outcome is Outcome.ERROR:
+            assert cell.evidence.error, cell.key
+
+
+def test_spark_with_schema_on_read_reads_every_change_correctly(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    _, cells = run
+    for scenario in SUBSET:
+        found = outcomes(cells, scenario, "spark", "schema_on_read")
+        assert found and set(found.values()) == {Outcome.PASS}, (scenario, found)
+
+
+def test_partitioned_tables_read_everywhere(run: tuple[Path, list[Cell]]) -> None:
+    _, cells = run
+    partitioned = "keys_partitions/partitioned_add_column"
+    hive = outcomes(cells, partitioned, "hive", "schema_evolution_on")
+    assert set(hive.values()) == {Outcome.PASS}, hive
+    trino = outcomes(cells, partitioned, "trino", "column_names")
+    assert trino["cow.snapshot"] is Outcome.PASS
+    assert trino["mor.read_optimized"] is Outcome.PASS
+
+
+def test_clustering_and_missing_columns_read_everywhere(run: tuple[Path, list[Cell]]) -> None:
+    _, cells = run
+    for scenario in (
+        "merge_on_read/add_then_clustering",
+        "schema_on_write/missing_column_fill_null",
+    ):
+        hive = outcomes(cells, scenario, "hive", "schema_evolution_on")
+        assert set(hive.values()) == {Outcome.PASS}, (scenario, hive)
+        trino = outcomes(cells, scenario, "trino", "column_names")
+        assert trino["mor.read_optimized"] is Outcome.PASS
+
+
+def test_matrix_has_summaries_and_the_type_change_table(run: tuple[Path, list[Cell]]) -> None:
+    run_dir, _ = run
+    matrix = (run_dir.parent.parent / "latest" / "matrix.md").read_text()
+    for engine in ("spark", "hive", "trino"):
+        assert f"## Summary: {engine}" in matrix
+    assert "| operation | COW | MOR read-optimized | MOR snapshot | reasons |" in matrix
+    assert "## Type changes" in matrix
+    assert "### trino · copy-on-write · snapshot" in matrix
+    assert "| int | " in matrix
