@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.outcomes import Cell
 from harness.progress import Progress
+from harness.runner import Runner, RunOptions
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
 
 class InterruptAfter(Progress):
@@ -35,3 +40,30 @@ def processes_mentioning(text: str) -> list[int]:
         if text in cmdline and state != "Z":
             found.append(int(proc.name))
     return found
+
+
+def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Path:
+    """Run `pattern` (copy-on-write only) with one engine, Ctrl-C after `after` cells.
+
+    Returns the run folder, after checking that the interrupt reached the caller.
+    """
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern=pattern,
+        engines=(engine,),
+        table_types=("cow",),
+        reports_dir=reports,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        Runner(options, InterruptAfter(after)).run()
+    (run_dir,) = (reports / "runs").iterdir()
+    return run_dir
+
+
+def quiet_run(reports: Path, engines: tuple[str, ...], pattern: str) -> tuple[Path, list[Cell]]:
+    """Run `pattern` with `engines` on both table types, silently: (run folder, cells)."""
+    options = RunOptions(
+        scenarios_dir=SCENARIOS, pattern=pattern, engines=engines, reports_dir=reports
+    )
+    result = Runner(options, Progress(quiet=True)).run()
+    return result.run_dir, result.cells

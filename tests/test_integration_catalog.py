@@ -9,15 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import SCENARIOS, quiet_run
 
 from engines.base import TABLE_QUERY_TYPES
 from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
-from harness.runner import Runner, RunOptions
 from harness.scenario import load_scenarios
 
 pytestmark = pytest.mark.integration
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 #: One scenario per category (the baseline runs anyway).
 SUBSET = (
     "add_column/nested_struct_field",
@@ -34,14 +32,8 @@ VARIANTS = 2 + 4 + 3  # Spark, Hive, Trino
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern=",".join(SUBSET),
-        engines=("spark", "hive", "trino"),
-        reports_dir=tmp_path_factory.mktemp("reports"),
-    )
-    result = Runner(options, Progress(quiet=True)).run()
-    return result.run_dir, result.cells
+    reports = tmp_path_factory.mktemp("reports")
+    return quiet_run(reports, ("spark", "hive", "trino"), ",".join(SUBSET))
 
 
 def outcomes(cells: list[Cell], scenario: str, engine: str, variant: str) -> dict[str, Outcome]:

@@ -5,27 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import InterruptAfter, processes_mentioning
+from support import interrupted_run, processes_mentioning, quiet_run
 
 from engines.hive_metastore import hive_version
 from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
-from harness.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.integration
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern="rename_column/rename",
-        engines=("hive",),
-        reports_dir=tmp_path_factory.mktemp("reports"),
-    )
-    result = Runner(options, Progress(quiet=True)).run()
-    return result.run_dir, result.cells
+    return quiet_run(tmp_path_factory.mktemp("reports"), ("hive",), "rename_column/rename")
 
 
 def test_services_are_stopped_after_the_run(run: tuple[Path, list[Cell]]) -> None:
@@ -68,15 +58,6 @@ def test_renamed_column_reads_null_through_mapreduce_only(run: tuple[Path, list[
 
 
 def test_interrupt_stops_metastore_and_hiveserver2(tmp_path: Path) -> None:
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern="baseline/*",
-        engines=("hive",),
-        table_types=("cow",),
-        reports_dir=tmp_path,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        Runner(options, InterruptAfter(1)).run()
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    run_dir = interrupted_run(tmp_path, "hive", "baseline/*", after=1)
     assert processes_mentioning(str(run_dir)) == []
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 1

@@ -6,18 +6,15 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from support import InterruptAfter, processes_mentioning
+from support import interrupted_run, processes_mentioning, quiet_run
 
 from engines.spark_runtime import hudi_version
 from harness.cli import main
 from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
 from harness.results import load_run
-from harness.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.integration
 INCREMENTAL_AND_PAST = ("incremental", "time_travel")
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 PICKED = (
     "add_column/first,rename_column/rename,rename_column/then_upsert,"
     "merge_on_read/rename_then_compaction,type_change/int_to_long"
@@ -26,12 +23,7 @@ PICKED = (
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
-    reports = tmp_path_factory.mktemp("reports")
-    options = RunOptions(
-        scenarios_dir=SCENARIOS, pattern=PICKED, engines=("spark",), reports_dir=reports
-    )
-    result = Runner(options, Progress(quiet=True)).run()
-    return result.run_dir, result.cells
+    return quiet_run(tmp_path_factory.mktemp("reports"), ("spark",), PICKED)
 
 
 def cells_of(cells: list[Cell], scenario: str, variant: str = "schema_on_read") -> list[Cell]:
@@ -124,16 +116,7 @@ def test_reports_render_again_from_results_alone(
 
 
 def test_interrupted_run_keeps_finished_cells(tmp_path: Path) -> None:
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern="rename_column/rename",
-        engines=("spark",),
-        table_types=("cow",),
-        reports_dir=tmp_path,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        Runner(options, InterruptAfter(3)).run()
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    run_dir = interrupted_run(tmp_path, "spark", "rename_column/rename", after=3)
     _, cells = load_run(run_dir)
     assert len(cells) == 3
     assert (tmp_path / "latest" / "matrix.md").is_file()

@@ -5,32 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import InterruptAfter, processes_mentioning
+from support import interrupted_run, processes_mentioning, quiet_run
 
 from engines.base import RunContext, TableRef
 from engines.spark_runtime import SparkRuntime
 from engines.trino import TrinoEngine
 from engines.trino_runtime import trino_version
 from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
 from harness.results import load_run
-from harness.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.integration
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 VARIANTS = TrinoEngine.variants
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern="add_column/after,rename_column/then_upsert",
-        engines=("trino",),
-        reports_dir=tmp_path_factory.mktemp("reports"),
-    )
-    result = Runner(options, Progress(quiet=True)).run()
-    return result.run_dir, result.cells
+    reports = tmp_path_factory.mktemp("reports")
+    return quiet_run(reports, ("trino",), "add_column/after,rename_column/then_upsert")
 
 
 def by_key(cells: list[Cell], scenario: str) -> dict[tuple[str, str, str], Cell]:
@@ -104,16 +95,7 @@ def test_column_matching_variants_show_both_failures(run: tuple[Path, list[Cell]
 
 
 def test_interrupt_stops_trino(tmp_path: Path) -> None:
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern="baseline/*",
-        engines=("trino",),
-        table_types=("cow",),
-        reports_dir=tmp_path,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        Runner(options, InterruptAfter(2)).run()
-    (run_dir,) = (tmp_path / "runs").iterdir()
+    run_dir = interrupted_run(tmp_path, "trino", "baseline/*", after=2)
     assert processes_mentioning(str(run_dir)) == []
     _, kept = load_run(run_dir)
     assert len(kept) == 2
