@@ -110,12 +110,9 @@ class Runner:
                 if table_type in scenario.spec.table_types:
                     yield scenario, table_type
 
-    def _query_types(self, engines: list[_EngineState], table_type: str) -> list[str]:
-        return list(TABLE_QUERY_TYPES[table_type])
-
     def _planned_cells(self, engines: list[_EngineState]) -> int:
         return sum(
-            len(self._query_types(engines, table_type)) * len(state.engine.variants)
+            len(TABLE_QUERY_TYPES[table_type]) * len(state.engine.variants)
             for _, table_type in self._tables()
             for state in engines
         )
@@ -168,7 +165,7 @@ class Runner:
     ) -> Iterator[Cell]:
         for state in engines:
             register_error = self._register(state, written)
-            for query_type in self._query_types(engines, written.table.table_type):
+            for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
                 for variant in state.engine.variants:
                     cell = self._cell(
                         scenario, written, state, query_type, variant, writer, register_error
