@@ -86,8 +86,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a reports/runs/<id> folder")
     report.add_argument(
-        "--out", type=Path, help="where to write results.json and matrix.md (default: RUN_DIR)"
+        "--out",
+        type=Path,
+        help="where to write results.json, matrix.md and junit.xml (default: RUN_DIR)",
     )
+    diff = commands.add_parser(
+        "diff",
+        help="list the cells whose outcome changed between two runs",
+        description="Compare two runs cell by cell (matched by engine, table type, query type, "
+        "scenario and variant; versions are ignored, so runs before and after an upgrade line "
+        "up) and print the cells whose outcome changed, appeared or disappeared.",
+    )
+    diff.add_argument(
+        "old", type=Path, metavar="OLD", help="run folder, reports folder or results.json"
+    )
+    diff.add_argument(
+        "new", type=Path, metavar="NEW", help="run folder, reports folder or results.json"
+    )
+    diff.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     return parser
 
 
@@ -126,12 +142,20 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(f"{scenario.id:<40} {types:<8} {scenario.spec.title}")
         print(f"{len(scenarios)} scenario(s), all valid")
         return 0
+    if args.command == "diff":
+        from harness.diff import diff_cells, load_cells, render_json, render_markdown
+
+        _, old = load_cells(args.old)
+        _, new = load_cells(args.new)
+        render = render_json if args.json else render_markdown
+        print(render(diff_cells(old, new), str(args.old), str(args.new)), end="")
+        return 0
     if args.command == "report":
         from harness.report import write_reports
 
         out = args.out or args.run_dir
         write_reports(args.run_dir, [out])
-        print(f"wrote {out / 'matrix.md'} and {out / 'results.json'}")
+        print(f"wrote {out / 'matrix.md'}, {out / 'results.json'} and {out / 'junit.xml'}")
         return 0
     return _run(args)
 

@@ -1,4 +1,4 @@
-"""Reports rendered from a run's results file alone: `results.json` and `matrix.md`."""
+"""Reports rendered from a run's results file alone: `results.json`, `matrix.md`, `junit.xml`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.base import QUERY_TYPES
+from harness.junit import render_junit
 from harness.outcomes import Cell, Outcome, summary_line
 from harness.results import load_run, results_document
 
@@ -26,7 +27,8 @@ LEGEND = {
     Outcome.WRONG: "the engine answered, but not correctly (the reason says how)",
     Outcome.ERROR: "the engine (or the writer, for a non-schema step) raised an error",
     Outcome.REJECTED: "the writer refused the schema change itself",
-    Outcome.UNSUPPORTED: "the engine has no such query type",
+    Outcome.UNSUPPORTED: "the engine has no such query type (where the table can still be "
+    "read, the reason says what reading it anyway returned)",
     Outcome.ENGINE_FAILED: "the engine could not even read a plain Parquet table",
 }
 
@@ -36,10 +38,12 @@ def write_reports(run_dir: Path, out_dirs: list[Path]) -> None:
     info, cells = load_run(run_dir)
     document = json.dumps(results_document(info, cells), indent=2, sort_keys=True) + "\n"
     matrix = render_matrix(info, cells)
+    junit = render_junit(cells, str(info.get("run_id", run_dir.name)))
     for out in out_dirs:
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(document, encoding="utf-8")
         (out / "matrix.md").write_text(matrix, encoding="utf-8")
+        (out / "junit.xml").write_text(junit, encoding="utf-8")
 
 
 def render_matrix(info: dict[str, Any], cells: list[Cell]) -> str:

@@ -1,0 +1,57 @@
+"""JUnit XML: one test case per cell, stable ids, outcomes mapped to failure/error/skipped."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from test_results_report import INFO, cell, render, wrong
+
+from harness.junit import case_id, render_junit
+from harness.outcomes import Evidence, Outcome
+
+
+def parse(cells: list) -> ET.Element:
+    return ET.fromstring(render_junit(cells, "run-1"))
+
+
+def test_case_ids_are_stable_and_name_every_key_part() -> None:
+    one = cell(table_type="mor", query_type="read_optimized", variant="v1")
+    assert case_id(one) == "spark.mor.read_optimized.add_column/after[v1]"
+
+
+def test_outcomes_map_to_junit_verdicts() -> None:
+    cells = [
+        cell(),
+        wrong(),
+        cell(outcome=Outcome.ERROR, reason="boom", evidence=Evidence(error="boom")),
+        cell(outcome=Outcome.ENGINE_FAILED, reason="control failed", evidence=Evidence(log="x")),
+        cell(outcome=Outcome.REJECTED, reason="the writer refused FIRST"),
+        cell(outcome=Outcome.UNSUPPORTED, reason="no such query"),
+    ]
+    suite = parse(cells).find("testsuite")
+    assert suite is not None
+    counts = [suite.get(k) for k in ("tests", "failures", "errors", "skipped")]
+    assert counts == ["6", "1", "2", "2"]
+    cases = suite.findall("testcase")
+    assert cases[0].find("*") is None  # a pass has no child element
+    failure = cases[1].find("failure")
+    assert failure is not None and failure.get("message") == "`name` read by position"
+    assert "SELECT * FROM add_column_after_mor_ro" in (failure.text or "")
+    assert cases[2].find("error") is not None and cases[3].find("error") is not None
+    skipped = cases[4].find("skipped")
+    assert skipped is not None and skipped.get("message") == "REJECTED: the writer refused FIRST"
+    assert cases[0].get("classname") == "spark.cow.snapshot"
+    assert cases[0].get("name") == "add_column/after[default]"
+
+
+def test_one_suite_per_engine() -> None:
+    root = parse([cell(), cell(engine="hive"), cell(engine="trino"), cell(engine="hive")])
+    assert [s.get("name") for s in root.findall("testsuite")] == ["spark", "hive", "trino"]
+
+
+def test_reports_include_junit_next_to_the_matrix(tmp_path: Path) -> None:
+    render(tmp_path)
+    root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    assert root.get("name") == f"lakecompat {INFO['run_id']}"
+    assert sum(int(s.get("tests", "0")) for s in root) == 6
