@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from decimal import Decimal
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -95,9 +94,8 @@ def _plain(value: Any) -> Any:
 
 
 def _text(value: Any) -> str:
-    if isinstance(value, dt.datetime | dt.date | Decimal):
-        return value.isoformat() if not isinstance(value, Decimal) else str(value)
-    return str(value)
+    """A value Trino returned for a column compared as text (dates in ISO form)."""
+    return value.isoformat() if isinstance(value, dt.date) else str(value)
 
 
 def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:

@@ -17,6 +17,7 @@ build lays it out:
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -285,8 +286,6 @@ class TrinoServer:
 
     def _started(self, status: int, body: bytes) -> bool:
         """Our node (not another Trino on a reused port) answers and has finished starting."""
-        import json
-
         if status != 200:
             return False
         info = json.loads(body)

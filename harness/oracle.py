@@ -186,7 +186,7 @@ def _evolve_on_write(state: TableState, declared: Schema, key: str) -> None:
 
 
 def _for_nested(state: TableState, old: Schema, path: str, change: Any) -> None:
-    """Apply `change` to every value at `path` (a struct or the parent of a leaf) in all rows."""
+    """Apply `change` to every value found at `path` (a nested field or struct) in all rows."""
     top, *rest = split_path(path)
     top_type = old.column(top).type
     _for_all_rows(state, lambda row: row.__setitem__(top, map_at(row[top], top_type, rest, change)))
@@ -197,14 +197,7 @@ def _retype(state: TableState, name: str, target: Any, key: str) -> None:
         source = state.schema.type_of(name)
         old = state.schema
         state.schema = state.schema.retype(name, target)
-        top, *rest = split_path(name)
-        top_type = old.column(top).type
-        _for_all_rows(
-            state,
-            lambda row: row.__setitem__(
-                top, map_at(row[top], top_type, rest, lambda v: convert(v, source, target))
-            ),
-        )
+        _for_nested(state, old, name, lambda value: convert(value, source, target))
         return
     source = state.schema.column(name).type
     state.schema = state.schema.retype(name, target)

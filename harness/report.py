@@ -118,26 +118,10 @@ def _summary_table(cells: list[Cell]) -> list[str]:
         "|---" * (len(SUMMARY_COLUMNS) + 2) + "|",
     ]
     for scenario, by_column in rows.items():
-        outcomes = [
-            combined_outcome(by_column.get(k, [])) if k in by_column else ""
-            for k in SUMMARY_COLUMNS
-        ]
-        reasons: dict[str, list[str]] = defaultdict(list)
-        for key, heading in SUMMARY_COLUMNS.items():
-            column = by_column.get(key, [])
-            by_reason: dict[str, list[str]] = defaultdict(list)
-            for cell in column:
-                if cell.outcome is not Outcome.PASS:
-                    by_reason[cell.reason].append(cell.variant)
-            for reason, variants in by_reason.items():
-                every = len(variants) == len(column)
-                reasons[reason].append(heading if every else f"{heading} [{', '.join(variants)}]")
-        if len(reasons) == 1 and all(
-            h in next(iter(reasons.values())) for h in (SUMMARY_COLUMNS[k] for k in by_column)
-        ):
-            reasons = {next(iter(reasons)): ["all"]}
+        outcomes = [combined_outcome(by_column.get(k, [])) for k in SUMMARY_COLUMNS]
         reason_text = "<br>".join(
-            f"{', '.join(where)}: {_md(reason)}" for reason, where in reasons.items()
+            f"{', '.join(where)}: {_md(reason)}"
+            for reason, where in _summary_reasons(by_column).items()
         )
         lines.append(
             f"| {_md(titles[scenario])} (`{scenario}`) | "
@@ -145,6 +129,24 @@ def _summary_table(cells: list[Cell]) -> list[str]:
             + f" | {reason_text} |"
         )
     return lines
+
+
+def _summary_reasons(by_column: dict[tuple[str, str], list[Cell]]) -> dict[str, list[str]]:
+    """Each reason with where it applies: a column, a column [variants], or `all`."""
+    reasons: dict[str, list[str]] = defaultdict(list)
+    for key, heading in SUMMARY_COLUMNS.items():
+        column = by_column.get(key, [])
+        by_reason: dict[str, list[str]] = defaultdict(list)
+        for cell in column:
+            if cell.outcome is not Outcome.PASS:
+                by_reason[cell.reason].append(cell.variant)
+        for reason, variants in by_reason.items():
+            every = len(variants) == len(column)
+            reasons[reason].append(heading if every else f"{heading} [{', '.join(variants)}]")
+    present = {SUMMARY_COLUMNS[k] for k in by_column}
+    if len(reasons) == 1 and set(next(iter(reasons.values()))) == present:
+        return {next(iter(reasons)): ["all"]}
+    return dict(reasons)
 
 
 def _type_change_cells(

@@ -53,6 +53,11 @@ class Schema:
             if after is not None or first:
                 raise SchemaChangeError("`after` and `first` apply to top-level columns only")
             parent, leaf = col.name.rsplit(".", 1)
+            if self.type_of(parent).name != "struct":
+                raise SchemaChangeError(
+                    f"no field {parent!r}: {self.type_of(parent)} is not a struct; "
+                    "fields can only be added to structs"
+                )
 
             def add_field(fields: tuple[tuple[str, ColumnType], ...]) -> tuple:
                 if leaf in dict(fields):
@@ -107,10 +112,9 @@ class Schema:
         if "." in name:
             parent, leaf = name.rsplit(".", 1)
             self.type_of(name)
-            top, *rest = split_path(parent)
-            inner = self.column(top).type
-            changed = _replace_leaf(inner, rest, leaf, new_type)
-            return self.retype(top, changed)
+            return self._change_nested(
+                parent, lambda fields: tuple((n, new_type if n == leaf else t) for n, t in fields)
+            )
         self.column(name)
         return Schema(
             tuple(replace(c, type=new_type) if c.name == name else c for c in self.columns)
@@ -131,16 +135,3 @@ class Schema:
     def _require_new(self, name: str) -> None:
         if name in self.names:
             raise SchemaChangeError(f"column {name!r} already exists")
-
-
-def _replace_leaf(
-    ctype: ColumnType, segments: list[str], leaf: str, new_type: ColumnType
-) -> ColumnType:
-    """`ctype` with the child `leaf` of the nested type at `segments` retyped."""
-    if not segments:
-        return replace(
-            ctype, fields=tuple((n, new_type if n == leaf else t) for n, t in ctype.fields)
-        )
-    head, rest = segments[0], segments[1:]
-    inner = _replace_leaf(ctype.child(head), rest, leaf, new_type)
-    return replace(ctype, fields=tuple((n, inner if n == head else t) for n, t in ctype.fields))

@@ -200,10 +200,11 @@ def with_child(
     segments: list[str],
     change: Callable[[tuple[tuple[str, ColumnType], ...]], tuple[tuple[str, ColumnType], ...]],
 ) -> ColumnType:
-    """`ctype` with the field list of the nested type at `segments` replaced by `change(...)`."""
+    """`ctype` with the field list of the nested type at `segments` replaced by `change(...)`.
+
+    The field list of an array is its `element`, of a map its `value`.
+    """
     if not segments:
-        if ctype.name != "struct":
-            raise ValueError(f"{ctype} is not a struct; fields can only be added to structs")
         return replace(ctype, fields=change(ctype.fields))
     head, rest = segments[0], segments[1:]
     inner = with_child(ctype.child(head), rest, change)
@@ -241,8 +242,6 @@ def _plain(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, Decimal):
         return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return value  # 4.0 stays a float, 4 stays an int: json keeps the difference
     return value
 
 
