@@ -1,0 +1,163 @@
+"""Known outcomes as data: which cells are expected not to pass, and why.
+
+Files `expectations/*.yaml` hold a list `known:` of entries. Each entry matches cells by engine,
+engine version range, scenario glob, table type, query type and variant glob, and says the
+outcome those cells are known to have, with a reason and, where there is one, an upstream link.
+The first matching entry wins; a cell no entry matches is expected to PASS.
+
+A run compares what it measured with what is known: an unexpected failure is a *regression*,
+a known failure that now passes is *fixed upstream*.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.outcomes import Cell, Outcome
+
+_RANGE = re.compile(r"^(>=|<=|>|<|==)\s*([0-9][0-9A-Za-z.\-]*)$")
+
+
+class ExpectationError(ValueError):
+    """An expectations file is invalid; the message names the file and the field."""
+
+    def __init__(self, path: Path, field: str, message: str) -> None:
+        self.path, self.field = path, field
+        where = f"{path}: {field}" if field else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+class Known(BaseModel):
+    """One known outcome."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    engine: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+    versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
+    scenario: str = Field(min_length=1)
+    table_type: Literal["cow", "mor", "*"] = "*"
+    query_type: Literal["snapshot", "read_optimized", "incremental", "time_travel", "*"] = "*"
+    variant: str = "*"
+    outcome: Outcome
+    reason: str = Field(min_length=1)
+    link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
+
+    @field_validator("versions")
+    @classmethod
+    def _check_range(cls, value: str) -> str:
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            if not _RANGE.match(part):
+                raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
+        return value
+
+    def matches(self, cell: Cell) -> bool:
+        return (
+            self.engine == cell.engine
+            and fnmatch.fnmatchcase(cell.scenario, self.scenario)
+            and self.table_type in ("*", cell.table_type)
+            and self.query_type in ("*", cell.query_type)
+            and fnmatch.fnmatchcase(cell.variant, self.variant)
+            and in_range(cell.engine_version, self.versions)
+        )
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    known: list[Known] = Field(default_factory=list, max_length=10_000)
+
+
+def in_range(version: str, bounds: str) -> bool:
+    """Whether a dotted version satisfies every comma-separated bound."""
+    for part in filter(None, (p.strip() for p in bounds.split(","))):
+        match = _RANGE.match(part)
+        if match is None:
+            return False
+        op, limit = match.groups()
+        left, right = _numbers(version), _numbers(limit)
+        holds = {
+            ">=": left >= right,
+            "<=": left <= right,
+            ">": left > right,
+            "<": left < right,
+            "==": left == right,
+        }[op]
+        if not holds:
+            return False
+    return True
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def load_expectations(folder: Path) -> list[Known]:
+    """Every entry of every `*.yaml` below `folder`, in file then list order."""
+    if not folder.is_dir():
+        return []
+    entries: list[Known] = []
+    for path in sorted(folder.rglob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ExpectationError(path, "", f"not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ExpectationError(path, "", "expected a mapping with a list `known:`")
+        try:
+            entries.extend(_File.model_validate(data).known)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = "".join(
+                f"[{p}]" if isinstance(p, int) else ("." if i else "") + str(p)
+                for i, p in enumerate(first["loc"])
+            )
+            raise ExpectationError(path, field, first["msg"]) from None
+    return entries
+
+
+class Verdict(StrEnum):
+    """How a measured outcome relates to the known one."""
+
+    AS_EXPECTED = "as expected"
+    REGRESSION = "regression"
+    FIXED_UPSTREAM = "fixed upstream"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A cell with the known entry that matched it (if any) and the verdict."""
+
+    cell: Cell
+    known: Known | None
+    verdict: Verdict
+
+    @property
+    def expected(self) -> Outcome:
+        return self.known.outcome if self.known else Outcome.PASS
+
+
+def judge(cells: list[Cell], known: list[Known]) -> list[Judged]:
+    """Compare every cell with its known outcome (PASS when no entry matches)."""
+    judged = []
+    for cell in cells:
+        entry = next((k for k in known if k.matches(cell)), None)
+        expected = entry.outcome if entry else Outcome.PASS
+        if cell.outcome is expected:
+            verdict = Verdict.AS_EXPECTED
+        elif cell.outcome is Outcome.PASS:
+            verdict = Verdict.FIXED_UPSTREAM
+        elif expected is Outcome.PASS:
+            verdict = Verdict.REGRESSION
+        else:
+            verdict = Verdict.CHANGED  # a known failure that now fails differently
+        judged.append(Judged(cell, entry, verdict))
+    return judged
