@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from engines import UnknownEngineError, known_engines
 from engines.artifacts import ProvisioningError
+from harness.expectations import (
+    ExpectationError,
+    Judged,
+    Verdict,
+    exit_status,
+    load_expectations,
+)
+from harness.junit import case_id
 from harness.outcomes import summary_line
 from harness.results import ResultsError
 from harness.runner import DEFAULT_ENGINES
 from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
+from harness.summary import verdict_counts
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCENARIOS = PROJECT_ROOT / "scenarios"
+DEFAULT_EXPECTATIONS = PROJECT_ROOT / "expectations"
 DESCRIPTION = """\
 lakecompat writes Apache Hudi tables with Spark, changes their schema the way data teams do
 (add, drop, rename, retype columns), reads them back with each query engine and compares every
@@ -26,11 +37,33 @@ engine raised), REJECTED (the writer refused the schema change), UNSUPPORTED (th
 no such query type), ENGINE_FAILED (the engine could not read even a plain Parquet table).
 """
 EXIT_CODES = """\
+Known outcomes: files expectations/*.yaml say which cells are known not to pass, and why.
+Every cell is judged against them: "as expected", "regression" (it does not pass and that is
+not known), or "fixed upstream" (known not to pass, and now passes). Reports list regressions
+and fixed-upstream cells first.
+
 exit codes:
-  0  the run completed (whatever the outcomes; read the matrix)
-  2  bad input (scenario file, engine name) or the harness could not start
+  0  every cell is as expected (with --strict: and none is fixed upstream)
+  1  regressions (with --strict: also cells fixed upstream); the reports name them
+  2  bad input (scenario or expectation file, engine name), the harness failed, or an
+     engine failed (a cell is ENGINE_FAILED)
   130  interrupted (finished cells are kept in the run folder)
 """
+
+
+_SETTING = re.compile(r"^([a-z][a-z0-9_]*):([A-Za-z0-9_.\-]+)=([A-Za-z0-9_.,:/\-]*)$")
+
+
+def _setting(value: str) -> tuple[str, str, str]:
+    """`ENGINE:KEY=VALUE`, restricted to characters that are safe in a SET statement."""
+    match = _SETTING.match(value.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not ENGINE:KEY=VALUE (e.g. spark:hoodie.schema.on.read.enable=true; "
+            "keys and values may use letters, digits and . _ - , : /)"
+        )
+    engine, key, setting = match.groups()
+    return engine, key, setting
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -78,18 +111,49 @@ def build_parser() -> argparse.ArgumentParser:
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
     )
+    run.add_argument(
+        "--set",
+        dest="settings",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="ENGINE:KEY=VALUE",
+        help="a reader setting for every variant of one engine (Spark conf, Hive SET, Trino "
+        "session property), e.g. spark:hoodie.schema.on.read.enable=true; repeatable. Compare "
+        "the run with another using `lakecompat diff`",
+    )
+    _judging_options(
+        run,
+        "default: the project's expectations/ when the project's scenarios run, else none",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
     listing = commands.add_parser("scenarios", help="validate and list the scenario files")
     _scenario_options(listing)
     report = commands.add_parser(
-        "report", help="re-render the reports of a run folder from its results file"
+        "report",
+        help="re-render the reports of a run folder from its results file",
+        description="Render results.json, matrix.md, matrix.html, junit.xml and summary.md "
+        "from a run folder. The exit code judges the run like `lakecompat run` does.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a reports/runs/<id> folder")
     report.add_argument(
         "--out",
         type=Path,
-        help="where to write results.json, matrix.md and junit.xml (default: RUN_DIR)",
+        help="where to write the reports (default: RUN_DIR)",
     )
+    _judging_options(report, "default: the known outcomes recorded in RUN_DIR")
+    known = commands.add_parser(
+        "known",
+        help="draft known outcomes from a run (accept its results as the baseline)",
+        description="Print an expectations file under which every cell of the run is as "
+        "expected: the fewest entries, each naming engine, scenario, table type, query type and "
+        "variant only as far as needed. Review the reasons, add upstream links, and save it "
+        "under expectations/.",
+    )
+    known.add_argument("run_dir", type=Path, metavar="RUN", help="run folder or results.json")
+    known.add_argument("--out", type=Path, help="write the file here instead of printing it")
     diff = commands.add_parser(
         "diff",
         help="list the cells whose outcome changed between two runs",
@@ -105,6 +169,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     diff.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     return parser
+
+
+def _judging_options(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--expectations",
+        type=Path,
+        metavar="DIR",
+        help=f"folder of known-outcome files (*.yaml) to judge the cells against; {default}",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when a known failure now passes (fixed upstream), so the "
+        "expectations get updated",
+    )
 
 
 def _scenario_options(parser: argparse.ArgumentParser) -> None:
@@ -126,7 +205,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _dispatch(args)
-    except (ScenarioError, UnknownEngineError, ProvisioningError, ResultsError, ValueError) as exc:
+    except (
+        ScenarioError,
+        ExpectationError,
+        UnknownEngineError,
+        ProvisioningError,
+        ResultsError,
+        ValueError,
+    ) as exc:
         print(f"lakecompat: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -150,14 +236,56 @@ def _dispatch(args: argparse.Namespace) -> int:
         render = render_json if args.json else render_markdown
         print(render(diff_cells(old, new), str(args.old), str(args.new)), end="")
         return 0
-    if args.command == "report":
-        from harness.report import write_reports
+    if args.command == "known":
+        from harness.diff import load_cells
+        from harness.known_draft import draft_known, to_yaml
 
-        out = args.out or args.run_dir
-        write_reports(args.run_dir, [out])
-        print(f"wrote {out / 'matrix.md'}, {out / 'results.json'} and {out / 'junit.xml'}")
+        _, cells = load_cells(args.run_dir)
+        text = to_yaml(draft_known(cells))
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+            print(f"wrote {args.out}")
+        else:
+            print(text, end="")
         return 0
+    if args.command == "report":
+        from harness.report import REPORT_FILES, write_reports
+
+        known = load_expectations(args.expectations) if args.expectations else None
+        out = args.out or args.run_dir
+        judged = write_reports(args.run_dir, [out], known)
+        print(f"wrote {', '.join(REPORT_FILES)} to {out}")
+        return _judgement(judged, args.strict)
     return _run(args)
+
+
+def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:
+    grouped: dict[str, dict[str, str]] = {}
+    for engine, key, value in settings:
+        grouped.setdefault(engine, {})[key] = value
+    return grouped
+
+
+def _expectations_dir(args: argparse.Namespace) -> Path | None:
+    """The given folder; the project's own for the project's scenarios; else none."""
+    if args.expectations:
+        return args.expectations
+    return DEFAULT_EXPECTATIONS if args.scenario_dir == DEFAULT_SCENARIOS else None
+
+
+def _judgement(judged: list[Judged], strict: bool) -> int:
+    """Print the verdicts and the regressions (a few), and return the exit code."""
+    print(f"against the known outcomes: {verdict_counts(judged)}")
+    for verdict in (Verdict.REGRESSION, Verdict.FIXED_UPSTREAM):
+        rows = [j for j in judged if j.verdict is verdict]
+        for row in rows[:10]:
+            print(
+                f"  {verdict.value}: {case_id(row.cell)}: {row.cell.outcome.value}"
+                f" (expected {row.expected.value})"
+            )
+        if len(rows) > 10:
+            print(f"  ... and {len(rows) - 10} more {verdict.value} cells (see summary.md)")
+    return exit_status(judged, strict)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -174,8 +302,11 @@ def _run(args: argparse.Namespace) -> int:
         table_types=args.table_types,
         reports_dir=args.reports,
         hudi_version=args.hudi_version,
+        expectations_dir=_expectations_dir(args),
+        engine_settings=_engine_settings(args.settings),
     )
     result = Runner(options, Progress(quiet=args.quiet)).run()
     latest = args.reports / "latest"
-    print(f"{summary_line(result.cells)}\nreport: {latest / 'matrix.md'}  run: {result.run_dir}")
-    return 0
+    print(summary_line(result.cells))
+    print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
+    return _judgement(result.judged, args.strict)

@@ -16,10 +16,18 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.outcomes import Cell, Outcome
 
@@ -40,8 +48,9 @@ class Known(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    engine: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+    engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_]*|\*)$")]
     versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
+    hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
     scenario: str = Field(min_length=1)
     table_type: Literal["cow", "mor", "*"] = "*"
     query_type: Literal["snapshot", "read_optimized", "incremental", "time_travel", "*"] = "*"
@@ -49,8 +58,9 @@ class Known(BaseModel):
     outcome: Outcome
     reason: str = Field(min_length=1)
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
+    _source: tuple[Path, int] | None = PrivateAttr(default=None)
 
-    @field_validator("versions")
+    @field_validator("versions", "hudi")
     @classmethod
     def _check_range(cls, value: str) -> str:
         for part in filter(None, (p.strip() for p in value.split(","))):
@@ -58,15 +68,26 @@ class Known(BaseModel):
                 raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
         return value
 
+    @model_validator(mode="after")
+    def _versions_need_an_engine(self) -> Known:
+        if self.engine == "*" and self.versions:
+            raise ValueError("'versions' needs one engine; with engine '*' use 'hudi' instead")
+        return self
+
     def matches(self, cell: Cell) -> bool:
         return (
-            self.engine == cell.engine
+            self.engine in ("*", cell.engine)
             and fnmatch.fnmatchcase(cell.scenario, self.scenario)
             and self.table_type in ("*", cell.table_type)
             and self.query_type in ("*", cell.query_type)
             and fnmatch.fnmatchcase(cell.variant, self.variant)
             and in_range(cell.engine_version, self.versions)
+            and in_range(cell.writer.get("hudi", ""), self.hudi)
         )
+
+    def to_yaml_dict(self) -> dict[str, str]:
+        """The entry as written in a file: defaults left out."""
+        return self.model_dump(mode="json", exclude_defaults=True)
 
 
 class _File(BaseModel):
@@ -102,17 +123,19 @@ def _numbers(version: str) -> tuple[int, ...]:
 def load_expectations(folder: Path) -> list[Known]:
     """Every entry of every `*.yaml` below `folder`, in file then list order."""
     if not folder.is_dir():
-        return []
+        raise ExpectationError(folder, "", "no such folder of expectation files")
     entries: list[Known] = []
     for path in sorted(folder.rglob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise ExpectationError(path, "", f"not valid YAML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ExpectationError(path, "", f"cannot be read: {exc}") from None
         if not isinstance(data, dict):
             raise ExpectationError(path, "", "expected a mapping with a list `known:`")
         try:
-            entries.extend(_File.model_validate(data).known)
+            found = _File.model_validate(data).known
         except ValidationError as exc:
             first = exc.errors()[0]
             field = "".join(
@@ -120,16 +143,45 @@ def load_expectations(folder: Path) -> list[Known]:
                 for i, p in enumerate(first["loc"])
             )
             raise ExpectationError(path, field, first["msg"]) from None
+        for number, entry in enumerate(found):
+            entry._source = (path, number)
+        entries.extend(found)
     return entries
+
+
+def check_scenarios(entries: list[Known], scenario_ids: list[str]) -> None:
+    """Every entry's scenario glob must name at least one scenario (typos match nothing)."""
+    for entry in entries:
+        if not any(fnmatch.fnmatchcase(s, entry.scenario) for s in scenario_ids):
+            path, number = entry._source or (Path("?"), 0)
+            raise ExpectationError(
+                path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
+            )
+
+
+def to_records(entries: list[Known], folder: Path) -> list[dict[str, Any]]:
+    """Entries as plain data for the run folder, each with the file and index it came from."""
+    records = []
+    for entry in entries:
+        record: dict[str, Any] = entry.to_yaml_dict()
+        if entry._source:
+            path, number = entry._source
+            record["source"] = f"{path.relative_to(folder).as_posix()}#known[{number}]"
+        records.append(record)
+    return records
+
+
+def from_records(records: list[dict[str, Any]]) -> list[Known]:
+    """Entries back from the run folder's records."""
+    return [Known.model_validate({k: v for k, v in r.items() if k != "source"}) for r in records]
 
 
 class Verdict(StrEnum):
     """How a measured outcome relates to the known one."""
 
     AS_EXPECTED = "as expected"
-    REGRESSION = "regression"
-    FIXED_UPSTREAM = "fixed upstream"
-    CHANGED = "changed"
+    REGRESSION = "regression"  # not PASS and not the known outcome
+    FIXED_UPSTREAM = "fixed upstream"  # known not to pass, and now passes
 
 
 @dataclass(frozen=True)
@@ -155,9 +207,16 @@ def judge(cells: list[Cell], known: list[Known]) -> list[Judged]:
             verdict = Verdict.AS_EXPECTED
         elif cell.outcome is Outcome.PASS:
             verdict = Verdict.FIXED_UPSTREAM
-        elif expected is Outcome.PASS:
+        else:  # an unexpected failure, or a known failure that now fails differently
             verdict = Verdict.REGRESSION
-        else:
-            verdict = Verdict.CHANGED  # a known failure that now fails differently
         judged.append(Judged(cell, entry, verdict))
     return judged
+
+
+def exit_status(judged: list[Judged], strict: bool = False) -> int:
+    """0 every cell as expected, 1 regressions (or, when strict, fixed upstream too),
+    2 an engine failed (a cell is ENGINE_FAILED)."""
+    if any(j.cell.outcome is Outcome.ENGINE_FAILED for j in judged):
+        return 2
+    failing = {Verdict.REGRESSION, Verdict.FIXED_UPSTREAM} if strict else {Verdict.REGRESSION}
+    return 1 if any(j.verdict in failing for j in judged) else 0

@@ -1,8 +1,10 @@
 """JUnit XML from a run's cells, for CI systems: one test case per cell.
 
 Test ids are stable across runs and versions: `engine.table_type.query_type.scenario[variant]`.
-`WRONG` is a failure; `ERROR` and `ENGINE_FAILED` are errors; `REJECTED` and `UNSUPPORTED` are
-results rather than test verdicts and are reported as skipped, with their reason.
+A cell with its known outcome (expectations/) is skipped, with the known reason. Any other cell
+that does not pass is a regression: `WRONG`, `REJECTED` and `UNSUPPORTED` are failures, `ERROR`
+is an error. `ENGINE_FAILED` is always an error. A known failure that now passes passes, with a
+note in its output.
 """
 
 from __future__ import annotations
@@ -10,10 +12,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from harness.expectations import Judged, Verdict
 from harness.outcomes import Cell, Outcome
-
-SKIPPED = (Outcome.REJECTED, Outcome.UNSUPPORTED)
-ERRORS = (Outcome.ERROR, Outcome.ENGINE_FAILED)
 
 
 def case_id(cell: Cell) -> str:
@@ -21,30 +21,44 @@ def case_id(cell: Cell) -> str:
     return f"{cell.engine}.{cell.table_type}.{cell.query_type}.{cell.scenario}[{cell.variant}]"
 
 
-def render_junit(cells: list[Cell], run_id: str) -> str:
+def status(row: Judged) -> str:
+    """`passed`, `failure`, `error` or `skipped`: what the cell's test case reports."""
+    outcome = row.cell.outcome
+    if outcome is Outcome.ENGINE_FAILED or (
+        outcome is Outcome.ERROR and row.verdict is Verdict.REGRESSION
+    ):
+        return "error"
+    if row.verdict is Verdict.REGRESSION:
+        return "failure"
+    return "skipped" if outcome is not Outcome.PASS else "passed"
+
+
+def render_junit(judged: list[Judged], run_id: str) -> str:
     """The JUnit XML document: one suite per engine, one case per cell."""
     suites = ET.Element("testsuites", name=f"lakecompat {run_id}")
-    by_engine: dict[str, list[Cell]] = defaultdict(list)
-    for cell in cells:
-        by_engine[cell.engine].append(cell)
+    by_engine: dict[str, list[Judged]] = defaultdict(list)
+    for row in judged:
+        by_engine[row.cell.engine].append(row)
     for engine, group in by_engine.items():
+        statuses = [status(row) for row in group]
         suite = ET.SubElement(
             suites,
             "testsuite",
             name=engine,
             tests=str(len(group)),
-            failures=str(sum(c.outcome is Outcome.WRONG for c in group)),
-            errors=str(sum(c.outcome in ERRORS for c in group)),
-            skipped=str(sum(c.outcome in SKIPPED for c in group)),
-            time=f"{sum(c.seconds for c in group):.3f}",
+            failures=str(statuses.count("failure")),
+            errors=str(statuses.count("error")),
+            skipped=str(statuses.count("skipped")),
+            time=f"{sum(r.cell.seconds for r in group):.3f}",
         )
-        for cell in group:
-            _case(suite, cell)
+        for row, state in zip(group, statuses, strict=True):
+            _case(suite, row, state)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _case(suite: ET.Element, cell: Cell) -> None:
+def _case(suite: ET.Element, row: Judged, state: str) -> None:
+    cell = row.cell
     case = ET.SubElement(
         suite,
         "testcase",
@@ -52,13 +66,15 @@ def _case(suite: ET.Element, cell: Cell) -> None:
         name=f"{cell.scenario}[{cell.variant}]",
         time=f"{cell.seconds:.3f}",
     )
-    details = _details(cell)
-    if cell.outcome is Outcome.WRONG:
-        ET.SubElement(case, "failure", message=cell.reason, type="WRONG").text = details
-    elif cell.outcome in ERRORS:
-        ET.SubElement(case, "error", message=cell.reason, type=cell.outcome.value).text = details
-    elif cell.outcome in SKIPPED:
-        ET.SubElement(case, "skipped", message=f"{cell.outcome.value}: {cell.reason}")
+    if state in ("failure", "error"):
+        message = f"{cell.outcome.value} (expected {row.expected.value}): {cell.reason}"
+        ET.SubElement(case, state, message=message, type=cell.outcome.value).text = _details(cell)
+    elif state == "skipped":
+        known = row.known.reason if row.known else cell.reason
+        ET.SubElement(case, "skipped", message=f"known {cell.outcome.value}: {known}")
+    elif row.verdict is Verdict.FIXED_UPSTREAM and row.known:
+        note = f"fixed upstream: known {row.known.outcome.value} ({row.known.reason}), now PASS"
+        ET.SubElement(case, "system-out").text = note
 
 
 def _details(cell: Cell) -> str:

@@ -59,7 +59,8 @@ class Cell:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Cell:
-        fields = dict(data)
+        names = cls.__dataclass_fields__
+        fields = {k: v for k, v in data.items() if k in names}  # documents carry verdicts too
         fields["outcome"] = Outcome(fields["outcome"])
         fields["evidence"] = Evidence(**fields.get("evidence") or {})
         return cls(**fields)

@@ -1,4 +1,6 @@
-"""Reports rendered from a run's results file alone: `results.json`, `matrix.md`, `junit.xml`."""
+"""Reports rendered from a run folder alone: `results.json`, `matrix.md`, `matrix.html`,
+`junit.xml` and `summary.md`. The run folder holds the cells and the known outcomes the run was
+judged against, so any report can be regenerated."""
 
 from __future__ import annotations
 
@@ -8,20 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from engines.base import QUERY_TYPES
+from harness.expectations import Judged, Known, from_records, judge
+from harness.grouping import TABLE_TYPE_NAMES, TYPE_COLUMNS, TYPE_ROWS, type_change_cells
+from harness.html_report import render_html
 from harness.junit import render_junit
 from harness.outcomes import Cell, Outcome, summary_line
 from harness.results import load_run, results_document
+from harness.summary import render_summary, verdict_counts, verdict_sections
 
-TABLE_TYPE_NAMES = {"cow": "copy-on-write", "mor": "merge-on-read"}
 #: The summary's columns: (table type, query type) → heading.
 SUMMARY_COLUMNS = {
     ("cow", "snapshot"): "COW",
     ("mor", "read_optimized"): "MOR read-optimized",
     ("mor", "snapshot"): "MOR snapshot",
 }
-#: The type-change table's layout, as in the source documents.
-TYPE_ROWS = ("int", "long", "float", "double", "decimal", "string", "date")
-TYPE_COLUMNS = ("long", "float", "double", "string", "decimal", "date", "int")
 LEGEND = {
     Outcome.PASS: "the engine's answer equals the oracle's",
     Outcome.WRONG: "the engine answered, but not correctly (the reason says how)",
@@ -33,21 +35,39 @@ LEGEND = {
 }
 
 
-def write_reports(run_dir: Path, out_dirs: list[Path]) -> None:
-    """Render the run's results into each of `out_dirs`."""
+REPORT_FILES = ("results.json", "matrix.md", "matrix.html", "junit.xml", "summary.md")
+
+
+def write_reports(
+    run_dir: Path, out_dirs: list[Path], known: list[Known] | None = None
+) -> list[Judged]:
+    """Render the run's results into each of `out_dirs`; return every cell with its verdict.
+
+    `known` replaces the known outcomes recorded in the run folder (to re-judge a run).
+    """
     info, cells = load_run(run_dir)
-    document = json.dumps(results_document(info, cells), indent=2, sort_keys=True) + "\n"
-    matrix = render_matrix(info, cells)
-    junit = render_junit(cells, str(info.get("run_id", run_dir.name)))
+    if known is None:
+        known = from_records(info.get("known", []))
+    judged = judge(cells, known)
+    run_id = str(info.get("run_id", run_dir.name))
+    rendered = {
+        "results.json": json.dumps(results_document(info, judged), indent=2, sort_keys=True) + "\n",
+        "matrix.md": render_matrix(info, judged),
+        "matrix.html": render_html(info, judged),
+        "junit.xml": render_junit(judged, run_id),
+        "summary.md": render_summary(info, judged),
+    }
     for out in out_dirs:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(document, encoding="utf-8")
-        (out / "matrix.md").write_text(matrix, encoding="utf-8")
-        (out / "junit.xml").write_text(junit, encoding="utf-8")
+        for name, text in rendered.items():
+            (out / name).write_text(text, encoding="utf-8")
+    return judged
 
 
-def render_matrix(info: dict[str, Any], cells: list[Cell]) -> str:
-    """The Markdown matrix: one table per engine, table type and variant, then the evidence."""
+def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
+    """The Markdown matrix: verdicts first, then one table per engine, table type and variant,
+    then the evidence."""
+    cells = [j.cell for j in judged]
     writer = info.get("writer", {})
     lines = [
         "# lakecompat compatibility matrix",
@@ -58,12 +78,15 @@ def render_matrix(info: dict[str, Any], cells: list[Cell]) -> str:
         "",
         f"**{summary_line(cells)}**",
         "",
+        f"Against the known outcomes (`expectations/`): **{verdict_counts(judged)}**.",
+        "",
+        *verdict_sections(judged, limit=None),
         *(f"- `{o.value}`: {text}" for o, text in LEGEND.items()),
     ]
     for engine, group in _by_engine(cells).items():
         lines += ["", f"## Summary: {engine}", ""]
         lines += _summary_table(group)
-    type_changes = _type_change_cells(cells)
+    type_changes = type_change_cells(cells)
     if type_changes:
         lines += ["", "## Type changes", ""]
         lines += [
@@ -76,11 +99,11 @@ def render_matrix(info: dict[str, Any], cells: list[Cell]) -> str:
     for (engine, version, table_type, variant), group in _sections(cells).items():
         lines += ["", f"## {engine} {version} · {TABLE_TYPE_NAMES[table_type]} · `{variant}`", ""]
         lines += _section_table(group)
-    failing = [c for c in cells if c.outcome is not Outcome.PASS]
+    failing = [j for j in judged if j.cell.outcome is not Outcome.PASS]
     if failing:
         lines += ["", "## Evidence for every cell that is not PASS"]
-        for cell in failing:
-            lines += _evidence(cell)
+        for row in failing:
+            lines += _evidence(row)
     return "\n".join(lines) + "\n"
 
 
@@ -149,21 +172,6 @@ def _summary_reasons(by_column: dict[tuple[str, str], list[Cell]]) -> dict[str, 
     return dict(reasons)
 
 
-def _type_change_cells(
-    cells: list[Cell],
-) -> dict[tuple[str, str, str], dict[tuple[str, str], list[Cell]]]:
-    """Cells of `type_change/<source>_to_<target>` scenarios, by engine, table and query type."""
-    found: dict[tuple[str, str, str], dict[tuple[str, str], list[Cell]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for cell in cells:
-        name = cell.scenario.removeprefix("type_change/")
-        source, _, target = name.partition("_to_")
-        if cell.category == "type_change" and source in TYPE_ROWS and target in TYPE_COLUMNS:
-            found[(cell.engine, cell.table_type, cell.query_type)][(source, target)].append(cell)
-    return {key: dict(pairs) for key, pairs in sorted(found.items())}
-
-
 def _type_change_table(pairs: dict[tuple[str, str], list[Cell]]) -> list[str]:
     lines = [
         "| source \\ target | " + " | ".join(TYPE_COLUMNS) + " |",
@@ -211,14 +219,18 @@ def _reasons(by_query: dict[str, Cell]) -> str:
     return "<br>".join(f"{q}: {_md(r)}" for q, r in reasons.items())
 
 
-def _evidence(cell: Cell) -> list[str]:
+def _evidence(row: Judged) -> list[str]:
+    cell = row.cell
     lines = [
         "",
         f"### {cell.engine} · {cell.table_type} · {cell.query_type} · `{cell.scenario}`"
         f" [{cell.variant}]",
         "",
-        f"**{cell.outcome.value}**: {_md(cell.reason)}",
+        f"**{cell.outcome.value}** ({row.verdict.value}): {_md(cell.reason)}",
     ]
+    if row.known:
+        link = f" ({row.known.link})" if row.known.link else ""
+        lines += ["", f"Known {row.known.outcome.value}: {_md(row.known.reason)}{link}"]
     if cell.evidence.sql:
         lines += ["", "```sql", cell.evidence.sql, "```"]
     if cell.evidence.sample:

@@ -7,11 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from harness.outcomes import Cell
+from harness.expectations import Judged, Verdict
+from harness.outcomes import Cell, Outcome
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ResultsError(ValueError):
@@ -58,6 +59,21 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[Cell]]:
     return info, cells
 
 
-def results_document(info: dict[str, Any], cells: list[Cell]) -> dict[str, Any]:
-    """The versioned `results.json` document that reports and CI read."""
-    return {"schema_version": SCHEMA_VERSION, "run": info, "cells": [c.to_dict() for c in cells]}
+def results_document(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
+    """The versioned `results.json` document that reports and CI read (docs/results.md)."""
+    cells = []
+    for row in judged:
+        data = row.cell.to_dict()
+        data["expected"] = row.expected.value
+        data["verdict"] = row.verdict.value
+        data["known"] = {"reason": row.known.reason, "link": row.known.link} if row.known else None
+        cells.append(data)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": info,
+        "totals": {
+            "outcomes": {o.value: sum(r.cell.outcome is o for r in judged) for o in Outcome},
+            "verdicts": {v.value: sum(r.verdict is v for r in judged) for v in Verdict},
+        },
+        "cells": cells,
+    }

@@ -18,6 +18,7 @@ from engines.spark_runtime import SparkRuntime
 from harness import oracle
 from harness.compare import compare
 from harness.control import CONTROL_KEY, control_table
+from harness.expectations import Judged, Known, check_scenarios, load_expectations, to_records
 from harness.outcomes import Cell, Evidence, Outcome
 from harness.progress import Progress
 from harness.report import write_reports
@@ -38,12 +39,18 @@ class RunOptions:
     table_types: tuple[str, ...] = ("cow", "mor")
     reports_dir: Path = Path("reports")
     hudi_version: str | None = None
+    #: Folder of known-outcome files (expectations/*.yaml); None: every cell is expected to PASS.
+    expectations_dir: Path | None = None
+    #: Extra reader settings per engine, applied to every variant (they win over the variant's).
+    engine_settings: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
 class RunResult:
     run_dir: Path
     cells: list[Cell] = field(default_factory=list)
+    #: Every cell with its verdict against the known outcomes (set when the reports are written).
+    judged: list[Judged] = field(default_factory=list)
     #: Seconds of every successful writer step (seed rows included), for benchmarks.
     write_seconds: list[float] = field(default_factory=list)
 
@@ -62,7 +69,11 @@ class Runner:
         self.options = options
         self.progress = progress or Progress()
         self.scenarios = self._select_scenarios()
+        self.known = self._load_known()
         self.engine_classes = [engine_class(name) for name in options.engines]
+        for name in options.engine_settings:
+            if name not in options.engines:
+                raise ValueError(f"--set names engine {name!r}, which this run does not read with")
         # Outcome of the baseline scenario per engine, table type, query type and variant.
         self._baseline: dict[tuple[str, ...], Outcome] = {}
 
@@ -92,8 +103,18 @@ class Runner:
             context.close()
             self.progress.end()
             if result.cells:
-                write_reports(run_dir, [run_dir, self.options.reports_dir / "latest"])
+                result.judged = write_reports(
+                    run_dir, [run_dir, self.options.reports_dir / "latest"]
+                )
         return result
+
+    def _load_known(self) -> list[Known]:
+        folder = self.options.expectations_dir
+        if folder is None:
+            return []
+        known = load_expectations(folder)
+        check_scenarios(known, [s.id for s in load_scenarios(self.options.scenarios_dir)])
+        return known
 
     def _select_scenarios(self) -> list[Scenario]:
         everything = load_scenarios(self.options.scenarios_dir)
@@ -123,6 +144,11 @@ class Runner:
         with ExitStack() as stack:
             for cls in self.engine_classes:
                 engine = cls(context)
+                extra = self.options.engine_settings.get(cls.name)
+                if extra:
+                    engine.variants = tuple(
+                        Variant(v.name, {**v.settings, **extra}) for v in engine.variants
+                    )
                 state = _EngineState(engine)
                 self.progress.stage(f"starting {cls.name}")
                 # Registered first: a start that fails halfway still stops what it started.
@@ -211,8 +237,12 @@ class Runner:
         if state.failure:
             return _verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))
         probe = engine.probe_only.get((table.table_type, query_type))
-        if not engine.supports(table.table_type, query_type) and probe is None:
+        # Whatever the writer did, an engine without the query type gives UNSUPPORTED, so the
+        # cell does not flip when only the writer changes. Probing needs a written table.
+        if not engine.supports(table.table_type, query_type) and (probe is None or not written.ok):
             reason = engine.unsupported_reason(table.table_type, query_type)
+            if probe is not None:
+                reason = f"{probe}; not tried: the writer stopped at {written.failed_at}"
             return _verdict(cell, Outcome.UNSUPPORTED, reason, Evidence())
         if not written.ok:
             return _writer_verdict(cell, written)
@@ -273,6 +303,8 @@ class Runner:
             "scenarios": [s.id for s in self.scenarios],
             "table_types": list(self.options.table_types),
             "pattern": self.options.pattern,
+            "engine_settings": self.options.engine_settings,
+            "known": to_records(self.known, self.options.expectations_dir or Path()),
         }
 
 

@@ -94,6 +94,7 @@ def test_console_script_runs_a_small_matrix(tmp_path: Path) -> None:
     assert "17 pass, 0 wrong, 0 error, 0 rejected, 10 unsupported, 0 engine failed" in done.stdout
     assert "[1/27] PASS" in done.stderr  # one progress line per cell when not on a terminal
     document = json.loads((tmp_path / "reports" / "latest" / "results.json").read_text())
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
+    assert document["totals"]["verdicts"]["regression"] == 0  # the baseline is known to pass
     assert {c["outcome"] for c in document["cells"]} == {"PASS", "UNSUPPORTED"}
     assert {c["engine"] for c in document["cells"]} == {"spark", "hive", "trino"}

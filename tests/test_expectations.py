@@ -11,11 +11,16 @@ from harness.expectations import (
     ExpectationError,
     Known,
     Verdict,
+    check_scenarios,
+    exit_status,
+    from_records,
     in_range,
     judge,
     load_expectations,
+    to_records,
 )
 from harness.outcomes import Outcome
+from harness.scenario import load_scenarios
 
 
 def known(**fields: object) -> Known:
@@ -58,7 +63,7 @@ def test_verdicts() -> None:
         Verdict.FIXED_UPSTREAM,  # known WRONG, now PASS
         Verdict.AS_EXPECTED,
         Verdict.FIXED_UPSTREAM,
-        Verdict.CHANGED,  # known WRONG, now ERROR
+        Verdict.REGRESSION,  # known WRONG, now ERROR: a failure of another kind
     ]
     unknown = judge([failing], [])
     assert unknown[0].verdict is Verdict.REGRESSION and unknown[0].expected is Outcome.PASS
@@ -83,6 +88,16 @@ def test_verdicts() -> None:
             "known[0].link",
             "should match pattern",
         ),
+        (
+            "known: [{engine: '*', scenario: a, outcome: REJECTED, reason: r, versions: '>=1'}]",
+            "known[0]",
+            "'versions' needs one engine",
+        ),
+        (
+            "known: [{engine: spark, scenario: a, outcome: WRONG, reason: r, hudi: 'new'}]",
+            "known[0].hudi",
+            "is not a version bound",
+        ),
         ("known: [", "", "not valid YAML"),
         ("- just a list", "", "expected a mapping"),
         ("known: []\nextra: 1", "extra", "Extra inputs are not permitted"),
@@ -97,8 +112,9 @@ def test_bad_files_name_file_and_field(tmp_path: Path, text: str, field: str, me
     assert str(tmp_path / "bad.yaml") in str(caught.value)
 
 
-def test_files_load_in_order_and_a_missing_folder_is_empty(tmp_path: Path) -> None:
-    assert load_expectations(tmp_path / "none") == []
+def test_files_load_in_order_and_a_missing_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ExpectationError, match="no such folder"):
+        load_expectations(tmp_path / "none")
     (tmp_path / "b.yaml").write_text(
         "known: [{engine: hive, scenario: x, outcome: ERROR, reason: r}]"
     )
@@ -106,3 +122,49 @@ def test_files_load_in_order_and_a_missing_folder_is_empty(tmp_path: Path) -> No
         "known: [{engine: spark, scenario: y, outcome: WRONG, reason: r}]"
     )
     assert [k.engine for k in load_expectations(tmp_path)] == ["spark", "hive"]
+
+
+def test_any_engine_and_hudi_versions() -> None:
+    entry = known(engine="*", hudi=">=0.15,<1.0")
+    assert entry.matches(cell(engine="trino"))  # the test cell was written by Hudi 0.15.0
+    assert not known(engine="*", hudi=">=1.0").matches(cell(engine="trino"))
+
+
+def test_a_scenario_glob_that_matches_nothing_names_file_and_entry(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(
+        "known:\n- {engine: spark, scenario: add_column/*, outcome: WRONG, reason: r}\n"
+        "- {engine: spark, scenario: add_colum/typo, outcome: WRONG, reason: r}\n"
+    )
+    entries = load_expectations(tmp_path)
+    with pytest.raises(ExpectationError) as caught:
+        check_scenarios(entries, ["add_column/after", "baseline/no_change"])
+    assert caught.value.field == "known[1].scenario"
+    assert str(tmp_path / "k.yaml") in str(caught.value)
+    check_scenarios(entries[:1], ["add_column/after"])  # no error
+
+
+def test_records_round_trip_with_their_source(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(
+        "known: [{engine: spark, scenario: x, outcome: WRONG, reason: r, link: 'https://a/1'}]"
+    )
+    entries = load_expectations(tmp_path)
+    records = to_records(entries, tmp_path)
+    assert records[0]["source"] == "k.yaml#known[0]"
+    assert [e.to_yaml_dict() for e in from_records(records)] == [e.to_yaml_dict() for e in entries]
+
+
+def test_exit_status() -> None:
+    passing = judge([cell()], [])
+    regression = judge([cell(outcome=Outcome.WRONG)], [])
+    fixed = judge([cell()], [known(scenario="*")])
+    failed = judge([cell(outcome=Outcome.ENGINE_FAILED)], [known(outcome="ENGINE_FAILED")])
+    assert [exit_status(j) for j in (passing, regression, fixed, failed)] == [0, 1, 0, 2]
+    assert exit_status(fixed, strict=True) == 1
+
+
+def test_the_shipped_expectations_are_valid_and_name_real_scenarios() -> None:
+    root = Path(__file__).resolve().parent.parent
+    entries = load_expectations(root / "expectations")
+    assert entries, "expectations/ ships the known outcomes of the default matrix"
+    check_scenarios(entries, [s.id for s in load_scenarios(root / "scenarios")])
+    assert all(e.outcome is not Outcome.PASS for e in entries)

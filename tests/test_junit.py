@@ -7,12 +7,19 @@ from pathlib import Path
 
 from test_results_report import INFO, cell, render, wrong
 
+from harness.expectations import Known, judge
 from harness.junit import case_id, render_junit
-from harness.outcomes import Evidence, Outcome
+from harness.outcomes import Cell, Evidence, Outcome
 
 
-def parse(cells: list) -> ET.Element:
-    return ET.fromstring(render_junit(cells, "run-1"))
+def parse(cells: list[Cell], known: list[Known] | None = None) -> ET.Element:
+    return ET.fromstring(render_junit(judge(cells, known or []), "run-1"))
+
+
+def known(scenario: str, outcome: str, reason: str = "known reason") -> Known:
+    return Known.model_validate(
+        {"engine": "spark", "scenario": scenario, "outcome": outcome, "reason": reason}
+    )
 
 
 def test_case_ids_are_stable_and_name_every_key_part() -> None:
@@ -20,27 +27,42 @@ def test_case_ids_are_stable_and_name_every_key_part() -> None:
     assert case_id(one) == "spark.mor.read_optimized.add_column/after[v1]"
 
 
-def test_outcomes_map_to_junit_verdicts() -> None:
+def test_regressions_fail_and_known_outcomes_are_skipped_with_their_reason() -> None:
     cells = [
         cell(),
         wrong(),
         cell(outcome=Outcome.ERROR, reason="boom", evidence=Evidence(error="boom")),
         cell(outcome=Outcome.ENGINE_FAILED, reason="control failed", evidence=Evidence(log="x")),
         cell(outcome=Outcome.REJECTED, reason="the writer refused FIRST"),
-        cell(outcome=Outcome.UNSUPPORTED, reason="no such query"),
+        cell(scenario="b/unsupported", outcome=Outcome.UNSUPPORTED, reason="no such query"),
+        cell(scenario="c/known", outcome=Outcome.WRONG, reason="NULLs"),
+        cell(scenario="d/fixed"),
     ]
-    suite = parse(cells).find("testsuite")
+    entries = [
+        known("b/*", "UNSUPPORTED", "Spark has no such query"),
+        known("c/*", "WRONG", "renamed columns read NULL"),
+        known("d/*", "ERROR", "used to fail"),
+    ]
+    suite = parse(cells, entries).find("testsuite")
     assert suite is not None
     counts = [suite.get(k) for k in ("tests", "failures", "errors", "skipped")]
-    assert counts == ["6", "1", "2", "2"]
+    # failures: the unknown WRONG and REJECTED; errors: ERROR and ENGINE_FAILED
+    assert counts == ["8", "2", "2", "2"]
     cases = suite.findall("testcase")
     assert cases[0].find("*") is None  # a pass has no child element
     failure = cases[1].find("failure")
-    assert failure is not None and failure.get("message") == "`name` read by position"
+    assert failure is not None
+    assert failure.get("message") == "WRONG (expected PASS): `name` read by position"
     assert "SELECT * FROM add_column_after_mor_ro" in (failure.text or "")
     assert cases[2].find("error") is not None and cases[3].find("error") is not None
-    skipped = cases[4].find("skipped")
-    assert skipped is not None and skipped.get("message") == "REJECTED: the writer refused FIRST"
+    assert cases[4].find("failure") is not None  # an unknown REJECTED is a regression
+    skipped = [c.find("skipped") for c in cases[5:7]]
+    assert [s.get("message") for s in skipped if s is not None] == [
+        "known UNSUPPORTED: Spark has no such query",
+        "known WRONG: renamed columns read NULL",
+    ]
+    note = cases[7].find("system-out")
+    assert note is not None and "fixed upstream: known ERROR" in (note.text or "")
     assert cases[0].get("classname") == "spark.cow.snapshot"
     assert cases[0].get("name") == "add_column/after[default]"
 

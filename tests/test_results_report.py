@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.outcomes import Cell, Evidence, Outcome, summary_line
-from harness.report import write_reports
+from harness.report import REPORT_FILES, write_reports
 from harness.results import (
     RESULTS_FILE,
     SCHEMA_VERSION,
@@ -25,6 +25,7 @@ INFO = {
     "writer": {"spark": "3.5.9", "hudi": "0.15.0"},
     "engines": {"spark": "3.5.9"},
 }
+VERDICT_KEYS = {"expected", "verdict", "known"}
 WRONG_SQL = "SELECT * FROM add_column_after_mor_ro"
 WRONG_SAMPLE = [{"id": 1, "column": "color", "expected": None, "actual": "apple"}]
 
@@ -137,8 +138,13 @@ def test_reports_are_rendered_from_results_alone(tmp_path: Path) -> None:
         document = json.loads((out / "results.json").read_text())
         assert document["schema_version"] == SCHEMA_VERSION
         assert document["run"] == INFO
-        assert document["cells"] == [c.to_dict() for c in CELLS]
+        cells = [{k: v for k, v in c.items() if k not in VERDICT_KEYS} for c in document["cells"]]
+        assert cells == [c.to_dict() for c in CELLS]
+        # no known outcomes recorded: every cell is expected to pass, the WRONG one regressed
+        assert [c["verdict"] for c in document["cells"]].count("regression") == 1
+        assert document["totals"]["outcomes"]["WRONG"] == 1
         assert (out / "matrix.md").read_text().startswith("# lakecompat compatibility matrix")
+        assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_FILES)
 
 
 def test_rendering_twice_gives_identical_files(tmp_path: Path) -> None:
@@ -186,7 +192,7 @@ def test_evidence_section_lists_non_pass_cells(tmp_path: Path) -> None:
     matrix = render(tmp_path)
     evidence = matrix.split("## Evidence for every cell that is not PASS", 1)[1]
     assert "### spark · mor · read_optimized · `add_column/after` [default]" in evidence
-    assert "**WRONG**: `name` read by position" in evidence
+    assert "**WRONG** (regression): `name` read by position" in evidence
     assert f"```sql\n{WRONG_SQL}\n```" in evidence
     assert json.dumps(WRONG_SAMPLE[0], sort_keys=True) in evidence
     assert evidence.count("### ") == 1

@@ -1,0 +1,105 @@
+"""Every report opens with the regressions and the fixed-upstream cells; the draft of known
+outcomes from a run makes every cell as expected."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from test_results_report import CELLS, INFO, cell, write_run, wrong
+
+from harness.expectations import Verdict, judge, load_expectations, to_records
+from harness.known_draft import draft_known, to_yaml
+from harness.outcomes import Outcome
+from harness.report import write_reports
+
+KNOWN_FILE = """\
+known:
+- {engine: spark, scenario: baseline/*, outcome: ERROR, reason: used to fail, link: 'https://x/1'}
+"""
+
+
+def judged_run(tmp_path: Path) -> Path:
+    """CELLS (one WRONG, unknown) judged against a file that says the baseline fails."""
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    (folder / "k.yaml").write_text(KNOWN_FILE)
+    info = {**INFO, "known": to_records(load_expectations(folder), folder)}
+    run_dir = write_run(tmp_path / "run", CELLS, info)
+    write_reports(run_dir, [tmp_path / "out"])
+    return tmp_path / "out"
+
+
+def test_matrix_and_summary_list_regressions_and_fixed_upstream_first(tmp_path: Path) -> None:
+    out = judged_run(tmp_path)
+    regression_id = "spark.mor.read_optimized.add_column/after[default]"
+    fixed_id = "spark.cow.snapshot.baseline/no_change[default]"
+    for name in ("matrix.md", "summary.md"):
+        text = (out / name).read_text()
+        regressions = text.index("## Regressions (1)")
+        fixed = text.index("## Fixed upstream (1)")
+        assert regressions < fixed
+        assert f"| `{regression_id}` | PASS | WRONG | `name` read by position |" in text
+        assert f"| `{fixed_id}` | ERROR | PASS | known: used to fail (https://x/1) |" in text
+        assert "4 as expected, 1 regressions, 1 fixed upstream" in text
+    matrix = (out / "matrix.md").read_text()
+    assert matrix.index("## Regressions") < matrix.index("## Summary: spark")
+    document = json.loads((out / "results.json").read_text())
+    assert document["totals"]["verdicts"] == {
+        "as expected": 4,
+        "regression": 1,
+        "fixed upstream": 1,
+    }
+    baseline = next(c for c in document["cells"] if c["scenario"] == "baseline/no_change")
+    assert baseline["known"] == {"reason": "used to fail", "link": "https://x/1"}
+    assert baseline["expected"] == "ERROR" and baseline["verdict"] == "fixed upstream"
+
+
+def test_a_run_without_regressions_says_so(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run", [cell(), cell(query_type="incremental")], INFO)
+    write_reports(run_dir, [tmp_path / "out"])
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "No regressions: every cell is as expected." in summary
+    assert "Fixed upstream" not in summary
+
+
+def test_re_judging_with_other_known_outcomes(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run", CELLS, INFO)
+    folder = tmp_path / "known"
+    folder.mkdir()
+    (folder / "k.yaml").write_text(
+        "known: [{engine: spark, scenario: add_column/after, table_type: mor, "
+        "query_type: read_optimized, outcome: WRONG, reason: positions}]"
+    )
+    judged = write_reports(run_dir, [tmp_path / "out"], load_expectations(folder))
+    assert all(j.verdict is Verdict.AS_EXPECTED for j in judged)
+
+
+def test_draft_covers_every_failure_and_no_pass() -> None:
+    cells = [
+        *CELLS,
+        # an engine that cannot do one query type at all: one general entry
+        *(
+            cell(scenario=s, engine="trino", query_type="incremental", outcome=Outcome.UNSUPPORTED)
+            for s in ("a/x", "b/y", "c/z")
+        ),
+        # a scenario the writer refused, for every engine
+        *(cell(scenario="r/first", engine=e, outcome=Outcome.REJECTED) for e in ("hive", "spark")),
+        # one variant of a scenario fails, the other passes
+        wrong(scenario="m/mixed", variant="by_position"),
+        cell(scenario="m/mixed", variant="by_name"),
+    ]
+    entries = draft_known(cells)
+    assert all(j.verdict is Verdict.AS_EXPECTED for j in judge(cells, entries))
+    shapes = {(e.engine, e.scenario, e.table_type, e.query_type, e.variant) for e in entries}
+    assert ("trino", "*", "cow", "incremental", "*") in shapes
+    assert ("*", "r/first", "*", "*", "*") in shapes
+    assert ("spark", "m/mixed", "cow", "snapshot", "by_position") in shapes
+    assert len(entries) == 4  # the fourth: the one WRONG cell of CELLS
+
+
+def test_drafted_file_loads_back(tmp_path: Path) -> None:
+    entries = draft_known([*CELLS, wrong(scenario="x/y")])
+    (tmp_path / "known.yaml").write_text(to_yaml(entries))
+    loaded = load_expectations(tmp_path)
+    assert [e.to_yaml_dict() for e in loaded] == [e.to_yaml_dict() for e in entries]
