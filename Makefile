@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: matrix test lint format bench clean
+.PHONY: matrix test lint format bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,12 @@ $(STAMP): pyproject.toml
 matrix: $(STAMP)
 	$(BIN)/lakecompat run $(ARGS)
 
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest $(ARGS)
+
+# Headless Chromium for the HTML report's browser test (Debian packages, once).
+browser:
+	bash scripts/install_browser.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,0 +1,236 @@
+"""Integration: real Spark runs through the console script, judged against known outcomes.
+
+- a deliberately altered expectation makes the run exit 1 and the reports name the cell;
+- the project's own expectations judge the same run as all expected (exit 0);
+- `lakecompat diff` between runs with a changed engine setting lists exactly the cells that
+  setting changes;
+- the HTML report, opened in headless Chromium, shows every cell with its outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli import DEFAULT_EXPECTATIONS
+from harness.diff import KEY_FIELDS
+from harness.results import load_run
+
+pytestmark = pytest.mark.integration
+SCRIPT = Path(sys.executable).parent / "lakecompat"
+SCENARIO = "rename_column/rename"
+#: Spark with schema-on-read off reads the renamed column as NULL: a known WRONG cell.
+ALTERED = f"spark.cow.snapshot.{SCENARIO}[schema_on_read_off]"
+SCHEMA_ON_READ = "spark:hoodie.schema.on.read.enable=true"
+
+
+def lakecompat(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ},
+    )
+
+
+def spark_run(reports: Path, *extra: str | Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    done = lakecompat(
+        "run",
+        "--engines",
+        "spark",
+        "--scenarios",
+        SCENARIO,
+        "--table-types",
+        "cow",
+        "--reports",
+        reports,
+        "--quiet",
+        *extra,
+        cwd=reports.parent,
+    )
+    runs = sorted((reports / "runs").iterdir()) if (reports / "runs").is_dir() else []
+    assert runs, done.stderr[-3000:]
+    return done, runs[-1]
+
+
+def altered_expectations(folder: Path) -> Path:
+    """The project's expectations with the entry of ALTERED saying ERROR instead of WRONG."""
+    shutil.copytree(DEFAULT_EXPECTATIONS, folder)
+    changed = 0
+    for path in folder.glob("*.yaml"):
+        data = yaml.safe_load(path.read_text())
+        for entry in data["known"]:
+            if (
+                entry.get("engine") == "spark"
+                and entry.get("scenario") == SCENARIO
+                and entry.get("variant") == "schema_on_read_off"
+                and entry.get("table_type") == "cow"
+            ):
+                assert entry["outcome"] == "WRONG"
+                entry["outcome"] = "ERROR"
+                changed += 1
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert changed == 1
+    return folder
+
+
+@pytest.fixture(scope="module")
+def altered_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
+    """A run judged against the altered expectations: (stdout, stderr, run folder)."""
+    base = tmp_path_factory.mktemp("altered")
+    expectations = altered_expectations(base / "expectations")
+    done, run_dir = spark_run(base / "reports", "--expectations", expectations)
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    return done.stdout, done.stderr, run_dir
+
+
+def test_an_altered_expectation_exits_1_and_the_reports_name_the_cell(
+    altered_run: tuple[str, str, Path],
+) -> None:
+    stdout, _, run_dir = altered_run
+    assert f"regression: {ALTERED}: WRONG (expected ERROR)" in stdout
+    assert "1 regressions" in stdout
+    for name in ("summary.md", "matrix.md"):
+        text = (run_dir / name).read_text()
+        assert f"| `{ALTERED}` | ERROR | WRONG |" in text, name
+    junit = (run_dir / "junit.xml").read_text()
+    assert "WRONG (expected ERROR)" in junit
+    document = json.loads((run_dir / "results.json").read_text())
+    regressions = [c for c in document["cells"] if c["verdict"] == "regression"]
+    assert [(c["table_type"], c["query_type"], c["variant"]) for c in regressions] == [
+        ("cow", "snapshot", "schema_on_read_off")
+    ]
+
+
+def test_the_project_expectations_judge_the_same_run_as_expected(
+    altered_run: tuple[str, str, Path], tmp_path: Path
+) -> None:
+    _, _, run_dir = altered_run
+    done = lakecompat(
+        "report", run_dir, "--out", tmp_path, "--expectations", DEFAULT_EXPECTATIONS, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 regressions, 0 fixed upstream" in done.stdout
+    assert "No regressions" in (tmp_path / "summary.md").read_text()
+
+
+def test_strict_fails_on_a_known_failure_that_now_passes(
+    altered_run: tuple[str, str, Path], tmp_path: Path
+) -> None:
+    _, _, run_dir = altered_run
+    folder = tmp_path / "known"
+    folder.mkdir()
+    # Spark reads the baseline correctly; claiming it fails makes it "fixed upstream".
+    (folder / "k.yaml").write_text(
+        f"known:\n- {{engine: spark, scenario: {SCENARIO}, variant: schema_on_read_off, "
+        "table_type: cow, query_type: snapshot, outcome: WRONG, reason: renamed reads NULL}\n"
+        "- {engine: spark, scenario: baseline/no_change, query_type: snapshot, outcome: WRONG, "
+        "reason: pretend}\n"
+    )
+    relaxed = lakecompat(
+        "report", run_dir, "--out", tmp_path, "--expectations", folder, cwd=tmp_path
+    )
+    strict = lakecompat(
+        "report", run_dir, "--out", tmp_path, "--expectations", folder, "--strict", cwd=tmp_path
+    )
+    assert (relaxed.returncode, strict.returncode) == (0, 1), relaxed.stdout + strict.stdout
+    assert "fixed upstream: spark.cow.snapshot.baseline/no_change[schema_on_read]" in strict.stdout
+
+
+def test_diff_lists_exactly_the_cells_an_engine_setting_changes(
+    altered_run: tuple[str, str, Path], tmp_path: Path
+) -> None:
+    _, _, before = altered_run
+    done, after = spark_run(tmp_path / "reports", "--set", SCHEMA_ON_READ)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]  # known WRONG now passes
+    _, new_cells = load_run(after)
+    assert all(c.settings["hoodie.schema.on.read.enable"] == "true" for c in new_cells)
+    # Expected independently of `diff`: with schema-on-read forced on, the `_off` variant
+    # answers like the `schema_on_read` variant did in the first run.
+    _, old_cells = load_run(before)
+    by_key = {c.key: c for c in old_cells}
+    expected = set()
+    for cell in old_cells:
+        if cell.variant == "schema_on_read_off":
+            twin = by_key[(*cell.key[:4], "schema_on_read")]
+            if twin.outcome != cell.outcome:
+                expected.add((cell.key, cell.outcome.value, twin.outcome.value))
+    assert expected, "schema-on-read must matter for a renamed column"
+    diff = lakecompat("diff", before, after, "--json", cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr
+    changes = json.loads(diff.stdout)["changes"]
+    listed = {
+        (tuple(c[k] for k in KEY_FIELDS), c["old"]["outcome"], c["new"]["outcome"]) for c in changes
+    }
+    assert listed == expected
+
+
+def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    _, _, run_dir = altered_run
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver_path, "run `make browser` (Debian chromium, chromium-driver)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
+        options.add_argument(argument)
+    browser = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    try:
+        browser.get((run_dir / "matrix.html").as_uri())
+        document = json.loads((run_dir / "results.json").read_text())
+        shown = {
+            td.get_attribute("data-id"): td.get_attribute("data-outcome")
+            for td in browser.find_elements(By.CSS_SELECTOR, "td.cell")
+        }
+        assert shown == {_case_id(c): c["outcome"] for c in document["cells"]}
+        regressions = browser.find_elements(By.CSS_SELECTOR, "td.regression")
+        assert [td.get_attribute("data-id") for td in regressions] == [ALTERED]
+        assert (
+            ALTERED
+            in browser.find_element(By.ID, "regression").text
+            + browser.find_element(By.CSS_SELECTOR, "ul.regression").text
+        )
+        regressions[0].click()
+        details = browser.find_element(By.ID, "details")
+        assert details.is_displayed()
+        assert browser.find_element(By.ID, "detail-outcome").text == "WRONG"
+        assert "regression" in details.text and "expected ERROR" in details.text
+        assert "NULL" in browser.find_element(By.ID, "detail-reason").text
+        browser.save_screenshot(str(run_dir / "matrix.png"))
+        # Filter: hide PASS; rows whose every cell passes disappear, the renamed one stays.
+        browser.find_element(By.CSS_SELECTOR, "input[name=outcome][value=PASS]").click()
+        visible = [
+            row.text
+            for row in browser.find_elements(By.CSS_SELECTOR, "tr.scenario")
+            if row.is_displayed()
+        ]
+        assert visible and all(SCENARIO in text for text in visible)
+        assert not any("baseline/no_change" in text for text in visible)
+        # Filter by engine: unticking spark hides every table.
+        browser.find_element(By.CSS_SELECTOR, "input[name=engine][value=spark]").click()
+        assert not any(
+            s.is_displayed() for s in browser.find_elements(By.CSS_SELECTOR, "section.matrix")
+        )
+    finally:
+        browser.quit()
+    assert (run_dir / "matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _case_id(cell: dict[str, str]) -> str:
+    return (
+        f"{cell['engine']}.{cell['table_type']}.{cell['query_type']}."
+        f"{cell['scenario']}[{cell['variant']}]"
+    )
