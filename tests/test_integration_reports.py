@@ -234,3 +234,14 @@ def _case_id(cell: dict[str, str]) -> str:
         f"{cell['engine']}.{cell['table_type']}.{cell['query_type']}."
         f"{cell['scenario']}[{cell['variant']}]"
     )
+
+
+def test_every_run_field_of_a_real_run_is_documented(altered_run: tuple[str, str, Path]) -> None:
+    _, _, run_dir = altered_run
+    document = json.loads((run_dir / "results.json").read_text())
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text()
+    fields = set(document["run"]) | {k for entry in document["run"]["known"] for k in entry}
+    missing = sorted(f for f in fields if f"`{f}`" not in docs)
+    # entry fields of expectations files are documented in the README's example instead
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert [f for f in missing if f"  {f}:" not in readme] == []

@@ -103,3 +103,16 @@ def test_drafted_file_loads_back(tmp_path: Path) -> None:
     (tmp_path / "known.yaml").write_text(to_yaml(entries))
     loaded = load_expectations(tmp_path)
     assert [e.to_yaml_dict() for e in loaded] == [e.to_yaml_dict() for e in entries]
+
+
+def test_every_field_of_results_json_is_documented(tmp_path: Path) -> None:
+    out = judged_run(tmp_path)
+    document = json.loads((out / "results.json").read_text())
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "results.md").read_text()
+    assert f"# `results.json`, schema version {document['schema_version']}" in docs
+    fields = set(document) | set(document["totals"]) | set(document["cells"][0])
+    fields |= set(document["cells"][0]["evidence"])
+    fields |= {"run_id", "started", "writer", "engines", "scenarios", "table_types", "pattern"}
+    fields |= {"engine_settings", "known", "source"}
+    missing = sorted(f for f in fields if f"`{f}`" not in docs)
+    assert missing == []
