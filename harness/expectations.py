@@ -18,7 +18,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -29,18 +28,14 @@ from pydantic import (
     model_validator,
 )
 
+from harness.input_files import InputError, field_path, read_mapping
 from harness.outcomes import Cell, Outcome
 
 _RANGE = re.compile(r"^(>=|<=|>|<|==)\s*([0-9][0-9A-Za-z.\-]*)$")
 
 
-class ExpectationError(ValueError):
+class ExpectationError(InputError):
     """An expectations file is invalid; the message names the file and the field."""
-
-    def __init__(self, path: Path, field: str, message: str) -> None:
-        self.path, self.field = path, field
-        where = f"{path}: {field}" if field else str(path)
-        super().__init__(f"{where}: {message}")
 
 
 class Known(BaseModel):
@@ -126,37 +121,45 @@ def load_expectations(folder: Path) -> list[Known]:
         raise ExpectationError(folder, "", "no such folder of expectation files")
     entries: list[Known] = []
     for path in sorted(folder.rglob("*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ExpectationError(path, "", f"not valid YAML: {exc}") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ExpectationError(path, "", f"cannot be read: {exc}") from None
-        if not isinstance(data, dict):
-            raise ExpectationError(path, "", "expected a mapping with a list `known:`")
+        data = read_mapping(path, ExpectationError, "a list `known:`")
         try:
             found = _File.model_validate(data).known
         except ValidationError as exc:
             first = exc.errors()[0]
-            field = "".join(
-                f"[{p}]" if isinstance(p, int) else ("." if i else "") + str(p)
-                for i, p in enumerate(first["loc"])
-            )
-            raise ExpectationError(path, field, first["msg"]) from None
+            raise ExpectationError(path, field_path(first["loc"]), first["msg"]) from None
         for number, entry in enumerate(found):
             entry._source = (path, number)
         entries.extend(found)
     return entries
 
 
-def check_scenarios(entries: list[Known], scenario_ids: list[str]) -> None:
-    """Every entry's scenario glob must name at least one scenario (typos match nothing)."""
+def check_references(
+    entries: list[Known], scenario_ids: list[str], engines: list[str]
+) -> None:
+    """Every entry names a known engine and a scenario glob that matches a scenario file, and
+    no entry repeats an earlier one (it could never match: the first match wins)."""
+    seen: dict[tuple[str, ...], str] = {}
     for entry in entries:
+        path, number = entry._source or (Path("?"), 0)
+        if entry.engine != "*" and entry.engine not in engines:
+            raise ExpectationError(
+                path,
+                f"known[{number}].engine",
+                f"unknown engine {entry.engine!r}; known: {', '.join(engines)} (or '*')",
+            )
         if not any(fnmatch.fnmatchcase(s, entry.scenario) for s in scenario_ids):
-            path, number = entry._source or (Path("?"), 0)
             raise ExpectationError(
                 path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
             )
+        where = (entry.engine, entry.versions, entry.hudi, entry.scenario, entry.table_type)
+        where += (entry.query_type, entry.variant)
+        if where in seen:
+            raise ExpectationError(
+                path,
+                f"known[{number}]",
+                f"matches the same cells as {seen[where]}, which wins; remove one",
+            )
+        seen[where] = f"{path.name} known[{number}]"
 
 
 def to_records(entries: list[Known], folder: Path) -> list[dict[str, Any]]:

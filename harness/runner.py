@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from engines import engine_class
+from engines import engine_class, known_engines
 from engines.base import TABLE_QUERY_TYPES, Engine, RunContext, TableRef, Variant, describe_error
 from engines.hudi_writer import HudiWriter, WriteResult
 from engines.spark_runtime import SparkRuntime
 from harness import oracle
 from harness.compare import compare
 from harness.control import CONTROL_KEY, control_table
-from harness.expectations import Judged, Known, check_scenarios, load_expectations, to_records
+from harness.expectations import Judged, Known, check_references, load_expectations, to_records
 from harness.outcomes import Cell, Evidence, Outcome
 from harness.progress import Progress
 from harness.report import write_reports
@@ -113,7 +113,8 @@ class Runner:
         if folder is None:
             return []
         known = load_expectations(folder)
-        check_scenarios(known, [s.id for s in load_scenarios(self.options.scenarios_dir)])
+        scenario_ids = [s.id for s in load_scenarios(self.options.scenarios_dir)]
+        check_references(known, scenario_ids, known_engines())
         return known
 
     def _select_scenarios(self) -> list[Scenario]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.input_files import InputError, field_path, read_mapping
 from harness.types import ColumnType, parse_type
 
 IDENTIFIER_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
@@ -19,16 +19,6 @@ ColumnPath = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,63}(\.[a-z_][a-z0
 TableType = Literal["cow", "mor"]
 TABLE_TYPES: tuple[str, ...] = ("cow", "mor")
 MAX_ROWS = 10_000
-
-
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps dates as text: `coerce` checks them and names the field."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 class _Strict(BaseModel):
@@ -211,25 +201,15 @@ class Scenario:
         return self.id.split("/")[0] if "/" in self.id else "uncategorized"
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     """A scenario file is invalid; the message names the file, the field and what was expected."""
-
-    def __init__(self, path: Path, field: str, message: str) -> None:
-        self.path, self.field = path, field
-        where = f"{path}: {field}" if field else str(path)
-        super().__init__(f"{where}: {message}")
 
 
 def load_scenario(path: Path, root: Path) -> Scenario:
     """Read and validate one scenario file, including a dry run of its steps by the oracle."""
     from harness.oracle import StepError, evolve
 
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-    except (yaml.YAMLError, ValueError) as exc:
-        raise ScenarioError(path, "", f"not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ScenarioError(path, "", "expected a mapping with title, key, schema, rows, steps")
+    data = read_mapping(path, ScenarioError, "title, key, schema, rows, steps")
     try:
         spec = ScenarioSpec.model_validate(data)
     except ValidationError as exc:
@@ -256,10 +236,7 @@ def load_scenarios(root: Path, pattern: str | None = None) -> list[Scenario]:
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for position, item in enumerate(loc):
-        if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif not (position == 2 and loc[0] == "steps" and item in OPS):
-            parts.append(("." if parts else "") + str(item).rstrip("_"))
-    return "".join(parts)
+    # The step's tag (its `op`) is not a field a user wrote: leave it out.
+    return field_path(
+        loc, lambda position, item: position == 2 and loc[0] == "steps" and item in OPS
+    )

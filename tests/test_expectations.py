@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 from test_results_report import cell
 
+from engines import known_engines
 from harness.expectations import (
     ExpectationError,
     Known,
     Verdict,
-    check_scenarios,
+    check_references,
     exit_status,
     from_records,
     in_range,
@@ -137,10 +138,10 @@ def test_a_scenario_glob_that_matches_nothing_names_file_and_entry(tmp_path: Pat
     )
     entries = load_expectations(tmp_path)
     with pytest.raises(ExpectationError) as caught:
-        check_scenarios(entries, ["add_column/after", "baseline/no_change"])
+        check_references(entries, ["add_column/after", "baseline/no_change"], ["spark"])
     assert caught.value.field == "known[1].scenario"
     assert str(tmp_path / "k.yaml") in str(caught.value)
-    check_scenarios(entries[:1], ["add_column/after"])  # no error
+    check_references(entries[:1], ["add_column/after"], ["spark"])  # no error
 
 
 def test_records_round_trip_with_their_source(tmp_path: Path) -> None:
@@ -166,5 +167,6 @@ def test_the_shipped_expectations_are_valid_and_name_real_scenarios() -> None:
     root = Path(__file__).resolve().parent.parent
     entries = load_expectations(root / "expectations")
     assert entries, "expectations/ ships the known outcomes of the default matrix"
-    check_scenarios(entries, [s.id for s in load_scenarios(root / "scenarios")])
+    scenario_ids = [s.id for s in load_scenarios(root / "scenarios")]
+    check_references(entries, scenario_ids, known_engines())
     assert all(e.outcome is not Outcome.PASS for e in entries)

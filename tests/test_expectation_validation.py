@@ -1,0 +1,102 @@
+"""Known-outcome files: every kind of bad file is refused with its file and field, before
+anything starts.
+
+The bad files live in `tests/bad_expectations/`, one error each; CASES says what each must
+report. Files too large to keep in the repository are generated.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engines import known_engines
+from harness.cli import main
+from harness.expectations import ExpectationError, check_references, load_expectations
+from harness.input_files import MAX_FILE_BYTES
+from harness.scenario import load_scenarios
+
+TESTS = Path(__file__).resolve().parent
+BAD = TESTS / "bad_expectations"
+SCENARIOS = TESTS.parent / "scenarios"
+ENTRY = "- {engine: spark, scenario: rename_column/rename, outcome: WRONG, reason: r"
+
+
+def case(name: str, field: str, expected: str) -> object:
+    return pytest.param(f"{name}.yaml", field, expected, id=name)
+
+
+CASES = [
+    case("malformed_yaml", "", "not valid YAML"),
+    case("not_a_mapping", "", "expected a mapping with a list `known:`"),
+    case("unknown_field", "known[0].colour", "Extra inputs are not permitted"),
+    case("unknown_outcome", "known[0].outcome", "Input should be 'PASS', 'WRONG'"),
+    case("missing_reason", "known[0].reason", "Field required"),
+    case("bad_version_range", "known[0].versions", "is not a version bound like '>=479'"),
+    case("link_not_https", "known[0].link", "should match pattern '^https://"),
+    case("engine_injection", "known[0].engine", "should match pattern"),
+    case("unknown_engine", "known[0].engine", "unknown engine 'sparkk'; known: hive, spark"),
+    case("scenario_matches_nothing", "known[0].scenario", "'rename_colum/*' matches no scenario"),
+    case("duplicate_entry", "known[1]", "matches the same cells as duplicate_entry.yaml known[0]"),
+    case("any_engine_with_versions", "known[0]", "'versions' needs one engine"),
+    case("table_type_unknown", "known[0].table_type", "Input should be 'cow', 'mor' or '*'"),
+]
+
+
+def refuse(folder: Path) -> ExpectationError:
+    """The error loading and checking `folder` against the project's scenarios raises."""
+    with pytest.raises(ExpectationError) as caught:
+        entries = load_expectations(folder)
+        ids = [s.id for s in load_scenarios(SCENARIOS)]
+        check_references(entries, ids, known_engines())
+    return caught.value
+
+
+def alone(name: str, tmp_path: Path) -> Path:
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    shutil.copy(BAD / name, folder / name)
+    return folder / name
+
+
+@pytest.mark.parametrize(("filename", "field", "expected"), CASES)
+def test_bad_file_is_refused_with_file_and_field(
+    filename: str, field: str, expected: str, tmp_path: Path
+) -> None:
+    path = alone(filename, tmp_path)
+    error = refuse(path.parent)
+    assert (error.path, error.field) == (path, field)
+    assert str(error).startswith(f"{path}: {field}: " if field else f"{path}: "), str(error)
+    assert expected in str(error)
+
+
+def test_every_corpus_file_has_a_case() -> None:
+    assert {p.values[0] for p in CASES} == {p.name for p in BAD.glob("*.yaml")}
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text("known:\n" + ENTRY + ", note: '" + "x" * MAX_FILE_BYTES + "'}\n")
+    error = refuse(tmp_path)
+    assert error.path == path and "the limit is 2 MiB" in str(error)
+
+
+def test_more_than_ten_thousand_entries_are_refused(tmp_path: Path) -> None:
+    lines = [f"{ENTRY}, variant: v{n}}}" for n in range(10_001)]
+    (tmp_path / "many.yaml").write_text("known:\n" + "\n".join(lines) + "\n")
+    error = refuse(tmp_path)
+    assert error.field == "known" and "at most 10000 items" in str(error)
+
+
+@pytest.mark.parametrize("filename", ["unknown_outcome.yaml", "scenario_matches_nothing.yaml"])
+def test_a_run_with_a_bad_file_exits_2_and_starts_nothing(
+    filename: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = alone(filename, tmp_path)
+    reports = tmp_path / "reports"
+    code = main(["run", "--expectations", str(path.parent), "--reports", str(reports)])
+    assert code == 2
+    assert f"lakecompat: error: {path}: known[0]." in capsys.readouterr().err
+    assert not reports.exists()  # no run folder: nothing was written, nothing started
