@@ -67,11 +67,6 @@ class WriteResult:
         return self.failed_at is None
 
 
-def table_name(scenario_id: str, table_type: str) -> str:
-    """A SQL-safe table name unique per scenario and table type."""
-    return "t_" + "".join(c if c.isalnum() else "_" for c in scenario_id.lower()) + f"_{table_type}"
-
-
 def quote(identifier: str) -> str:
     """Backtick-quote an identifier for Spark SQL (identifiers are validated on load)."""
     return "`" + identifier.replace("`", "``") + "`"
@@ -146,7 +141,7 @@ class HudiWriter:
     def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
         """Create the table from the seed rows, then run every step; stop at the first failure."""
         spec = scenario.spec
-        name = table_name(scenario.id, table_type)
+        name = sc.table_name(scenario.id, table_type)
         table = TableRef(name, self.tables_dir / name, table_type, spec.key)
         if table.path.exists():
             shutil.rmtree(table.path)

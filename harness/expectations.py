@@ -133,9 +133,7 @@ def load_expectations(folder: Path) -> list[Known]:
     return entries
 
 
-def check_references(
-    entries: list[Known], scenario_ids: list[str], engines: list[str]
-) -> None:
+def check_references(entries: list[Known], scenario_ids: list[str], engines: list[str]) -> None:
     """Every entry names a known engine and a scenario glob that matches a scenario file, and
     no entry repeats an earlier one (it could never match: the first match wins)."""
     seen: dict[tuple[str, ...], str] = {}

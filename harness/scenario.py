@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,6 +20,8 @@ ColumnPath = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]{0,63}(\.[a-z_][a-z0
 TableType = Literal["cow", "mor"]
 TABLE_TYPES: tuple[str, ...] = ("cow", "mor")
 MAX_ROWS = 10_000
+#: Folder and file names of scenarios: they become table names, so SQL-safe and short.
+SCENARIO_ID = re.compile(r"^[a-z0-9_]{1,60}(/[a-z0-9_]{1,60}){0,3}$")
 
 
 class _Strict(BaseModel):
@@ -215,12 +218,25 @@ def load_scenario(path: Path, root: Path) -> Scenario:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ScenarioError(path, _field_path(first["loc"]), first["msg"]) from None
-    scenario = Scenario(path.relative_to(root).with_suffix("").as_posix(), path, spec)
+    scenario_id = path.relative_to(root).with_suffix("").as_posix()
+    if not SCENARIO_ID.match(scenario_id):
+        raise ScenarioError(
+            path,
+            "",
+            f"the scenario id {scenario_id!r} (the path below {root}) may use only a-z, 0-9 "
+            "and _ in its folder and file names, because it becomes a table name",
+        )
+    scenario = Scenario(scenario_id, path, spec)
     try:
         evolve(spec)
     except StepError as exc:
         raise ScenarioError(path, exc.field, str(exc)) from None
     return scenario
+
+
+def table_name(scenario_id: str, table_type: str) -> str:
+    """The table's name in every engine: `t_<scenario id, / as _>_<table type>`."""
+    return f"t_{scenario_id.replace('/', '_')}_{table_type}"
 
 
 def load_scenarios(root: Path, pattern: str | None = None) -> list[Scenario]:
@@ -229,10 +245,25 @@ def load_scenarios(root: Path, pattern: str | None = None) -> list[Scenario]:
         raise ScenarioError(root, "", "scenario folder not found")
     paths = sorted(p for p in root.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
     scenarios = [load_scenario(p, root) for p in paths]
+    _check_table_names(scenarios)
     if pattern:
         globs = [g.strip() for g in pattern.split(",") if g.strip()]
         scenarios = [s for s in scenarios if any(fnmatch.fnmatch(s.id, g) for g in globs)]
     return sorted(scenarios, key=lambda s: (not s.spec.baseline, s.id))
+
+
+def _check_table_names(scenarios: list[Scenario]) -> None:
+    """Two scenario ids must not give the same table name (`a/b_c` and `a_b/c` would)."""
+    seen: dict[str, Scenario] = {}
+    for scenario in scenarios:
+        name = table_name(scenario.id, "cow")
+        if name in seen:
+            raise ScenarioError(
+                scenario.path,
+                "",
+                f"its tables would have the names of {seen[name].path}'s ({name}); rename one",
+            )
+        seen[name] = scenario
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:

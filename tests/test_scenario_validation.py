@@ -162,3 +162,30 @@ def test_one_bad_file_stops_the_whole_folder(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenarios(tmp_path)
     assert caught.value.path == tmp_path / "bad.yaml"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "drop'; DROP TABLE t; --.yaml",
+        "Upper.yaml",
+        "spaced name.yaml",
+        "caf\u00e9.yaml",
+        "a-b.yaml",
+    ],
+)
+def test_file_names_that_are_not_sql_safe_are_refused(name: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    shutil.copy(SCENARIOS / "baseline" / "no_change.yaml", path)
+    with pytest.raises(ScenarioError, match="may use only a-z, 0-9 and _") as caught:
+        load_scenarios(tmp_path)
+    assert caught.value.path == path
+
+
+def test_two_ids_with_one_table_name_are_refused(tmp_path: Path) -> None:
+    for folder, name in (("a", "b_c.yaml"), ("a_b", "c.yaml")):
+        (tmp_path / folder).mkdir()
+        shutil.copy(SCENARIOS / "baseline" / "no_change.yaml", tmp_path / folder / name)
+    with pytest.raises(ScenarioError, match=r"would have the names of .*\(t_a_b_c_cow\)") as caught:
+        load_scenarios(tmp_path)
+    assert caught.value.path == tmp_path / "a_b" / "c.yaml"

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from engines.hudi_writer import ddl, latest_instant, partition_folders, table_name
+from engines.hudi_writer import ddl, latest_instant, partition_folders
 from harness import scenario as sc
+from harness.scenario import table_name
 from harness.types import parse_type
 
 
