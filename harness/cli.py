@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engines import UnknownEngineError, known_engines
 from engines.artifacts import ProvisioningError
@@ -20,6 +22,9 @@ from harness.junit import case_id
 from harness.outcomes import summary_line
 from harness.results import ResultsError
 from harness.runner import DEFAULT_ENGINES
+
+if TYPE_CHECKING:
+    from harness.runner import RunResult
 from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
 from harness.summary import verdict_counts
 
@@ -110,6 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
+    )
+    run.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="complete an interrupted run: run only its missing cells, with the options it was "
+        "started with (scenarios, engines, table types, settings, known outcomes), into the "
+        "same folder",
     )
     run.add_argument(
         "--set",
@@ -203,6 +216,9 @@ def _scenario_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # SIGTERM (a CI job cancelled, `kill`) stops the run like Ctrl-C: services are stopped and
+    # finished cells kept, so `--resume` can complete the run.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return _dispatch(args)
     except (
@@ -216,8 +232,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lakecompat: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("lakecompat: interrupted; finished cells are kept in the run folder", file=sys.stderr)
+        print(
+            "lakecompat: interrupted; finished cells are kept in the run folder "
+            "(complete it with `lakecompat run --resume RUN_DIR`)",
+            file=sys.stderr,
+        )
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -290,11 +316,15 @@ def _judgement(judged: list[Judged], strict: bool) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from harness.progress import Progress
-    from harness.runner import Runner, RunOptions
+    from harness.runner import Runner, RunOptions, resume_options
 
     unknown = [t for t in args.table_types if t not in TABLE_TYPES]
     if unknown:
         raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
+    if args.resume:
+        options = resume_options(args.resume, args.scenario_dir, args.reports)
+        result = Runner(options, Progress(quiet=args.quiet)).run()
+        return _finish(result, args)
     options = RunOptions(
         scenarios_dir=args.scenario_dir,
         pattern=args.scenarios,
@@ -306,6 +336,10 @@ def _run(args: argparse.Namespace) -> int:
         engine_settings=_engine_settings(args.settings),
     )
     result = Runner(options, Progress(quiet=args.quiet)).run()
+    return _finish(result, args)
+
+
+def _finish(result: RunResult, args: argparse.Namespace) -> int:
     latest = args.reports / "latest"
     print(summary_line(result.cells))
     print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -18,14 +20,23 @@ from engines.spark_runtime import SparkRuntime
 from harness import oracle
 from harness.compare import compare
 from harness.control import CONTROL_KEY, control_table
-from harness.expectations import Judged, Known, check_references, load_expectations, to_records
+from harness.expectations import (
+    Judged,
+    Known,
+    check_references,
+    from_records,
+    load_expectations,
+    to_records,
+)
 from harness.outcomes import Cell, Evidence, Outcome
 from harness.progress import Progress
 from harness.report import write_reports
-from harness.results import ResultsWriter, write_run_info
+from harness.results import RUN_FILE, ResultsError, ResultsWriter, load_run, write_run_info
 from harness.scenario import Scenario, load_scenarios
 
 BASELINE_NOTE = "fails without any schema change"
+#: Folders of a run that only the services need; a resumed run starts them afresh.
+_SERVICE_STATE = ("hive-metastore", "hiveserver2", "warehouse", "spark", "trino")
 DEFAULT_ENGINES = ("spark", "hive", "trino")
 
 
@@ -43,6 +54,10 @@ class RunOptions:
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).
     engine_settings: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: An interrupted run's folder to complete (see `resume_options`), instead of a new run.
+    resume_dir: Path | None = None
+    #: Known outcomes as recorded in a run folder; when set, `expectations_dir` is not read.
+    known_records: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -76,11 +91,19 @@ class Runner:
                 raise ValueError(f"--set names engine {name!r}, which this run does not read with")
         # Outcome of the baseline scenario per engine, table type, query type and variant.
         self._baseline: dict[tuple[str, ...], Outcome] = {}
+        # Cells an interrupted run already finished, by key (empty for a new run).
+        self._done: dict[tuple[str, ...], Cell] = {}
+        if options.resume_dir is not None:
+            _, cells = load_run(options.resume_dir)
+            self._done = {cell.key: cell for cell in cells}
+            for cell in cells:
+                if cell.category == "baseline":
+                    self._baseline[cell.key[:3] + cell.key[4:]] = cell.outcome
 
     def run(self) -> RunResult:
         """Execute the run; every cell is on disk the moment it is known."""
-        run_dir = self._new_run_dir()
-        result = RunResult(run_dir)
+        run_dir = self._prepare_resume() if self.options.resume_dir else self._new_run_dir()
+        result = RunResult(run_dir, cells=list(self._done.values()))
         runtime = SparkRuntime(run_dir / "logs", self.options.hudi_version)
         context = RunContext(run_dir, runtime)
         writer = HudiWriter(runtime, run_dir / "tables")
@@ -89,8 +112,10 @@ class Runner:
             with self._engines(context) as engines:
                 write_run_info(run_dir, self._run_info(run_dir, writer, engines))
                 self._control_checks(writer, engines)
-                self.progress.begin(self._planned_cells(engines))
+                self.progress.begin(self._planned_cells(engines) - len(self._done))
                 for scenario, table_type in self._tables():
+                    if self._table_done(scenario, table_type, engines):
+                        continue
                     self.progress.stage(f"writing {scenario.id} ({table_type})")
                     written = writer.write(scenario, table_type)
                     result.write_seconds.extend(written.step_seconds)
@@ -108,7 +133,28 @@ class Runner:
                 )
         return result
 
+    def _prepare_resume(self) -> Path:
+        """Take the finished cells of the interrupted run; clear the services' state."""
+        run_dir = self.options.resume_dir
+        assert run_dir is not None
+        for state in _SERVICE_STATE:
+            shutil.rmtree(run_dir / state, ignore_errors=True)
+        return run_dir
+
+    def _table_done(self, scenario: Scenario, table_type: str, engines: list[_EngineState]) -> bool:
+        """Whether a resumed run already has every cell of this table."""
+        if not self._done:
+            return False
+        return all(
+            (state.engine.name, table_type, query_type, scenario.id, variant.name) in self._done
+            for state in engines
+            for query_type in TABLE_QUERY_TYPES[table_type]
+            for variant in state.engine.variants
+        )
+
     def _load_known(self) -> list[Known]:
+        if self.options.known_records is not None:
+            return from_records(self.options.known_records)
         folder = self.options.expectations_dir
         if folder is None:
             return []
@@ -194,6 +240,9 @@ class Runner:
             register_error = self._register(state, written)
             for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
                 for variant in state.engine.variants:
+                    key = (state.engine.name, written.table.table_type, query_type)
+                    if (*key, scenario.id, variant.name) in self._done:
+                        continue
                     cell = self._cell(
                         scenario, written, state, query_type, variant, writer, register_error
                     )
@@ -294,19 +343,58 @@ class Runner:
     def _run_info(
         self, run_dir: Path, writer: HudiWriter, engines: list[_EngineState]
     ) -> dict[str, object]:
-        return {
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        info: dict[str, object] = {
             "run_id": run_dir.name,
-            "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "started": now,
             "writer": writer.versions,
             "engines": {
                 s.engine.name: (s.engine.version if not s.failure else "?") for s in engines
             },
+            "engine_order": [s.engine.name for s in engines],
             "scenarios": [s.id for s in self.scenarios],
             "table_types": list(self.options.table_types),
             "pattern": self.options.pattern,
             "engine_settings": self.options.engine_settings,
-            "known": to_records(self.known, self.options.expectations_dir or Path()),
+            "known": self.options.known_records
+            or to_records(self.known, self.options.expectations_dir or Path()),
         }
+        if self.options.resume_dir is not None:
+            before, _ = load_run(run_dir)
+            info["started"] = before.get("started", now)
+            info["resumed"] = [*before.get("resumed", []), now]
+        return info
+
+
+def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> RunOptions:
+    """The options of the interrupted run in `run_dir`, to complete it with `Runner`."""
+    info, _ = load_run(run_dir)
+    if not info:
+        raise ResultsError(
+            f"{run_dir}: no {RUN_FILE}; the run stopped before its engines had started, "
+            "so there is nothing to resume: start a new run"
+        )
+    options = RunOptions(
+        scenarios_dir=scenarios_dir,
+        pattern=info.get("pattern"),
+        engines=tuple(info.get("engine_order") or info["engines"]),
+        table_types=tuple(info["table_types"]),
+        reports_dir=reports_dir,
+        hudi_version=info["writer"]["hudi"],
+        engine_settings=info.get("engine_settings") or {},
+        resume_dir=run_dir.resolve(),
+        known_records=info.get("known") or [],
+    )
+    chosen = [s.id for s in Runner(options, Progress(quiet=True)).scenarios]
+    if chosen != info["scenarios"]:
+        missing = sorted(set(info["scenarios"]) - set(chosen))
+        added = sorted(set(chosen) - set(info["scenarios"]))
+        raise ResultsError(
+            f"{run_dir}: the scenario files changed since this run started "
+            f"(missing: {', '.join(missing) or 'none'}; new: {', '.join(added) or 'none'}); "
+            "resuming would not give the run's matrix: start a new run"
+        )
+    return options
 
 
 def _verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Cell:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -60,10 +62,93 @@ def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Pat
     return run_dir
 
 
-def quiet_run(reports: Path, engines: tuple[str, ...], pattern: str) -> tuple[Path, list[Cell]]:
+def quiet_run(
+    reports: Path, engines: tuple[str, ...], pattern: str, progress: Progress | None = None
+) -> tuple[Path, list[Cell]]:
     """Run `pattern` with `engines` on both table types, silently: (run folder, cells)."""
     options = RunOptions(
         scenarios_dir=SCENARIOS, pattern=pattern, engines=engines, reports_dir=reports
     )
-    result = Runner(options, Progress(quiet=True)).run()
+    result = Runner(options, progress or Progress(quiet=True)).run()
     return result.run_dir, result.cells
+
+
+def descendants(root: int) -> set[int]:
+    """PIDs of every live process below `root` in the process tree."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(proc.name))
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def listening_sockets(pids: set[int]) -> list[tuple[int, str]]:
+    """(pid, local address) of every TCP socket in LISTEN state that one of `pids` holds.
+
+    Addresses are decoded from /proc/net/tcp and tcp6: `127.0.0.1:port`, `[::1]:port`,
+    `0.0.0.0:port` (every interface) and so on.
+    """
+    listening: dict[str, str] = {}
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A":  # LISTEN
+                listening[fields[9]] = _address(fields[1])
+    held = []
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue
+        for link in links:
+            inode = link.removeprefix("socket:[").removesuffix("]")
+            if link.startswith("socket:[") and inode in listening:
+                held.append((pid, listening[inode]))
+    return sorted(held)
+
+
+def _address(hex_address: str) -> str:
+    host, port = hex_address.split(":")
+    raw = bytes.fromhex(host)
+    if len(raw) == 4:
+        ip = socket.inet_ntop(socket.AF_INET, raw[::-1])
+        return f"{ip}:{int(port, 16)}"
+    # IPv6: four little-endian 32-bit words.
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+    return f"[{socket.inet_ntop(socket.AF_INET6, words)}]:{int(port, 16)}"
+
+
+def is_loopback(address: str) -> bool:
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return host.startswith("127.") or host in ("::1", "::ffff:127.0.0.1")
+
+
+class SocketWatch(Progress):
+    """Silent progress that records the listening sockets of this process's children while
+    cells are being read (every engine is up by then)."""
+
+    def __init__(self) -> None:
+        super().__init__(quiet=True)
+        self.sockets: list[tuple[int, str]] = []
+        self.commands: dict[int, str] = {}
+
+    def cell(self, cell: Cell) -> None:
+        if not self.sockets:
+            pids = descendants(os.getpid()) | {os.getpid()}
+            self.sockets = listening_sockets(pids)
+            for pid, _ in self.sockets:
+                try:
+                    raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                self.commands[pid] = raw.replace(b"\0", b" ").decode()

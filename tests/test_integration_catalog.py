@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import SCENARIOS, quiet_run
+from support import SCENARIOS, SocketWatch, is_loopback, quiet_run
 
 from engines.base import TABLE_QUERY_TYPES
 from harness.outcomes import Cell, Outcome
@@ -30,10 +30,22 @@ SUBSET = (
 VARIANTS = 2 + 4 + 3  # Spark, Hive, Trino
 
 
+WATCH = SocketWatch()
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
     reports = tmp_path_factory.mktemp("reports")
-    return quiet_run(reports, ("spark", "hive", "trino"), ",".join(SUBSET))
+    return quiet_run(reports, ("spark", "hive", "trino"), ",".join(SUBSET), WATCH)
+
+
+def test_every_service_listens_on_loopback_only(run: tuple[Path, list[Cell]]) -> None:
+    # Spark's JVM, the Metastore, HiveServer2 and Trino each listen on at least one port.
+    commands = " ".join(WATCH.commands.values())
+    for main_class in ("SparkSubmit", "HiveMetaStore", "HiveServer2", "TrinoMain"):
+        assert main_class in commands, (main_class, WATCH.sockets)
+    exposed = [(pid, a, WATCH.commands.get(pid)) for pid, a in WATCH.sockets if not is_loopback(a)]
+    assert exposed == []
 
 
 def outcomes(cells: list[Cell], scenario: str, engine: str, variant: str) -> dict[str, Outcome]:

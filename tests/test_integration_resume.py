@@ -1,0 +1,122 @@
+"""Integration: interrupted runs stop every service, keep their cells and can be completed;
+the same run twice gives the same matrix."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import SCENARIOS, interrupted_run, processes_mentioning
+
+from harness.cli import main
+from harness.outcomes import Cell
+from harness.progress import Progress
+from harness.results import load_run
+from harness.runner import Runner, RunOptions, resume_options
+
+pytestmark = pytest.mark.integration
+PATTERN = "rename_column/rename,type_change/int_to_long"
+SCRIPT = Path(sys.executable).parent / "lakecompat"
+
+
+def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
+    """Cells without what differs between runs by design: timings and the run's own path."""
+    rows = []
+    for cell in cells:
+        data = cell.to_dict()
+        data.pop("seconds")
+        sql = data["evidence"]["sql"]
+        if sql:
+            data["evidence"]["sql"] = sql.replace(str(run_dir), "<run>")
+        rows.append(data)
+    return rows
+
+
+def spark_run(reports: Path) -> tuple[Path, list[Cell]]:
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern=PATTERN,
+        engines=("spark",),
+        table_types=("cow",),
+        reports_dir=reports,
+    )
+    result = Runner(options, Progress(quiet=True)).run()
+    return result.run_dir, result.cells
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    run_dir, cells = spark_run(tmp_path_factory.mktemp("reference"))
+    return comparable(cells, run_dir)
+
+
+def test_the_same_run_twice_gives_the_same_matrix(
+    reference: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    run_dir, cells = spark_run(tmp_path)
+    assert comparable(cells, run_dir) == reference
+    assert len(reference) == 3 * 3 * 2  # baseline + 2 scenarios, 3 query types, 2 variants
+
+
+def test_interrupt_then_resume_equals_an_uninterrupted_run(
+    reference: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = interrupted_run(tmp_path, "spark", PATTERN, after=8)
+    _, kept = load_run(run_dir)
+    assert len(kept) == 8
+    assert processes_mentioning(str(run_dir)) == []
+    code = main(["run", "--resume", str(run_dir), "--reports", str(tmp_path), "--quiet"])
+    _, cells = load_run(run_dir)
+    assert comparable(cells, run_dir) == reference
+    # The first 8 lines were not rewritten: only the missing cells ran.
+    assert [c.to_dict() for c in cells[:8]] == [c.to_dict() for c in kept]
+    # Judged without known outcomes: Spark's WRONG cell (schema-on-read off) is a regression.
+    assert code == 1
+    assert "17 as expected, 1 regressions" in capsys.readouterr().out
+    info, _ = load_run(run_dir)
+    assert len(info["resumed"]) == 1
+
+
+def test_sigterm_stops_every_service_and_the_run_resumes(
+    reference: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    reports = tmp_path / "reports"
+    command = [str(SCRIPT), "run", "--engines", "spark", "--scenarios", PATTERN]
+    command += ["--table-types", "cow", "--reports", str(reports), "--quiet"]
+    process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, env={**os.environ})
+    results = None
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and process.poll() is None:
+        found = list(reports.glob("runs/*/results.jsonl"))
+        if found and found[0].read_text().count("\n") >= 4:
+            results = found[0]
+            break
+        time.sleep(0.2)
+    assert results is not None, "the run never wrote 4 cells"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=120) == 130
+    run_dir = results.parent
+    assert processes_mentioning(str(run_dir)) == []
+    done = subprocess.run(
+        [str(SCRIPT), "run", "--resume", str(run_dir), "--reports", str(reports), "--quiet"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    _, cells = load_run(run_dir)
+    assert comparable(cells, run_dir) == reference
+
+
+def test_a_run_folder_without_run_info_cannot_be_resumed(tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_text("")
+    with pytest.raises(ValueError, match="nothing to resume"):
+        resume_options(tmp_path, SCENARIOS, tmp_path)
