@@ -58,6 +58,8 @@ class RunContext:
     _metastore: HiveMetastore | None = None
     #: Tables as they are currently registered in the Metastore, by table name.
     registered: dict[str, TableRef] = field(default_factory=dict)
+    #: How often the Metastore was (re)started; engines started before a restart reconnect.
+    metastore_generation: int = 0
 
     @property
     def log_dir(self) -> Path:
@@ -74,6 +76,19 @@ class RunContext:
             metastore.start()
             self._metastore = metastore
         return self._metastore
+
+    def metastore_running(self) -> bool:
+        """False when the Metastore was started and its process has died."""
+        return self._metastore is None or self._metastore.running
+
+    def restart_metastore(self) -> None:
+        """Start the Metastore again (same port, same database) after it died."""
+        if self._metastore is None:
+            return
+        self._metastore.stop()
+        self._metastore.start()
+        self.metastore_generation += 1
+        self.registered.clear()
 
     def register_in_metastore(self, table: TableRef) -> None:
         """Register `table` in the Metastore over thrift, unless it is registered as it is."""
@@ -138,6 +153,21 @@ class Engine(ABC):
     def log_excerpt(self) -> str:
         """The end of the engine's log, kept as evidence when the engine fails."""
         return ""
+
+    def alive(self) -> bool:
+        """Whether every process the engine needs still runs (False after a crash)."""
+        return True
+
+    def kill(self) -> None:
+        """Kill the engine's own processes at once (a hung query); `restart` brings it back."""
+        self.stop()
+
+    def restart(self) -> None:
+        """Start the engine again after a crash or a kill (and the Metastore, if it died)."""
+        self.stop()
+        if not self.context.metastore_running():
+            self.context.restart_metastore()
+        self.start()
 
     @classmethod
     def supports(cls, table_type: str, query_type: str) -> bool:

@@ -14,6 +14,7 @@ vectorized execution, because Hudi's record readers do not produce vectorized ba
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -158,6 +159,7 @@ class HiveEngine(Engine):
         self.home = context.run_dir / "hiveserver2"
         self._service: Service | None = None
         self._connection: Any = None
+        self._generation = 0
 
     @property
     def version(self) -> str:
@@ -165,6 +167,7 @@ class HiveEngine(Engine):
 
     def start(self) -> None:
         metastore = self.context.metastore()
+        self._generation = self.context.metastore_generation
         port = free_port()
         conf = write_conf(
             self.home / "conf",
@@ -199,11 +202,24 @@ class HiveEngine(Engine):
 
     def stop(self) -> None:
         if self._connection is not None:
-            self._connection.close()
+            with contextlib.suppress(Exception):  # the server may be gone already
+                self._connection.close()
             self._connection = None
         if self._service is not None:
             self._service.stop()
             self._service = None
+
+    def alive(self) -> bool:
+        return (
+            self._service is not None
+            and self._service.running
+            and self.context.metastore_running()
+            and self._generation == self.context.metastore_generation
+        )
+
+    def kill(self) -> None:
+        if self._service is not None:
+            self._service.kill()
 
     def register(self, table: TableRef) -> None:
         cursor = self._connection.cursor()

@@ -77,7 +77,8 @@ class HiveMetastore:
             return
         classpath = metastore_classpath(self.version)
         jdk = find_jdk(HIVE_JAVA_VERSIONS, f"the Hive {self.version} Metastore")
-        self.port = free_port()
+        # A restart keeps the port, so the readers' configuration stays right.
+        self.port = self.port or free_port()
         conf = write_conf(
             self.home / "conf",
             {
@@ -109,6 +110,14 @@ class HiveMetastore:
         if self._service is not None:
             self._service.stop()
             self._service = None
+
+    @property
+    def running(self) -> bool:
+        return self._service is not None and self._service.running
+
+    @property
+    def pid(self) -> int | None:
+        return self._service.pid if self._service is not None else None
 
     def _settings(self) -> dict[str, str]:
         derby = self.home / "metastore_db"

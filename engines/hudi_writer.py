@@ -25,6 +25,7 @@ from harness import scenario as sc
 from harness.oracle import TableState, coerce_row, evolve, reference_index, schema_of
 from harness.schema import Schema
 from harness.types import coerce
+from harness.watchdog import Watchdog
 
 DDL_WORKAROUND = {"hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
 NON_PARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
@@ -130,9 +131,11 @@ def partition_folders(table_path: Path, depth: int) -> tuple[str, ...]:
 class HudiWriter:
     """Writes each scenario × table type into its own folder below `tables_dir`."""
 
-    def __init__(self, runtime: SparkRuntime, tables_dir: Path) -> None:
+    def __init__(self, runtime: SparkRuntime, tables_dir: Path, step_timeout: float = 0) -> None:
         self.runtime = runtime
         self.tables_dir = tables_dir
+        #: Seconds a step may take before Spark is killed and restarted (0: no limit).
+        self.step_timeout = step_timeout
 
     @property
     def versions(self) -> dict[str, str]:
@@ -152,16 +155,25 @@ class HudiWriter:
         steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
         for index, step in enumerate(steps):
             started = time.monotonic()
-            try:
-                self._apply(table, spec, step, states[max(index - 1, 0)], statements)
-            except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
+            failure: Exception | None = None
+            with Watchdog(self.step_timeout, self.runtime.kill) as dog:
+                try:
+                    self._apply(table, spec, step, states[max(index - 1, 0)], statements)
+                except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
+                    failure = exc
+            if failure is not None:
+                crashed = dog.fired or not self.runtime.alive()
+                message = dog.reason if dog.fired else describe_error(failure)
+                if crashed:
+                    message = self._recover(message, dog.fired)
                 refused = isinstance(step, sc.Upsert) and step.is_change
                 where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
                 return WriteResult(
                     table,
                     failed_at=where,
-                    message=describe_error(exc),
-                    rejected=step.op in sc.SCHEMA_OPS or refused,
+                    message=message,
+                    # A crash or a timeout is never the writer refusing the change.
+                    rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
                     sql=statements,
                     step_seconds=timings,
                     instants=instants,
@@ -178,6 +190,16 @@ class HudiWriter:
             partitions=partition_folders(table.path, len(spec.partition_by)),
         )
         return WriteResult(table, sql=statements, step_seconds=timings, instants=instants)
+
+    def _recover(self, message: str, timed_out: bool) -> str:
+        """Restart Spark after its JVM died or was killed; the message says what happened."""
+        if not timed_out:
+            message = f"Spark's JVM died: {message}"
+        try:
+            self.runtime.restart()
+        except Exception as exc:  # noqa: BLE001 - the next write will say so again
+            message += f"; restarting Spark failed: {describe_error(exc)}"
+        return message
 
     def write_parquet(
         self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str

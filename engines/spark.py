@@ -84,6 +84,15 @@ class SparkEngine(Engine):
     def start(self) -> None:
         self.context.spark.session()
 
+    def alive(self) -> bool:
+        return self.context.spark.alive()
+
+    def kill(self) -> None:
+        self.context.spark.kill()
+
+    def restart(self) -> None:
+        self.context.spark.restart()
+
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":
             return f"SELECT * FROM parquet.`{table.path}`"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engines.artifacts import MavenArtifact, fetch
 from engines.jdk import find_jdk
@@ -63,9 +64,65 @@ class SparkRuntime:
             self._session = self._build()
         return self._session
 
+    @property
+    def pid(self) -> int | None:
+        """The Spark JVM's process id, while a session exists."""
+        process = self._jvm_process()
+        return process.pid if process is not None else None
+
+    def alive(self) -> bool:
+        """False when the session was started and its JVM has died."""
+        if self._session is None:
+            return True
+        process = self._jvm_process()
+        return process is not None and process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the JVM (a hung write or query) and forget the session."""
+        process = self._jvm_process()
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+        self._forget()
+
+    def restart(self) -> None:
+        """A new JVM and session after the old one died or was killed."""
+        if self.alive():
+            self.stop()
+        else:
+            self._forget()
+        self.session()
+
+    def _jvm_process(self) -> Any:
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway if self._session is not None else None
+        return getattr(gateway, "proc", None)
+
+    def _forget(self) -> None:
+        """Drop every reference PySpark keeps to a JVM that is gone."""
+        if self._session is None:
+            return
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        gateway = SparkContext._gateway
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        SparkContext._active_spark_context = None
+        SparkSession._instantiatedSession = None
+        SparkSession._activeSession = None
+        self._session = None
+        if gateway is not None:
+            with contextlib.suppress(Exception):
+                gateway.shutdown()
+
     def stop(self) -> None:
         """Stop the session and the JVM behind it, so that no Spark process outlives the run."""
         if self._session is None:
+            return
+        if not self.alive():
+            self._forget()
             return
         from pyspark import SparkContext
 

@@ -252,6 +252,10 @@ class Service:
             if self in _registry:
                 _registry.remove(self)
 
+    def kill(self) -> None:
+        """SIGKILL the process group at once (a hung service); idempotent."""
+        self.stop(grace_s=0)
+
     def __enter__(self) -> Service:
         return self if self.running else self.start()
 

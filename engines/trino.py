@@ -154,6 +154,7 @@ class TrinoEngine(Engine):
         super().__init__(context)
         self._server: TrinoServer | None = None
         self._version = trino_version()
+        self._generation = 0
 
     @property
     def version(self) -> str:
@@ -161,6 +162,7 @@ class TrinoEngine(Engine):
 
     def start(self) -> None:
         metastore = self.context.metastore()
+        self._generation = self.context.metastore_generation
         install = provision(self._version)
         self._server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
         self._server.start(catalogs(metastore.uri))
@@ -169,6 +171,18 @@ class TrinoEngine(Engine):
         if self._server is not None:
             self._server.stop()
             self._server = None
+
+    def alive(self) -> bool:
+        return (
+            self._server is not None
+            and self._server.running
+            and self.context.metastore_running()
+            and self._generation == self.context.metastore_generation
+        )
+
+    def kill(self) -> None:
+        if self._server is not None:
+            self._server.kill()
 
     def register(self, table: TableRef) -> None:
         self.context.register_in_metastore(table)

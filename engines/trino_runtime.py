@@ -284,6 +284,10 @@ class TrinoServer:
     def running(self) -> bool:
         return self._service is not None and self._service.running
 
+    def kill(self) -> None:
+        if self._service is not None:
+            self._service.kill()
+
     def _started(self, status: int, body: bytes) -> bool:
         """Our node (not another Trino on a reused port) answers and has finished starting."""
         if status != 200:

@@ -71,6 +71,16 @@ def _setting(value: str) -> tuple[str, str, str]:
     return engine, key, setting
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1
+    if not 0 <= seconds <= 86_400:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0 to 86400")
+    return seconds
+
+
 def _csv(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
@@ -115,6 +125,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
+    )
+    run.add_argument(
+        "--query-timeout",
+        type=_seconds,
+        default=300,
+        metavar="SECONDS",
+        help="kill and restart an engine whose query runs longer; the cell is ERROR "
+        "'timeout after N s' (default: 300; 0: no limit)",
+    )
+    run.add_argument(
+        "--step-timeout",
+        type=_seconds,
+        default=900,
+        metavar="SECONDS",
+        help="kill and restart Spark when one writer step runs longer; the table's cells are "
+        "ERROR (default: 900; 0: no limit)",
     )
     run.add_argument(
         "--resume",
@@ -323,6 +349,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
     if args.resume:
         options = resume_options(args.resume, args.scenario_dir, args.reports)
+        options.query_timeout, options.step_timeout = args.query_timeout, args.step_timeout
         result = Runner(options, Progress(quiet=args.quiet)).run()
         return _finish(result, args)
     options = RunOptions(
@@ -334,6 +361,8 @@ def _run(args: argparse.Namespace) -> int:
         hudi_version=args.hudi_version,
         expectations_dir=_expectations_dir(args),
         engine_settings=_engine_settings(args.settings),
+        query_timeout=args.query_timeout,
+        step_timeout=args.step_timeout,
     )
     result = Runner(options, Progress(quiet=args.quiet)).run()
     return _finish(result, args)

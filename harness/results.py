@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -33,6 +34,16 @@ class ResultsWriter:
 
     def close(self) -> None:
         self._file.close()
+
+
+EVENTS_FILE = "events.jsonl"
+
+
+def record_event(run_dir: Path, event: dict[str, Any]) -> None:
+    """Append what happened to the run besides cells (an engine restart, ...) to events.jsonl."""
+    stamped = {"time": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **event}
+    with (run_dir / EVENTS_FILE).open("a", encoding="utf-8") as events:
+        events.write(json.dumps(stamped, sort_keys=True) + "\n")
 
 
 def write_run_info(run_dir: Path, info: dict[str, Any]) -> None:

@@ -31,8 +31,16 @@ from harness.expectations import (
 from harness.outcomes import Cell, Evidence, Outcome
 from harness.progress import Progress
 from harness.report import write_reports
-from harness.results import RUN_FILE, ResultsError, ResultsWriter, load_run, write_run_info
+from harness.results import (
+    RUN_FILE,
+    ResultsError,
+    ResultsWriter,
+    load_run,
+    record_event,
+    write_run_info,
+)
 from harness.scenario import Scenario, load_scenarios
+from harness.watchdog import Watchdog
 
 BASELINE_NOTE = "fails without any schema change"
 #: Folders of a run that only the services need; a resumed run starts them afresh.
@@ -54,6 +62,10 @@ class RunOptions:
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).
     engine_settings: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Seconds a query may take before the engine is killed and restarted (0: no limit).
+    query_timeout: float = 300
+    #: Seconds a writer step may take before Spark is killed and restarted (0: no limit).
+    step_timeout: float = 900
     #: An interrupted run's folder to complete (see `resume_options`), instead of a new run.
     resume_dir: Path | None = None
     #: Known outcomes as recorded in a run folder; when set, `expectations_dir` is not read.
@@ -106,7 +118,7 @@ class Runner:
         result = RunResult(run_dir, cells=list(self._done.values()))
         runtime = SparkRuntime(run_dir / "logs", self.options.hudi_version)
         context = RunContext(run_dir, runtime)
-        writer = HudiWriter(runtime, run_dir / "tables")
+        writer = HudiWriter(runtime, run_dir / "tables", self.options.step_timeout)
         results = ResultsWriter(run_dir)
         try:
             with self._engines(context) as engines:
@@ -117,6 +129,9 @@ class Runner:
                     if self._table_done(scenario, table_type, engines):
                         continue
                     self.progress.stage(f"writing {scenario.id} ({table_type})")
+                    if not runtime.alive():  # Spark died since its last job
+                        record_event(run_dir, {"event": "restart", "engine": "spark-writer"})
+                        runtime.restart()
                     written = writer.write(scenario, table_type)
                     result.write_seconds.extend(written.step_seconds)
                     for cell in self._read_everywhere(scenario, written, engines, writer):
@@ -254,11 +269,34 @@ class Runner:
     def _register(self, state: _EngineState, written: WriteResult) -> str | None:
         if state.failure or not written.ok:
             return None
+        if not state.engine.alive():  # it died since its last query: start it again first
+            self._recover(state, f"{state.engine.name} was found dead")
+            if state.failure:
+                return None
         try:
             state.engine.register(written.table)
         except Exception as exc:  # noqa: BLE001
-            return describe_error(exc)
+            if state.engine.alive():
+                return describe_error(exc)
+            self._recover(state, f"{state.engine.name} died while registering a table")
+            return f"{state.engine.name} died while registering the table: {describe_error(exc)}"
         return None
+
+    def _recover(self, state: _EngineState, why: str) -> None:
+        """Restart a hung or crashed engine; if that fails, its further cells are ENGINE_FAILED.
+
+        Every restart is recorded in the run folder's `events.jsonl`.
+        """
+        name = state.engine.name
+        self.progress.stage(f"restarting {name} ({why})")
+        event: dict[str, Any] = {"engine": name, "why": why, "log": state.engine.log_excerpt()}
+        try:
+            state.engine.restart()
+        except Exception as exc:  # noqa: BLE001 - an engine that cannot restart is a result
+            state.failure = f"could not restart after: {why}: {describe_error(exc)}"
+            state.log = state.engine.log_excerpt()
+            event["restart_failed"] = describe_error(exc)
+        record_event(state.engine.context.run_dir, {"event": "restart", **event})
 
     def _cell(
         self,
@@ -300,11 +338,23 @@ class Runner:
             return cell
         sql = engine.read_sql(table, query_type)
         started = time.monotonic()
-        try:
-            answer = engine.query(sql, variant)
-        except Exception as exc:  # noqa: BLE001 - an engine error is a result
+        failure: Exception | None = None
+        with Watchdog(self.options.query_timeout, engine.kill) as dog:
+            try:
+                answer = engine.query(sql, variant)
+            except Exception as exc:  # noqa: BLE001 - an engine error is a result
+                failure = exc
+        if dog.fired or (failure is not None and not engine.alive()):
+            # A hung or crashed engine: the cell says so, the engine starts again.
             cell.seconds = round(time.monotonic() - started, 3)
-            error = describe_error(exc)
+            error = describe_error(failure) if failure is not None else None
+            reason = dog.reason if dog.fired else f"{engine.name} died during the query: {error}"
+            evidence = Evidence(sql=sql, error=error, log=engine.log_excerpt())
+            self._recover(state, reason)
+            return _verdict(cell, Outcome.ERROR, reason, evidence)
+        if failure is not None:
+            cell.seconds = round(time.monotonic() - started, 3)
+            error = describe_error(failure)
             if probe is not None:
                 reason = f"{probe}; reading the table anyway failed: {error}"
                 return _verdict(cell, Outcome.UNSUPPORTED, reason, Evidence(sql=sql, error=error))

@@ -1,0 +1,142 @@
+"""Integration: engines that crash (`kill -9`) or hang (SIGSTOP) in the middle of a run.
+
+Each test kills or freezes one real process after a few cells. The run must go on: the
+affected cells are ERROR with the reason and the engine log, the engine is restarted (and the
+restart recorded in events.jsonl), later cells are read correctly again, and no process is
+left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from support import SCENARIOS, descendants, processes_mentioning
+
+from harness.outcomes import Cell, Outcome
+from harness.progress import Progress
+from harness.runner import Runner, RunOptions
+
+pytestmark = pytest.mark.integration
+PATTERN = "rename_column/rename,type_change/int_to_long"
+#: How each process shows in its command line.
+SPARK, METASTORE, HIVESERVER2, TRINO = (
+    "org.apache.spark.deploy.SparkSubmit",
+    "org.apache.hadoop.hive.metastore.HiveMetaStore",
+    "org.apache.hive.service.server.HiveServer2",
+    "lakecompat.TrinoMain",
+)
+
+
+def process_of(marker: str) -> int:
+    """The one live child process of this test whose command line contains `marker`."""
+    found = []
+    for pid in descendants(os.getpid()):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in command and "/bin/sh" not in command.split(" ", 1)[0]:
+            found.append(pid)
+    assert len(found) == 1, (marker, found)
+    return found[0]
+
+
+class SignalAfter(Progress):
+    """Silent progress that sends `sig` to the process `marker` after `cells` cells."""
+
+    def __init__(self, marker: str, sig: int, cells: int) -> None:
+        super().__init__(quiet=True)
+        self.marker, self.sig, self.left = marker, sig, cells
+        self.victim: int | None = None
+
+    def cell(self, cell: Cell) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.victim = process_of(self.marker)
+            os.kill(self.victim, self.sig)
+
+
+def faulty_run(
+    reports: Path, engines: tuple[str, ...], progress: Progress, **options: float
+) -> tuple[Path, list[Cell]]:
+    run = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern=PATTERN,
+        engines=engines,
+        table_types=("cow",),
+        reports_dir=reports,
+        query_timeout=options.get("query_timeout", 120),
+        step_timeout=options.get("step_timeout", 600),
+    )
+    result = Runner(run, progress).run()
+    return result.run_dir, result.cells
+
+
+def restarts(run_dir: Path) -> list[dict[str, str]]:
+    lines = (run_dir / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if json.loads(line)["event"] == "restart"]
+
+
+def check_recovered(run_dir: Path, cells: list[Cell], engine: str, variants: int) -> list[Cell]:
+    """Every planned cell is there, the engine restarted once, the last table reads right
+    again, nothing is left running. Returns the ERROR cells."""
+    assert len(cells) == 3 * 3 * variants  # 3 tables (cow), 3 query types
+    assert [e["engine"] for e in restarts(run_dir)] == [engine]
+    last_table = [c for c in cells if c.scenario == "type_change/int_to_long"]
+    assert all(c.outcome in (Outcome.PASS, Outcome.UNSUPPORTED) for c in last_table), [
+        c.reason for c in last_table
+    ]
+    assert processes_mentioning(str(run_dir)) == []
+    return [c for c in cells if c.outcome is Outcome.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("engines", "marker", "variants"),
+    [
+        (("spark",), SPARK, 2),
+        (("hive",), HIVESERVER2, 4),
+        (("hive",), METASTORE, 4),
+        (("trino",), TRINO, 3),
+    ],
+    ids=["spark-jvm", "hiveserver2", "metastore", "trino"],
+)
+def test_kill_9_mid_run_restarts_the_engine_and_the_run_completes(
+    engines: tuple[str, ...], marker: str, variants: int, tmp_path: Path
+) -> None:
+    progress = SignalAfter(marker, signal.SIGKILL, cells=2)
+    run_dir, cells = faulty_run(tmp_path, engines, progress)
+    errors = check_recovered(run_dir, cells, engines[0], variants)
+    assert progress.victim is not None
+    # At most the one query that met the dead process failed; it says so and keeps the log.
+    assert len(errors) <= 1
+    for cell in errors:
+        assert "died" in cell.reason or "timeout" in cell.reason, cell.reason
+        assert cell.evidence.log
+
+
+def test_a_hung_engine_times_out_and_is_restarted(tmp_path: Path) -> None:
+    progress = SignalAfter(HIVESERVER2, signal.SIGSTOP, cells=2)
+    run_dir, cells = faulty_run(tmp_path, ("hive",), progress, query_timeout=15)
+    errors = check_recovered(run_dir, cells, "hive", 4)
+    assert [c.reason for c in errors] == ["timeout after 15 s"]
+    assert 15 <= errors[0].seconds < 60
+    assert errors[0].evidence.log
+
+
+def test_a_writer_step_that_runs_too_long_is_an_error_not_a_rejection(tmp_path: Path) -> None:
+    run = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern="rename_column/rename",
+        engines=("spark",),
+        table_types=("cow",),
+        reports_dir=tmp_path,
+        step_timeout=0.5,  # no Hudi write finishes this fast
+    )
+    result = Runner(run, Progress(quiet=True)).run()
+    assert result.cells and all(c.outcome is Outcome.ERROR for c in result.cells)
+    assert all("timeout after 0.5 s" in c.reason for c in result.cells)
+    assert processes_mentioning(str(result.run_dir)) == []
