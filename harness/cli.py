@@ -143,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
         "ERROR (default: 900; 0: no limit)",
     )
     run.add_argument(
+        "--keep-tables",
+        action="store_true",
+        help="keep the Hudi tables in the run folder (tables/) after the run; by default they "
+        "are deleted with the engines' scratch data once the reports are written",
+    )
+    run.add_argument(
         "--resume",
         type=Path,
         metavar="RUN_DIR",
@@ -350,6 +356,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume:
         options = resume_options(args.resume, args.scenario_dir, args.reports)
         options.query_timeout, options.step_timeout = args.query_timeout, args.step_timeout
+        options.keep_tables = args.keep_tables
         result = Runner(options, Progress(quiet=args.quiet)).run()
         return _finish(result, args)
     options = RunOptions(
@@ -363,6 +370,7 @@ def _run(args: argparse.Namespace) -> int:
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,
+        keep_tables=args.keep_tables,
     )
     result = Runner(options, Progress(quiet=args.quiet)).run()
     return _finish(result, args)

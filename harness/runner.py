@@ -45,6 +45,17 @@ from harness.watchdog import Watchdog
 BASELINE_NOTE = "fails without any schema change"
 #: Folders of a run that only the services need; a resumed run starts them afresh.
 _SERVICE_STATE = ("hive-metastore", "hiveserver2", "warehouse", "spark", "trino")
+#: What a completed run deletes: the services' data (their configuration and logs stay).
+_SCRATCH = (
+    "hive-metastore/metastore_db",
+    "hiveserver2/scratch",
+    "warehouse",
+    "spark",
+    "trino/var",
+    "trino/data",
+)
+#: Free space a run needs where it writes (tables, logs and the engines' scratch data).
+MIN_FREE_BYTES = 2 * 1024**3
 DEFAULT_ENGINES = ("spark", "hive", "trino")
 
 
@@ -66,6 +77,8 @@ class RunOptions:
     query_timeout: float = 300
     #: Seconds a writer step may take before Spark is killed and restarted (0: no limit).
     step_timeout: float = 900
+    #: Keep the Hudi tables after a completed run (they are deleted with the engines' scratch).
+    keep_tables: bool = False
     #: An interrupted run's folder to complete (see `resume_options`), instead of a new run.
     resume_dir: Path | None = None
     #: Known outcomes as recorded in a run folder; when set, `expectations_dir` is not read.
@@ -114,8 +127,10 @@ class Runner:
 
     def run(self) -> RunResult:
         """Execute the run; every cell is on disk the moment it is known."""
+        check_free_disk(self.options.resume_dir or self.options.reports_dir)
         run_dir = self._prepare_resume() if self.options.resume_dir else self._new_run_dir()
         result = RunResult(run_dir, cells=list(self._done.values()))
+        completed = False
         runtime = SparkRuntime(run_dir / "logs", self.options.hudi_version)
         context = RunContext(run_dir, runtime)
         writer = HudiWriter(runtime, run_dir / "tables", self.options.step_timeout)
@@ -138,15 +153,24 @@ class Runner:
                         results.append(cell)
                         result.cells.append(cell)
                         self.progress.cell(cell)
+            completed = True
         finally:
             results.close()
             context.close()
             self.progress.end()
+            if completed:
+                self._clean(run_dir)
             if result.cells:
                 result.judged = write_reports(
                     run_dir, [run_dir, self.options.reports_dir / "latest"]
                 )
         return result
+
+    def _clean(self, run_dir: Path) -> None:
+        """Delete what only the engines needed (and the tables, unless kept)."""
+        scratch = [*_SCRATCH, *(() if self.options.keep_tables else ("tables",))]
+        for name in scratch:
+            shutil.rmtree(run_dir / name, ignore_errors=True)
 
     def _prepare_resume(self) -> Path:
         """Take the finished cells of the interrupted run; clear the services' state."""
@@ -414,6 +438,20 @@ class Runner:
             info["started"] = before.get("started", now)
             info["resumed"] = [*before.get("resumed", []), now]
         return info
+
+
+def check_free_disk(folder: Path, needed: int = MIN_FREE_BYTES) -> None:
+    """Refuse to start where the disk is nearly full (a run would fail halfway)."""
+    existing = folder.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    free = shutil.disk_usage(existing).free
+    if free < needed:
+        raise ValueError(
+            f"{existing}: only {free / 1024**3:.1f} GiB free; a run needs at least "
+            f"{needed / 1024**3:.0f} GiB for its tables, logs and the engines' scratch data "
+            "(free some space, or write the run elsewhere with --reports)"
+        )
 
 
 def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> RunOptions:

@@ -67,7 +67,11 @@ def quiet_run(
 ) -> tuple[Path, list[Cell]]:
     """Run `pattern` with `engines` on both table types, silently: (run folder, cells)."""
     options = RunOptions(
-        scenarios_dir=SCENARIOS, pattern=pattern, engines=engines, reports_dir=reports
+        scenarios_dir=SCENARIOS,
+        pattern=pattern,
+        engines=engines,
+        reports_dir=reports,
+        keep_tables=True,  # some tests look at the written files
     )
     result = Runner(options, progress or Progress(quiet=True)).run()
     return result.run_dir, result.cells

@@ -62,6 +62,10 @@ def test_the_same_run_twice_gives_the_same_matrix(
     run_dir, cells = spark_run(tmp_path)
     assert comparable(cells, run_dir) == reference
     assert len(reference) == 3 * 3 * 2  # baseline + 2 scenarios, 3 query types, 2 variants
+    # A completed run keeps what the reports need and deletes the tables and scratch data.
+    kept = {p.name for p in run_dir.iterdir()}
+    assert {"results.jsonl", "run.json", "matrix.html", "results.json", "logs"} <= kept
+    assert not {"tables", "spark", "warehouse"} & kept
 
 
 def test_interrupt_then_resume_equals_an_uninterrupted_run(
