@@ -1,12 +1,17 @@
 """The artifact cache: one directory for every download, JVM artifacts fetched through `mvn`.
 
 Maven knows where Maven Central is and verifies checksums; `--strict-checksums` makes a
-mismatch fail the download instead of warning. An artifact already in the cache is used as
-is, without starting Maven, so a second run downloads nothing.
+mismatch fail the download instead of warning. An artifact already in the cache is used
+without starting Maven, so a second run downloads nothing; but before it is used, its SHA-1 is
+compared with the one Maven recorded beside it (`<file>.sha1`), so a file damaged in the cache
+is deleted and fetched again. A file's check is remembered in `<cache>/verified.json` until
+its size or modification time changes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -62,9 +67,9 @@ def maven_repo() -> Path:
 def fetch(artifact: MavenArtifact, progress: Callable[[str], None] | None = None) -> Path:
     """The cached file of `artifact`, downloading it with `mvn dependency:get` on first use."""
     path = artifact.local_path(maven_repo())
-    if path.is_file():
-        return path
     say = progress or _stderr
+    if path.is_file() and not _drop_damaged([path], say):
+        return path
     say(f"fetching {artifact.coords} with mvn (first use; cached in {maven_repo()})")
     _run_maven(
         [
@@ -76,6 +81,8 @@ def fetch(artifact: MavenArtifact, progress: Callable[[str], None] | None = None
     )
     if not path.is_file():
         raise ProvisioningError(f"mvn reported success but {path} is missing")
+    if _drop_damaged([path], say):
+        raise ProvisioningError(f"{path} was fetched again and still does not match its SHA-1")
     return path
 
 
@@ -102,13 +109,13 @@ def resolve_classpath(
     folder = cache_dir() / "classpaths" / name
     listing = folder / "classpath.txt"
     pom = _pom(name, dependencies, bom)
+    say = progress or _stderr
     if listing.is_file() and (folder / "pom.xml").read_text() == pom:
         jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
-        if jars and all(j.is_file() for j in jars):
+        if jars and all(j.is_file() for j in jars) and not _drop_damaged(jars, say):
             return jars
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "pom.xml").write_text(pom)
-    say = progress or _stderr
     say(f"resolving the {name} classpath with mvn (first use; cached in {maven_repo()})")
     partial = folder / "classpath.partial"
     _run_maven(
@@ -122,7 +129,59 @@ def resolve_classpath(
         say,
     )
     partial.replace(listing)
-    return [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+    jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
+    damaged = _drop_damaged(jars, say)
+    if damaged:
+        raise ProvisioningError(
+            f"{damaged[0]} was fetched again and still does not match its SHA-1"
+        )
+    return jars
+
+
+def sha1_matches(path: Path) -> bool:
+    """Whether `path` has the SHA-1 Maven recorded beside it (True when none is recorded)."""
+    recorded = path.with_name(path.name + ".sha1")
+    if not recorded.is_file():
+        return True
+    words = recorded.read_text(encoding="ascii", errors="replace").split()
+    if not words:
+        return False
+    digest = hashlib.sha1(usedforsecurity=False)
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest() == words[0].lower()
+
+
+def _drop_damaged(paths: list[Path], say: Callable[[str], None]) -> list[Path]:
+    """Check `paths` against their recorded SHA-1; delete the damaged ones and return them.
+
+    A file checked before and unchanged since (same size and modification time) is not read
+    again.
+    """
+    memo_path = cache_dir() / "verified.json"
+    try:
+        memo: dict[str, list[int]] = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    damaged = []
+    for path in paths:
+        stat = path.stat()
+        stamp = [stat.st_size, stat.st_mtime_ns]
+        if memo.get(str(path)) == stamp:
+            continue
+        if sha1_matches(path):
+            memo[str(path)] = stamp
+            continue
+        say(f"{path} does not match its recorded SHA-1 (damaged in the cache); fetching it again")
+        memo.pop(str(path), None)
+        for stale in (path, path.with_name(path.name + ".sha1")):
+            stale.unlink(missing_ok=True)
+        damaged.append(path)
+    partial = memo_path.with_name(f"verified.{os.getpid()}.partial")
+    partial.write_text(json.dumps(memo, sort_keys=True))
+    partial.replace(memo_path)
+    return damaged
 
 
 def _pom(name: str, dependencies: list[Dependency], bom: MavenArtifact | None = None) -> str:
