@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 
@@ -209,3 +209,35 @@ def log_tail(path: Path, lines: int = 40) -> str:
     if not path.is_file():
         return ""
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+class MetastoreReader(Engine):
+    """An engine with a server process of its own that reads tables through the Metastore.
+
+    It is alive while its process runs and the Metastore it was started with does; after the
+    Metastore restarted, the engine restarts too (its sessions knew the old one).
+    """
+
+    _generation = 0
+
+    @abstractmethod
+    def _process(self) -> Any:
+        """The engine's own service (with `running` and `kill()`), or None when stopped."""
+
+    def _remember_metastore(self) -> None:
+        """Call from start(): which Metastore generation this start talks to."""
+        self._generation = self.context.metastore_generation
+
+    def alive(self) -> bool:
+        process = self._process()
+        return (
+            process is not None
+            and process.running
+            and self.context.metastore_running()
+            and self._generation == self.context.metastore_generation
+        )
+
+    def kill(self) -> None:
+        process = self._process()
+        if process is not None:
+            process.kill()

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from engines.artifacts import Dependency, MavenArtifact, fetch, resolve_classpath
 from engines.base import (
-    Engine,
+    MetastoreReader,
     QueryError,
     RunContext,
     TableRef,
@@ -128,7 +128,7 @@ def to_arrow(
     return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
 
 
-class HiveEngine(Engine):
+class HiveEngine(MetastoreReader):
     """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
 
     name = "hive"
@@ -159,7 +159,6 @@ class HiveEngine(Engine):
         self.home = context.run_dir / "hiveserver2"
         self._service: Service | None = None
         self._connection: Any = None
-        self._generation = 0
 
     @property
     def version(self) -> str:
@@ -167,7 +166,7 @@ class HiveEngine(Engine):
 
     def start(self) -> None:
         metastore = self.context.metastore()
-        self._generation = self.context.metastore_generation
+        self._remember_metastore()
         port = free_port()
         conf = write_conf(
             self.home / "conf",
@@ -209,17 +208,8 @@ class HiveEngine(Engine):
             self._service.stop()
             self._service = None
 
-    def alive(self) -> bool:
-        return (
-            self._service is not None
-            and self._service.running
-            and self.context.metastore_running()
-            and self._generation == self.context.metastore_generation
-        )
-
-    def kill(self) -> None:
-        if self._service is not None:
-            self._service.kill()
+    def _process(self) -> Any:
+        return self._service
 
     def register(self, table: TableRef) -> None:
         cursor = self._connection.cursor()

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from engines.base import (
-    Engine,
+    MetastoreReader,
     QueryError,
     RunContext,
     TableRef,
@@ -122,7 +122,7 @@ def quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-class TrinoEngine(Engine):
+class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
@@ -154,7 +154,6 @@ class TrinoEngine(Engine):
         super().__init__(context)
         self._server: TrinoServer | None = None
         self._version = trino_version()
-        self._generation = 0
 
     @property
     def version(self) -> str:
@@ -162,7 +161,7 @@ class TrinoEngine(Engine):
 
     def start(self) -> None:
         metastore = self.context.metastore()
-        self._generation = self.context.metastore_generation
+        self._remember_metastore()
         install = provision(self._version)
         self._server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
         self._server.start(catalogs(metastore.uri))
@@ -172,17 +171,8 @@ class TrinoEngine(Engine):
             self._server.stop()
             self._server = None
 
-    def alive(self) -> bool:
-        return (
-            self._server is not None
-            and self._server.running
-            and self.context.metastore_running()
-            and self._generation == self.context.metastore_generation
-        )
-
-    def kill(self) -> None:
-        if self._server is not None:
-            self._server.kill()
+    def _process(self) -> Any:
+        return self._server
 
     def register(self, table: TableRef) -> None:
         self.context.register_in_metastore(table)
