@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,22 @@ class SignalAfter(Progress):
         if self.left == 0:
             self.victim = process_of(self.marker)
             os.kill(self.victim, self.sig)
+            if self.sig == signal.SIGKILL:
+                gone(self.victim)  # the crash is over before the run goes on
+
+
+def gone(pid: int, timeout: float = 30) -> None:
+    """Wait until `pid` has exited (no process, or a zombie waiting to be reaped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} still runs {timeout} s after SIGKILL")
 
 
 def faulty_run(
