@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines.artifacts import MavenArtifact, fetch
 from engines.jdk import find_jdk
+from engines.supervisor import process_running
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -75,7 +76,7 @@ class SparkRuntime:
         if self._session is None:
             return True
         process = self._jvm_process()
-        return process is not None and process.poll() is None
+        return process is not None and process_running(process)
 
     def kill(self) -> None:
         """SIGKILL the JVM (a hung write or query) and forget the session."""

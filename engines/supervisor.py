@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 POLL_INTERVAL_S = 0.2
@@ -156,7 +156,7 @@ class Service:
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._proc is not None and process_running(self._proc)
 
     def start(self) -> Service:
         """Launch the process and block until the wait strategy reports ready."""
@@ -261,6 +261,18 @@ class Service:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def process_running(proc: subprocess.Popen[Any]) -> bool:
+    """Whether `proc` still runs. A killed multi-threaded process (a JVM) is a zombie while
+    its other threads end, and cannot be reaped yet: that already counts as gone."""
+    if proc.poll() is not None:
+        return False
+    try:
+        state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: trust poll()
+    return state not in ("Z", "X")
 
 
 def _signal_group(pgid: int, sig: int) -> None:
