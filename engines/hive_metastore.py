@@ -115,10 +115,6 @@ class HiveMetastore:
     def running(self) -> bool:
         return self._service is not None and self._service.running
 
-    @property
-    def pid(self) -> int | None:
-        return self._service.pid if self._service is not None else None
-
     def _settings(self) -> dict[str, str]:
         derby = self.home / "metastore_db"
         return {

@@ -65,12 +65,6 @@ class SparkRuntime:
             self._session = self._build()
         return self._session
 
-    @property
-    def pid(self) -> int | None:
-        """The Spark JVM's process id, while a session exists."""
-        process = self._jvm_process()
-        return process.pid if process is not None else None
-
     def alive(self) -> bool:
         """False when the session was started and its JVM has died."""
         if self._session is None:

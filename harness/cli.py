@@ -7,7 +7,6 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engines import UnknownEngineError, known_engines
 from engines.artifacts import ProvisioningError
@@ -21,10 +20,7 @@ from harness.expectations import (
 from harness.junit import case_id
 from harness.outcomes import summary_line
 from harness.results import ResultsError
-from harness.runner import DEFAULT_ENGINES
-
-if TYPE_CHECKING:
-    from harness.runner import RunResult
+from harness.runner import DEFAULT_ENGINES, RunResult
 from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
 from harness.summary import verdict_counts
 

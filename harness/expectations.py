@@ -197,6 +197,16 @@ class Judged:
     def expected(self) -> Outcome:
         return self.known.outcome if self.known else Outcome.PASS
 
+    def to_dict(self) -> dict[str, Any]:
+        """The cell's fields with `expected`, `verdict` and `known` (its reason and link)."""
+        data = self.cell.to_dict()
+        data["expected"] = self.expected.value
+        data["verdict"] = self.verdict.value
+        data["known"] = (
+            {"reason": self.known.reason, "link": self.known.link} if self.known else None
+        )
+        return data
+
 
 def judge(cells: list[Cell], known: list[Known]) -> list[Judged]:
     """Compare every cell with its known outcome (PASS when no entry matches)."""

@@ -131,12 +131,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
 
 
 def _payload(row: Judged) -> dict[str, Any]:
-    data = row.cell.to_dict()
-    data["id"] = case_id(row.cell)
-    data["verdict"] = row.verdict.value
-    data["expected"] = row.expected.value
-    data["known"] = {"reason": row.known.reason, "link": row.known.link} if row.known else None
-    return data
+    return {**row.to_dict(), "id": case_id(row.cell)}
 
 
 def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: dict) -> str:

@@ -72,13 +72,6 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[Cell]]:
 
 def results_document(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
     """The versioned `results.json` document that reports and CI read (docs/results.md)."""
-    cells = []
-    for row in judged:
-        data = row.cell.to_dict()
-        data["expected"] = row.expected.value
-        data["verdict"] = row.verdict.value
-        data["known"] = {"reason": row.known.reason, "link": row.known.link} if row.known else None
-        cells.append(data)
     return {
         "schema_version": SCHEMA_VERSION,
         "run": info,
@@ -86,5 +79,5 @@ def results_document(info: dict[str, Any], judged: list[Judged]) -> dict[str, An
             "outcomes": {o.value: sum(r.cell.outcome is o for r in judged) for o in Outcome},
             "verdicts": {v.value: sum(r.verdict is v for r in judged) for v in Verdict},
         },
-        "cells": cells,
+        "cells": [row.to_dict() for row in judged],
     }

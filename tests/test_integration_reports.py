@@ -21,6 +21,8 @@ import yaml
 
 from harness.cli import DEFAULT_EXPECTATIONS
 from harness.diff import KEY_FIELDS
+from harness.junit import case_id
+from harness.outcomes import Cell
 from harness.results import load_run
 
 pytestmark = pytest.mark.integration
@@ -195,7 +197,7 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
             td.get_attribute("data-id"): td.get_attribute("data-outcome")
             for td in browser.find_elements(By.CSS_SELECTOR, "td.cell")
         }
-        assert shown == {_case_id(c): c["outcome"] for c in document["cells"]}
+        assert shown == {case_id(Cell.from_dict(c)): c["outcome"] for c in document["cells"]}
         regressions = browser.find_elements(By.CSS_SELECTOR, "td.regression")
         assert [td.get_attribute("data-id") for td in regressions] == [ALTERED]
         assert (
@@ -227,13 +229,6 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
     finally:
         browser.quit()
     assert (run_dir / "matrix.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def _case_id(cell: dict[str, str]) -> str:
-    return (
-        f"{cell['engine']}.{cell['table_type']}.{cell['query_type']}."
-        f"{cell['scenario']}[{cell['variant']}]"
-    )
 
 
 def test_every_run_field_of_a_real_run_is_documented(altered_run: tuple[str, str, Path]) -> None:
