@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +61,8 @@ class RunContext:
     registered: dict[str, TableRef] = field(default_factory=dict)
     #: How often the Metastore was (re)started; engines started before a restart reconnect.
     metastore_generation: int = 0
+    #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
+    _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def log_dir(self) -> Path:
@@ -69,13 +72,14 @@ class RunContext:
 
     def metastore(self) -> HiveMetastore:
         """The run's Hive Metastore, started on first use and shared by every engine."""
-        if self._metastore is None:
-            from engines.hive_metastore import HiveMetastore
+        with self._metastore_lock:
+            if self._metastore is None:
+                from engines.hive_metastore import HiveMetastore
 
-            metastore = HiveMetastore(self.run_dir)
-            metastore.start()
-            self._metastore = metastore
-        return self._metastore
+                metastore = HiveMetastore(self.run_dir)
+                metastore.start()
+                self._metastore = metastore
+            return self._metastore
 
     def metastore_running(self) -> bool:
         """False when the Metastore was started and its process has died."""
@@ -123,6 +127,9 @@ class Engine(ABC):
     unsupported: ClassVar[dict[str, str]] = {}
     #: Reader configurations to run every cell under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
+    #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
+    #: the writes; the other engines read one table while the writer writes the next.
+    shares_writer: ClassVar[bool] = False
 
     def __init__(self, context: RunContext) -> None:
         self.context = context

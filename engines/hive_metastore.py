@@ -12,7 +12,7 @@ from pathlib import Path
 
 from engines.artifacts import Dependency, MavenArtifact, resolve_classpath
 from engines.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
-from engines.jdk import find_jdk
+from engines.jdk import QUICK_JIT, find_jdk
 from engines.supervisor import PortOpen, Service, free_port
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
@@ -89,6 +89,7 @@ class HiveMetastore:
         argv = [
             str(jdk.java),
             "-Xmx1g",
+            QUICK_JIT,
             "-Duser.timezone=UTC",
             "-cp",
             os.pathsep.join([str(conf), *map(str, classpath)]),

@@ -76,6 +76,8 @@ class SparkEngine(Engine):
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
         Variant("schema_on_read_off", {"hoodie.schema.on.read.enable": "false"}),
     )
+    # Its variants set session configuration, which the writer's jobs must not see.
+    shares_writer = True
 
     @property
     def version(self) -> str:

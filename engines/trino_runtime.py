@@ -32,7 +32,7 @@ from engines.artifacts import (
     cache_dir,
     resolve_classpath,
 )
-from engines.jdk import Jdk, installed_jdks
+from engines.jdk import QUICK_JIT, Jdk, installed_jdks
 from engines.supervisor import HttpReady, Service, free_port
 
 TRINO_VERSION_ENV = "LAKECOMPAT_TRINO_VERSION"
@@ -243,6 +243,7 @@ class TrinoServer:
             # Trino's share of the 24 GiB, next to Spark (4 GiB), the Metastore and HiveServer2.
             "-Xmx3g",
             "-XX:+UseG1GC",
+            QUICK_JIT,
             "-XX:+ExitOnOutOfMemoryError",
             "-XX:ReservedCodeCacheSize=256M",
             "-Djdk.attach.allowAttachSelf=true",

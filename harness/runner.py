@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import itertools
 import shutil
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from harness.expectations import (
     to_records,
 )
 from harness.outcomes import Cell, Evidence, Outcome
+from harness.pipeline import Pipeline
 from harness.progress import Progress
 from harness.report import write_reports
 from harness.results import (
@@ -83,6 +88,9 @@ class RunOptions:
     resume_dir: Path | None = None
     #: Known outcomes as recorded in a run folder; when set, `expectations_dir` is not read.
     known_records: list[dict[str, Any]] | None = None
+    #: Stop and start every engine (Spark and the Metastore too) before each scenario, the way
+    #: container-based suites isolate tests; only the benchmark uses it, for comparison.
+    isolate_scenarios: bool = False
 
 
 @dataclass
@@ -100,6 +108,10 @@ class _EngineState:
     engine: Engine
     failure: str | None = None
     log: str = ""
+
+
+class _Stopped(Exception):
+    """The run is stopping: the readers' thread must not record or restart anything."""
 
 
 class Runner:
@@ -124,6 +136,9 @@ class Runner:
             for cell in cells:
                 if cell.category == "baseline":
                     self._baseline[cell.key[:3] + cell.key[4:]] = cell.outcome
+        # Set when the run stops early; held while a table's cells are recorded.
+        self._stopping = threading.Event()
+        self._record_lock = threading.Lock()
 
     def run(self) -> RunResult:
         """Execute the run; every cell is on disk the moment it is known."""
@@ -140,19 +155,7 @@ class Runner:
                 write_run_info(run_dir, self._run_info(run_dir, writer, engines))
                 self._control_checks(writer, engines)
                 self.progress.begin(self._planned_cells(engines) - len(self._done))
-                for scenario, table_type in self._tables():
-                    if self._table_done(scenario, table_type, engines):
-                        continue
-                    self.progress.stage(f"writing {scenario.id} ({table_type})")
-                    if not runtime.alive():  # Spark died since its last job
-                        record_event(run_dir, {"event": "restart", "engine": "spark-writer"})
-                        runtime.restart()
-                    written = writer.write(scenario, table_type)
-                    result.write_seconds.extend(written.step_seconds)
-                    for cell in self._read_everywhere(scenario, written, engines, writer):
-                        results.append(cell)
-                        result.cells.append(cell)
-                        self.progress.cell(cell)
+                self._run_tables(context, writer, engines, results, result)
             completed = True
         finally:
             results.close()
@@ -165,6 +168,89 @@ class Runner:
                     run_dir, [run_dir, self.options.reports_dir / "latest"]
                 )
         return result
+
+    def _run_tables(
+        self,
+        context: RunContext,
+        writer: HudiWriter,
+        engines: list[_EngineState],
+        results: ResultsWriter,
+        result: RunResult,
+    ) -> None:
+        """Write every table and read it with every engine.
+
+        Spark reads a table as soon as it is written (it shares the writer's JVM); the other
+        engines read it on a thread of their own while the writer writes the next table. The
+        readers' thread records every cell, a table at a time: Spark's cells first, then the
+        other engines' in the run's order, so the results file does not depend on timing.
+        """
+        inline = [state for state in engines if state.engine.shares_writer]
+        beside = [state for state in engines if not state.engine.shares_writer]
+        pipeline = Pipeline("lakecompat-readers", inline=not beside)
+        previous: Scenario | None = None
+        try:
+            for scenario, table_type in self._tables():
+                if self._table_done(scenario, table_type, engines):
+                    continue
+                if self.options.isolate_scenarios and previous not in (None, scenario):
+                    pipeline.drain()
+                    self._restart_everything(context, engines)
+                previous = scenario
+                self.progress.stage(f"writing {scenario.id} ({table_type})")
+                if not context.spark.alive():  # Spark died since its last job
+                    record_event(context.run_dir, {"event": "restart", "engine": "spark-writer"})
+                    context.spark.restart()
+                written = writer.write(scenario, table_type)
+                result.write_seconds.extend(written.step_seconds)
+                first = list(self._read_everywhere(scenario, written, inline, writer))
+                read_rest = partial(self._read_and_record, scenario, written, beside, writer)
+                pipeline.submit(partial(read_rest, first, results, result))
+            pipeline.finish()
+        except BaseException:
+            self._stop_readers(beside, pipeline)
+            raise
+
+    def _read_and_record(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        engines: list[_EngineState],
+        writer: HudiWriter,
+        first: list[Cell],
+        results: ResultsWriter,
+        result: RunResult,
+    ) -> None:
+        """Record the cells already read (`first`), then read the table with `engines`,
+        recording every cell the moment it is known."""
+        for cell in itertools.chain(
+            first, self._read_everywhere(scenario, written, engines, writer)
+        ):
+            with self._record_lock:
+                if self._stopping.is_set():
+                    raise _Stopped
+                results.append(cell)
+                result.cells.append(cell)
+                self.progress.cell(cell)
+
+    def _stop_readers(self, engines: list[_EngineState], pipeline: Pipeline) -> None:
+        """The run stops early: record nothing more, and end a read in progress at once."""
+        with self._record_lock:
+            self._stopping.set()
+        if pipeline.inline:
+            return
+        for state in engines:
+            with contextlib.suppress(Exception):  # stopping anyway; stop() cleans up after
+                state.engine.kill()
+        pipeline.wait_stopped(timeout=60)
+
+    def _restart_everything(self, context: RunContext, engines: list[_EngineState]) -> None:
+        """Stop every engine, the Metastore and Spark, and start them again."""
+        self.progress.stage("restarting every engine (one set of engines per scenario)")
+        for state in engines:
+            state.engine.stop()
+        context.restart_metastore()
+        context.spark.restart()
+        self._start_all([state for state in engines if not state.failure])
 
     def _clean(self, run_dir: Path) -> None:
         """Delete what only the engines needed (and the tables, unless kept)."""
@@ -235,17 +321,41 @@ class Runner:
                     engine.variants = tuple(
                         Variant(v.name, {**v.settings, **extra}) for v in engine.variants
                     )
-                state = _EngineState(engine)
-                self.progress.stage(f"starting {cls.name}")
                 # Registered first: a start that fails halfway still stops what it started.
                 stack.callback(engine.stop)
-                try:
-                    engine.start()
-                except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
-                    state.failure = f"could not start: {describe_error(exc)}"
-                    state.log = engine.log_excerpt()
-                states.append(state)
+                states.append(_EngineState(engine))
+            self.progress.stage(f"starting {', '.join(s.engine.name for s in states)}")
+            self._start_all(states)
             yield states
+
+    def _start_all(self, states: list[_EngineState]) -> None:
+        """Start the engines at the same time: each waits mostly for its own JVM to warm up.
+
+        Spark starts in this thread (PySpark's gateway belongs here), the others on threads of
+        their own; this returns when every start has succeeded or failed.
+        """
+
+        def start(state: _EngineState) -> None:
+            try:
+                state.engine.start()
+            except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
+                state.failure = f"could not start: {describe_error(exc)}"
+                state.log = state.engine.log_excerpt()
+
+        threads = [
+            threading.Thread(target=start, args=(state,), name=f"start-{state.engine.name}")
+            for state in states
+            if not state.engine.shares_writer
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            for state in states:
+                if state.engine.shares_writer:
+                    start(state)
+        finally:
+            for thread in threads:  # stopping an engine that is still starting would leak it
+                thread.join()
 
     def _control_checks(self, writer: HudiWriter, engines: list[_EngineState]) -> None:
         """Every engine must read a plain Parquet table before its Hudi cells count."""
@@ -282,6 +392,8 @@ class Runner:
                     key = (state.engine.name, written.table.table_type, query_type)
                     if (*key, scenario.id, variant.name) in self._done:
                         continue
+                    if self._stopping.is_set():
+                        raise _Stopped
                     cell = self._cell(
                         scenario, written, state, query_type, variant, writer, register_error
                     )
@@ -297,20 +409,29 @@ class Runner:
             self._recover(state, f"{state.engine.name} was found dead")
             if state.failure:
                 return None
-        try:
-            state.engine.register(written.table)
-        except Exception as exc:  # noqa: BLE001
-            if state.engine.alive():
-                return describe_error(exc)
-            self._recover(state, f"{state.engine.name} died while registering a table")
-            return f"{state.engine.name} died while registering the table: {describe_error(exc)}"
-        return None
+        failure: Exception | None = None
+        with Watchdog(self.options.query_timeout, state.engine.kill) as dog:
+            try:
+                state.engine.register(written.table)
+            except Exception as exc:  # noqa: BLE001
+                failure = exc
+        if dog.fired:
+            self._recover(state, f"registering a table: {dog.reason}")
+            return dog.reason
+        if failure is None:
+            return None
+        if state.engine.alive():
+            return describe_error(failure)
+        self._recover(state, f"{state.engine.name} died while registering a table")
+        return f"{state.engine.name} died while registering the table: {describe_error(failure)}"
 
     def _recover(self, state: _EngineState, why: str) -> None:
         """Restart a hung or crashed engine; if that fails, its further cells are ENGINE_FAILED.
 
         Every restart is recorded in the run folder's `events.jsonl`.
         """
+        if self._stopping.is_set():
+            raise _Stopped  # the engine was killed because the run stops
         name = state.engine.name
         self.progress.stage(f"restarting {name} ({why})")
         event: dict[str, Any] = {"engine": name, "why": why, "log": state.engine.log_excerpt()}
