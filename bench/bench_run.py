@@ -1,15 +1,27 @@
-"""Benchmark: provisioning (cold and warm), engine starts, write steps, queries, wall time, memory.
+"""Benchmark: provisioning, engine starts, the matrix's wall time, per-engine query times,
+harness overhead, memory, a warm re-run, and shared versus per-scenario engines.
 
 Run with `make bench` (or `.venv/bin/python bench/bench_run.py`). Prints a table and writes
-`bench/results.json`. The cold provisioning step downloads the Hudi bundle and the jars of
-Hive and Trino into an empty temporary cache, so it needs the network to Maven Central;
-`--skip-cold` leaves it out.
+`bench/results.json`. It measures, in order:
+
+- provisioning into an empty cache (downloads the Hudi bundle and the jars of Hive and Trino
+  through Maven, so it needs the network; `--skip-cold` leaves it out) and into the warm one;
+- each engine's start, in a fresh process;
+- the matrix (the full default matrix unless `--scenarios`): wall time, writer steps, mean
+  and 95th percentile of the query time per engine, peak memory of every process, and the
+  harness overhead: CPU time of the harness's own process (scheduling, comparing with the
+  oracle, recording, the Python side of the engine clients) as a share of the wall time;
+- one scenario (`--rerun`) written and read again at the end, against the running engines;
+- the same few scenarios (`--isolation-scenarios`) once with shared engines and once with
+  every engine restarted before each scenario, as container-based suites isolate tests, and
+  the ratio of the two wall times.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -17,13 +29,14 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.progress import Progress  # noqa: E402
-from harness.runner import Runner, RunOptions  # noqa: E402
+from harness.runner import Runner, RunOptions, RunResult  # noqa: E402
 
 FETCH = (
     "import time; from engines.artifacts import fetch; from engines.spark_runtime import "
@@ -54,6 +67,16 @@ SPARK_START = (
     "r = SparkRuntime(pathlib.Path(tempfile.mkdtemp()) / 'logs'); t = time.monotonic(); "
     "r.session(); print(time.monotonic() - t); r.stop()"
 )
+
+
+#: The issue's targets on this machine kind (2 cores, 24 GiB); only meaningful for the full
+#: default matrix.
+TARGETS = {
+    "matrix_wall_s": 600,
+    "harness_overhead_pct": 10,
+    "peak_memory_mib": 12 * 1024,
+    "warm_rerun_s": 30,
+}
 
 
 def timed_child(code: str, env: dict[str, str] | None = None) -> list[float]:
@@ -103,7 +126,20 @@ class PeakMemory(threading.Thread):
         self.join()
 
 
-def measure(pattern: str | None, skip_cold: bool) -> dict[str, float | int | None]:
+def p95(values: list[float]) -> float:
+    """The 95th percentile (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def timed_run(options: RunOptions) -> tuple[float, RunResult]:
+    started = time.monotonic()
+    result = Runner(options, Progress(quiet=True)).run()
+    return time.monotonic() - started, result
+
+
+def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
+    pattern, skip_cold = args.scenarios, args.skip_cold
     figures: dict[str, float | int | None] = {"provision_cold_s": None}
     if not skip_cold:
         with tempfile.TemporaryDirectory() as empty_cache:
@@ -114,22 +150,39 @@ def measure(pattern: str | None, skip_cold: bool) -> dict[str, float | int | Non
     (figures["trino_start_s"],) = timed_child(TRINO_START)
     memory = PeakMemory()
     memory.start()
-    started = time.monotonic()
+    cpu = time.process_time()
     with tempfile.TemporaryDirectory() as reports:
-        options = RunOptions(pattern=pattern, reports_dir=Path(reports))
-        result = Runner(options, Progress(quiet=True)).run()
-    figures["matrix_wall_s"] = time.monotonic() - started
+        options = RunOptions(pattern=pattern, reports_dir=Path(reports), rerun_pattern=args.rerun)
+        wall, result = timed_run(options)
+    harness_cpu = time.process_time() - cpu
     memory.stop()
+    assert result.rerun_seconds is not None
     figures.update(
+        matrix_wall_s=wall,
         cells=len(result.cells),
         write_steps=len(result.write_seconds),
         write_step_mean_s=statistics.mean(result.write_seconds),
         peak_memory_mib=round(memory.peak / 2**20),
+        harness_cpu_s=harness_cpu,
+        harness_overhead_pct=100 * harness_cpu / wall,
+        warm_rerun_s=result.rerun_seconds,
     )
     for engine in sorted({c.engine for c in result.cells}):
         times = [c.seconds for c in result.cells if c.engine == engine and c.seconds > 0]
         figures[f"{engine}_queries"] = len(times)
         figures[f"{engine}_query_mean_s"] = statistics.mean(times) if times else None
+        figures[f"{engine}_query_p95_s"] = p95(times) if times else None
+    with tempfile.TemporaryDirectory() as reports:
+        subset = RunOptions(pattern=args.isolation_scenarios, reports_dir=Path(reports))
+        shared, shared_result = timed_run(subset)
+        isolated, isolated_result = timed_run(replace(subset, isolate_scenarios=True))
+    assert len(shared_result.cells) == len(isolated_result.cells)
+    figures.update(
+        isolation_cells=len(shared_result.cells),
+        isolation_shared_s=shared,
+        isolation_restarted_s=isolated,
+        isolation_ratio=isolated / shared,
+    )
     return figures
 
 
@@ -137,13 +190,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", help="scenario glob(s), as for `lakecompat run`")
     parser.add_argument("--skip-cold", action="store_true", help="skip the cold download")
+    parser.add_argument(
+        "--rerun",
+        default="rename_column/rename",
+        help="scenario run again after the matrix, engines warm (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--isolation-scenarios",
+        default="rename_column/*",
+        help="scenarios run with shared and with per-scenario engines (default: %(default)s)",
+    )
     args = parser.parse_args()
-    figures = measure(args.scenarios, args.skip_cold)
+    figures = measure(args)
     for name, value in figures.items():
         shown = (
             "skipped" if value is None else (f"{value:.2f}" if isinstance(value, float) else value)
         )
-        print(f"{name:<20} {shown}")
+        target = TARGETS.get(name)
+        verdict = ""
+        if target is not None and value is not None:
+            verdict = f"target ≤ {target:g}: {'met' if value <= target else 'MISSED'}"
+        print(f"{name:<24} {shown:>10}  {verdict}")
     out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(figures, indent=2) + "\n")
     print(f"written to {out}")

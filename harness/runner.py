@@ -58,6 +58,7 @@ _SCRATCH = (
     "spark",
     "trino/var",
     "trino/data",
+    "rerun",
 )
 #: Free space a run needs where it writes (tables, logs and the engines' scratch data).
 MIN_FREE_BYTES = 2 * 1024**3
@@ -91,6 +92,9 @@ class RunOptions:
     #: Stop and start every engine (Spark and the Metastore too) before each scenario, the way
     #: container-based suites isolate tests; only the benchmark uses it, for comparison.
     isolate_scenarios: bool = False
+    #: After the matrix, write and read the scenarios matching this glob once more against
+    #: the engines still running, without recording them (the benchmark times it).
+    rerun_pattern: str | None = None
 
 
 @dataclass
@@ -101,6 +105,8 @@ class RunResult:
     judged: list[Judged] = field(default_factory=list)
     #: Seconds of every successful writer step (seed rows included), for benchmarks.
     write_seconds: list[float] = field(default_factory=list)
+    #: Seconds the re-run of `RunOptions.rerun_pattern` took, engines warm (None: not asked).
+    rerun_seconds: float | None = None
 
 
 @dataclass
@@ -155,7 +161,9 @@ class Runner:
                 write_run_info(run_dir, self._run_info(run_dir, writer, engines))
                 self._control_checks(writer, engines)
                 self.progress.begin(self._planned_cells(engines) - len(self._done))
-                self._run_tables(context, writer, engines, results, result)
+                self._run_tables(self._tables(), context, writer, engines, results, result)
+                if self.options.rerun_pattern:
+                    result.rerun_seconds = self._rerun(context, writer, engines)
             completed = True
         finally:
             results.close()
@@ -169,8 +177,28 @@ class Runner:
                 )
         return result
 
+    def _rerun(self, context: RunContext, writer: HudiWriter, engines: list[_EngineState]) -> float:
+        """Write and read the scenarios of `rerun_pattern` again; the cells go nowhere."""
+        pattern = self.options.rerun_pattern
+        chosen = load_scenarios(self.options.scenarios_dir, pattern)
+        if not chosen:
+            raise ValueError(f"no scenario matches {pattern!r}")
+        tables = [
+            (s, t) for s in chosen for t in self.options.table_types if t in s.spec.table_types
+        ]
+        folder = context.run_dir / "rerun"
+        folder.mkdir(exist_ok=True)
+        discarded = ResultsWriter(folder)
+        started = time.monotonic()
+        try:
+            self._run_tables(iter(tables), context, writer, engines, discarded, RunResult(folder))
+        finally:
+            discarded.close()
+        return time.monotonic() - started
+
     def _run_tables(
         self,
+        tables: Iterator[tuple[Scenario, str]],
         context: RunContext,
         writer: HudiWriter,
         engines: list[_EngineState],
@@ -189,7 +217,7 @@ class Runner:
         pipeline = Pipeline("lakecompat-readers", inline=not beside)
         previous: Scenario | None = None
         try:
-            for scenario, table_type in self._tables():
+            for scenario, table_type in tables:
                 if self._table_done(scenario, table_type, engines):
                     continue
                 if self.options.isolate_scenarios and previous not in (None, scenario):
