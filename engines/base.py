@@ -165,6 +165,10 @@ class Engine(ABC):
         """Whether every process the engine needs still runs (False after a crash)."""
         return True
 
+    def responsive(self) -> bool:
+        """Whether the engine still answers (checked after a failed query); by default, alive."""
+        return self.alive()
+
     def kill(self) -> None:
         """Kill the engine's own processes at once (a hung query); `restart` brings it back."""
         self.stop()

@@ -174,6 +174,9 @@ class TrinoEngine(MetastoreReader):
     def _process(self) -> Any:
         return self._server
 
+    def responsive(self) -> bool:
+        return self.alive() and self._server is not None and self._server.responsive()
+
     def register(self, table: TableRef) -> None:
         self.context.register_in_metastore(table)
 

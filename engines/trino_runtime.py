@@ -289,6 +289,13 @@ class TrinoServer:
         if self._service is not None:
             self._service.kill()
 
+    def responsive(self) -> bool:
+        """Whether the server answers `/v1/info` within a few seconds (not frozen or wedged)."""
+        if self._service is None or not self._service.running:
+            return False
+        probe = HttpReady(f"http://127.0.0.1:{self.port}/v1/info", self._started, 5.0)
+        return probe.ready(self._service)
+
     def _started(self, status: int, body: bytes) -> bool:
         """Our node (not another Trino on a reused port) answers and has finished starting."""
         if status != 200:

@@ -517,11 +517,16 @@ class Runner:
                 answer = engine.query(sql, variant)
             except Exception as exc:  # noqa: BLE001 - an engine error is a result
                 failure = exc
-        if dog.fired or (failure is not None and not engine.alive()):
+        if dog.fired or (failure is not None and not engine.responsive()):
             # A hung or crashed engine: the cell says so, the engine starts again.
             cell.seconds = round(time.monotonic() - started, 3)
             error = describe_error(failure) if failure is not None else None
-            reason = dog.reason if dog.fired else f"{engine.name} died during the query: {error}"
+            if dog.fired:
+                reason = dog.reason
+            elif engine.alive():
+                reason = f"{engine.name} stopped answering: {error}"
+            else:
+                reason = f"{engine.name} died during the query: {error}"
             evidence = Evidence(sql=sql, error=error, log=engine.log_excerpt())
             self._recover(state, reason)
             return _verdict(cell, Outcome.ERROR, reason, evidence)

@@ -157,3 +157,12 @@ def test_a_writer_step_that_runs_too_long_is_an_error_not_a_rejection(tmp_path: 
     assert result.cells and all(c.outcome is Outcome.ERROR for c in result.cells)
     assert all("timeout after 0.5 s" in c.reason for c in result.cells)
     assert processes_mentioning(str(result.run_dir)) == []
+
+
+def test_a_frozen_trino_that_fails_the_query_itself_is_restarted(tmp_path: Path) -> None:
+    # Trino's client gives up on its own (an HTTP timeout) before the watchdog would fire;
+    # the engine still counts as hung because it no longer answers /v1/info.
+    progress = SignalAfter(TRINO, signal.SIGSTOP, cells=2)
+    run_dir, cells = faulty_run(tmp_path, ("trino",), progress, query_timeout=300)
+    errors = check_recovered(run_dir, cells, "trino", 3)
+    assert len(errors) == 1 and "trino stopped answering" in errors[0].reason
