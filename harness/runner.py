@@ -9,6 +9,8 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -208,13 +210,14 @@ class Runner:
         """Write every table and read it with every engine.
 
         Spark reads a table as soon as it is written (it shares the writer's JVM); the other
-        engines read it on a thread of their own while the writer writes the next table. The
+        engines read it on threads of their own while the writer writes the next table. The
         readers' thread records every cell, a table at a time: Spark's cells first, then the
         other engines' in the run's order, so the results file does not depend on timing.
         """
         inline = [state for state in engines if state.engine.shares_writer]
         beside = [state for state in engines if not state.engine.shares_writer]
         pipeline = Pipeline("lakecompat-readers", inline=not beside)
+        helpers = ThreadPoolExecutor(max(1, len(beside) - 1), "lakecompat-reader")
         previous: Scenario | None = None
         try:
             for scenario, table_type in tables:
@@ -232,11 +235,13 @@ class Runner:
                 result.write_seconds.extend(written.step_seconds)
                 first = list(self._read_everywhere(scenario, written, inline, writer))
                 read_rest = partial(self._read_and_record, scenario, written, beside, writer)
-                pipeline.submit(partial(read_rest, first, results, result))
+                pipeline.submit(partial(read_rest, first, helpers, results, result))
             pipeline.finish()
         except BaseException:
             self._stop_readers(beside, pipeline)
             raise
+        finally:
+            helpers.shutdown(wait=False, cancel_futures=True)
 
     def _read_and_record(
         self,
@@ -245,20 +250,43 @@ class Runner:
         engines: list[_EngineState],
         writer: HudiWriter,
         first: list[Cell],
+        helpers: ThreadPoolExecutor,
         results: ResultsWriter,
         result: RunResult,
     ) -> None:
-        """Record the cells already read (`first`), then read the table with `engines`,
-        recording every cell the moment it is known."""
-        for cell in itertools.chain(
-            first, self._read_everywhere(scenario, written, engines, writer)
-        ):
-            with self._record_lock:
-                if self._stopping.is_set():
-                    raise _Stopped
-                results.append(cell)
-                result.cells.append(cell)
-                self.progress.cell(cell)
+        """Record the cells already read (`first`), then read the table with `engines`.
+
+        The first engine's cells are recorded the moment they are known; the other engines
+        read at the same time on helper threads, and their cells are recorded after it.
+        """
+        # Registration comes first, one engine after the other: Hive's DDL must not drop a
+        # table while another engine reads it.
+        registered = [(state, self._register(state, written)) for state in engines]
+        later = [
+            helpers.submit(list, self._read_with(scenario, written, state, writer, error))
+            for state, error in registered[1:]
+        ]
+        try:
+            now: Iterator[Cell] = iter(())
+            if registered:
+                state, error = registered[0]
+                now = self._read_with(scenario, written, state, writer, error)
+            for cell in itertools.chain(first, now):
+                self._record(cell, results, result)
+            for cells in later:
+                for cell in cells.result():
+                    self._record(cell, results, result)
+        finally:
+            wait_for(later)
+
+    def _record(self, cell: Cell, results: ResultsWriter, result: RunResult) -> None:
+        """Append a cell to the results file and report it (nothing once the run stops)."""
+        with self._record_lock:
+            if self._stopping.is_set():
+                raise _Stopped
+            results.append(cell)
+            result.cells.append(cell)
+            self.progress.cell(cell)
 
     def _stop_readers(self, engines: list[_EngineState], pipeline: Pipeline) -> None:
         """The run stops early: record nothing more, and end a read in progress at once."""
@@ -415,20 +443,31 @@ class Runner:
     ) -> Iterator[Cell]:
         for state in engines:
             register_error = self._register(state, written)
-            for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
-                for variant in state.engine.variants:
-                    key = (state.engine.name, written.table.table_type, query_type)
-                    if (*key, scenario.id, variant.name) in self._done:
-                        continue
-                    if self._stopping.is_set():
-                        raise _Stopped
-                    cell = self._cell(
-                        scenario, written, state, query_type, variant, writer, register_error
-                    )
-                    if register_error and cell.outcome is Outcome.PASS:
-                        reason = f"could not register the table: {register_error}"
-                        cell = _verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
-                    yield self._with_baseline(scenario, cell)
+            yield from self._read_with(scenario, written, state, writer, register_error)
+
+    def _read_with(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        state: _EngineState,
+        writer: HudiWriter,
+        register_error: str | None,
+    ) -> Iterator[Cell]:
+        """Every cell of one engine for a written (and registered) table."""
+        for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
+            for variant in state.engine.variants:
+                key = (state.engine.name, written.table.table_type, query_type)
+                if (*key, scenario.id, variant.name) in self._done:
+                    continue
+                if self._stopping.is_set():
+                    raise _Stopped
+                cell = self._cell(
+                    scenario, written, state, query_type, variant, writer, register_error
+                )
+                if register_error and cell.outcome is Outcome.PASS:
+                    reason = f"could not register the table: {register_error}"
+                    cell = _verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
+                yield self._with_baseline(scenario, cell)
 
     def _register(self, state: _EngineState, written: WriteResult) -> str | None:
         if state.failure or not written.ok:

@@ -1,0 +1,77 @@
+"""The readers' pipeline: order, concurrency with the caller, and failures handed back."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from harness.pipeline import Pipeline
+
+
+def test_jobs_run_in_order_on_another_thread() -> None:
+    pipeline = Pipeline("test", depth=2)
+    seen: list[tuple[int, str]] = []
+    for index in range(20):
+        pipeline.submit(lambda i=index: seen.append((i, threading.current_thread().name)))
+    pipeline.finish()
+    assert [i for i, _ in seen] == list(range(20))
+    assert {name for _, name in seen} == {"test"}
+
+
+def test_the_caller_goes_on_while_a_job_runs() -> None:
+    pipeline = Pipeline("test")
+    release = threading.Event()
+    finished: list[str] = []
+    pipeline.submit(lambda: (release.wait(5), finished.append("job")))
+    finished.append("caller")  # the job is still blocked: the caller got here first
+    release.set()
+    pipeline.finish()
+    assert finished == ["caller", "job"]
+
+
+def test_submit_blocks_when_the_queue_is_full() -> None:
+    pipeline = Pipeline("test", depth=1)
+    release = threading.Event()
+    pipeline.submit(lambda: release.wait(5))  # running
+    pipeline.submit(lambda: None)  # waiting in the queue
+    threading.Timer(0.5, release.set).start()
+    started = time.monotonic()
+    pipeline.submit(lambda: None)  # waits until the first job ends
+    assert time.monotonic() - started >= 0.4
+    pipeline.finish()
+
+
+def test_a_failing_job_stops_the_pipeline_and_the_caller_gets_the_error() -> None:
+    pipeline = Pipeline("test")
+    ran: list[int] = []
+
+    def fail() -> None:
+        raise KeyboardInterrupt  # a job may raise anything, Ctrl-C included
+
+    pipeline.submit(fail)
+    with pytest.raises(KeyboardInterrupt):
+        for index in range(100):  # the failure surfaces at one of the next calls
+            pipeline.submit(lambda i=index: ran.append(i))
+            time.sleep(0.01)
+        pipeline.finish()
+    assert ran == []  # nothing after the failure ran
+
+
+def test_drain_waits_for_every_job() -> None:
+    pipeline = Pipeline("test", depth=3)
+    done: list[int] = []
+    for index in range(3):
+        pipeline.submit(lambda i=index: (time.sleep(0.1), done.append(i)))
+    pipeline.drain()
+    assert done == [0, 1, 2]
+    pipeline.finish()
+
+
+def test_inline_runs_each_job_at_once_in_the_callers_thread() -> None:
+    pipeline = Pipeline("test", inline=True)
+    names: list[str] = []
+    pipeline.submit(lambda: names.append(threading.current_thread().name))
+    assert names == [threading.current_thread().name]
+    pipeline.finish()
