@@ -109,6 +109,8 @@ class RunResult:
     write_seconds: list[float] = field(default_factory=list)
     #: Seconds the re-run of `RunOptions.rerun_pattern` took, engines warm (None: not asked).
     rerun_seconds: float | None = None
+    #: The cells of that re-run (they are not part of the run's results).
+    rerun_cells: list[Cell] = field(default_factory=list)
 
 
 @dataclass
@@ -165,7 +167,7 @@ class Runner:
                 self.progress.begin(self._planned_cells(engines) - len(self._done))
                 self._run_tables(self._tables(), context, writer, engines, results, result)
                 if self.options.rerun_pattern:
-                    result.rerun_seconds = self._rerun(context, writer, engines)
+                    result.rerun_seconds, result.rerun_cells = self._rerun(context, writer, engines)
             completed = True
         finally:
             results.close()
@@ -179,8 +181,11 @@ class Runner:
                 )
         return result
 
-    def _rerun(self, context: RunContext, writer: HudiWriter, engines: list[_EngineState]) -> float:
-        """Write and read the scenarios of `rerun_pattern` again; the cells go nowhere."""
+    def _rerun(
+        self, context: RunContext, writer: HudiWriter, engines: list[_EngineState]
+    ) -> tuple[float, list[Cell]]:
+        """Write and read the scenarios of `rerun_pattern` again: (seconds, cells). The cells
+        are not the run's: they go to a folder that is deleted with the scratch data."""
         pattern = self.options.rerun_pattern
         chosen = load_scenarios(self.options.scenarios_dir, pattern)
         if not chosen:
@@ -190,13 +195,13 @@ class Runner:
         ]
         folder = context.run_dir / "rerun"
         folder.mkdir(exist_ok=True)
-        discarded = ResultsWriter(folder)
+        discarded, again = ResultsWriter(folder), RunResult(folder)
         started = time.monotonic()
         try:
-            self._run_tables(iter(tables), context, writer, engines, discarded, RunResult(folder))
+            self._run_tables(iter(tables), context, writer, engines, discarded, again)
         finally:
             discarded.close()
-        return time.monotonic() - started
+        return time.monotonic() - started, again.cells
 
     def _run_tables(
         self,
@@ -216,7 +221,8 @@ class Runner:
         """
         inline = [state for state in engines if state.engine.shares_writer]
         beside = [state for state in engines if not state.engine.shares_writer]
-        pipeline = Pipeline("lakecompat-readers", inline=not beside)
+        # Up to 4 written tables wait for the readers: reads and writes even out over a run.
+        pipeline = Pipeline("lakecompat-readers", depth=4, inline=not beside)
         helpers = ThreadPoolExecutor(max(1, len(beside) - 1), "lakecompat-reader")
         previous: Scenario | None = None
         try:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from harness.progress import Progress
 from harness.runner import Runner, RunOptions
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+INSTANT = re.compile(r"\b\d{17}\b")
 
 
 class InterruptAfter(Progress):
@@ -26,6 +29,21 @@ class InterruptAfter(Progress):
         self.left -= 1
         if self.left == 0:
             raise KeyboardInterrupt
+
+
+def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
+    """Cells without what differs between runs by design: timings, the run's own path and
+    the Hudi commit times (instants) in the SQL of incremental and time-travel queries."""
+    rows = []
+    for cell in cells:
+        data = cell.to_dict()
+        data.pop("seconds")
+        sql = data["evidence"]["sql"]
+        if sql:
+            sql = sql.replace(str(run_dir), "<run>")
+            data["evidence"]["sql"] = INSTANT.sub("<instant>", sql)
+        rows.append(data)
+    return rows
 
 
 def processes_mentioning(text: str) -> list[int]:

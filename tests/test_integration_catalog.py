@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SocketWatch, is_loopback, quiet_run
 
+from engines import engine_class
 from engines.base import TABLE_QUERY_TYPES
 from harness.outcomes import Cell, Outcome
+from harness.results import load_run
 from harness.scenario import load_scenarios
 
 pytestmark = pytest.mark.integration
@@ -126,3 +128,22 @@ def test_matrix_has_summaries_and_the_type_change_table(run: tuple[Path, list[Ce
     assert "## Type changes" in matrix
     assert "### trino · copy-on-write · snapshot" in matrix
     assert "| int | " in matrix
+
+
+def test_cells_are_recorded_in_a_fixed_order(run: tuple[Path, list[Cell]]) -> None:
+    # Hive and Trino read beside the writer, on threads of their own; the results file still
+    # lists each table's cells together: engine by engine in the run's order, then query type,
+    # then variant, whatever finished first.
+    run_dir, _ = run
+    info, recorded = load_run(run_dir)
+    scenarios = {s.id: s for s in load_scenarios(SCENARIOS)}
+    expected = [
+        (engine, table_type, query_type, scenario, variant.name)
+        for scenario in info["scenarios"]
+        for table_type in ("cow", "mor")
+        if table_type in scenarios[scenario].spec.table_types
+        for engine in ("spark", "hive", "trino")
+        for query_type in TABLE_QUERY_TYPES[table_type]
+        for variant in engine_class(engine).variants
+    ]
+    assert [c.key for c in recorded] == expected

@@ -4,7 +4,6 @@ the same run twice gives the same matrix."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import SCENARIOS, interrupted_run, processes_mentioning
+from support import SCENARIOS, comparable, interrupted_run, processes_mentioning
 
 from harness.cli import main
 from harness.outcomes import Cell
@@ -24,22 +23,6 @@ from harness.runner import Runner, RunOptions, resume_options
 pytestmark = pytest.mark.integration
 PATTERN = "rename_column/rename,type_change/int_to_long"
 SCRIPT = Path(sys.executable).parent / "lakecompat"
-INSTANT = re.compile(r"\b\d{17}\b")
-
-
-def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
-    """Cells without what differs between runs by design: timings, the run's own path and
-    the Hudi commit times (instants) in the SQL of incremental and time-travel queries."""
-    rows = []
-    for cell in cells:
-        data = cell.to_dict()
-        data.pop("seconds")
-        sql = data["evidence"]["sql"]
-        if sql:
-            sql = sql.replace(str(run_dir), "<run>")
-            data["evidence"]["sql"] = INSTANT.sub("<instant>", sql)
-        rows.append(data)
-    return rows
 
 
 def spark_run(reports: Path) -> tuple[Path, list[Cell]]:
