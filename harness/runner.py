@@ -8,7 +8,7 @@ import itertools
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from contextlib import ExitStack, contextmanager
@@ -239,7 +239,9 @@ class Runner:
                     context.spark.restart()
                 written = writer.write(scenario, table_type)
                 result.write_seconds.extend(written.step_seconds)
-                first = list(self._read_everywhere(scenario, written, inline, writer))
+                first: Iterable[Cell] = self._read_everywhere(scenario, written, inline, writer)
+                if not pipeline.inline:  # Spark's reads happen here, in the writer's thread
+                    first = list(first)
                 read_rest = partial(self._read_and_record, scenario, written, beside, writer)
                 pipeline.submit(partial(read_rest, first, helpers, results, result))
             pipeline.finish()
@@ -255,12 +257,13 @@ class Runner:
         written: WriteResult,
         engines: list[_EngineState],
         writer: HudiWriter,
-        first: list[Cell],
+        first: Iterable[Cell],
         helpers: ThreadPoolExecutor,
         results: ResultsWriter,
         result: RunResult,
     ) -> None:
-        """Record the cells already read (`first`), then read the table with `engines`.
+        """Record the cells of `first` (read already, or read now when the pipeline is inline),
+        then read the table with `engines`.
 
         The first engine's cells are recorded the moment they are known; the other engines
         read at the same time on helper threads, and their cells are recorded after it.

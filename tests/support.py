@@ -128,15 +128,27 @@ def listening_sockets(pids: set[int]) -> list[tuple[int, str]]:
                 listening[fields[9]] = _address(fields[1])
     held = []
     for pid in pids:
-        try:
-            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
-        except OSError:
-            continue
-        for link in links:
+        for link in _fd_targets(pid):
             inode = link.removeprefix("socket:[").removesuffix("]")
             if link.startswith("socket:[") and inode in listening:
                 held.append((pid, listening[inode]))
     return sorted(held)
+
+
+def _fd_targets(pid: int) -> list[str]:
+    """What the open file descriptors of `pid` point to. A busy process opens and closes
+    files while we look: a descriptor that is gone by the time it is read is skipped."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:  # the process has ended
+        return []
+    targets = []
+    for fd in fds:
+        try:
+            targets.append(os.readlink(fd))
+        except OSError:
+            continue
+    return targets
 
 
 def _address(hex_address: str) -> str:
