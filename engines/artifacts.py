@@ -10,21 +10,39 @@ its size or modification time changes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 CACHE_ENV = "LAKECOMPAT_CACHE"
 
 
 class ProvisioningError(RuntimeError):
     """Something the run needs could not be found or fetched; the message says what to do."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: Engines start in parallel threads; provisioning (Maven, the checksum memo) goes one at a
+#: time, so two starts never write the same cache files at once.
+_PROVISIONING = threading.RLock()
+
+
+def _one_at_a_time(function: _F) -> _F:
+    @functools.wraps(function)
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        with _PROVISIONING:
+            return function(*args, **kwargs)
+
+    return locked  # type: ignore[return-value]
 
 
 def cache_dir() -> Path:
@@ -64,6 +82,7 @@ def maven_repo() -> Path:
     return cache_dir() / "m2"
 
 
+@_one_at_a_time
 def fetch(artifact: MavenArtifact, progress: Callable[[str], None] | None = None) -> Path:
     """The cached file of `artifact`, downloading it with `mvn dependency:get` on first use."""
     path = artifact.local_path(maven_repo())
@@ -94,6 +113,7 @@ class Dependency:
     exclusions: tuple[str, ...] = ()  # "group:artifact", "*" allowed as either part
 
 
+@_one_at_a_time
 def resolve_classpath(
     name: str,
     dependencies: list[Dependency],
@@ -153,6 +173,7 @@ def sha1_matches(path: Path) -> bool:
     return digest.hexdigest() == words[0].lower()
 
 
+@_one_at_a_time
 def _drop_damaged(paths: list[Path], say: Callable[[str], None]) -> list[Path]:
     """Check `paths` against their recorded SHA-1; delete the damaged ones and return them.
 
@@ -178,7 +199,7 @@ def _drop_damaged(paths: list[Path], say: Callable[[str], None]) -> list[Path]:
         for stale in (path, path.with_name(path.name + ".sha1")):
             stale.unlink(missing_ok=True)
         damaged.append(path)
-    partial = memo_path.with_name(f"verified.{os.getpid()}.partial")
+    partial = memo_path.with_name(f"verified.{os.getpid()}.{threading.get_ident()}.partial")
     partial.write_text(json.dumps(memo, sort_keys=True))
     partial.replace(memo_path)
     return damaged
