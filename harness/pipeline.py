@@ -36,12 +36,7 @@ class Pipeline:
         if self.inline:
             job()
             return
-        while True:
-            try:
-                self._queue.put(job, timeout=_POLL)
-                return
-            except queue.Full:
-                self._raise_failure()
+        self._put(job)
 
     def drain(self) -> None:
         """Wait until every submitted job has run."""
@@ -52,18 +47,20 @@ class Pipeline:
     def finish(self) -> None:
         """Run what is queued, then end the thread."""
         if not self.inline:
-            self.submit_end()
+            self._put(None)
             while self._thread.is_alive():
                 self._thread.join(_POLL)
         self._raise_failure()
 
-    def submit_end(self) -> None:
+    def _put(self, job: Job | None) -> None:
+        """Queue `job` (None: the end), raising a failed job's error while waiting for room."""
         while self._thread.is_alive():
             try:
-                self._queue.put(None, timeout=_POLL)
+                self._queue.put(job, timeout=_POLL)
                 return
             except queue.Full:
                 self._raise_failure()
+        self._raise_failure()
 
     def wait_stopped(self, timeout: float) -> None:
         """After the caller gave up: wait up to `timeout` s for the current job to end."""

@@ -190,15 +190,12 @@ class Runner:
         chosen = load_scenarios(self.options.scenarios_dir, pattern)
         if not chosen:
             raise ValueError(f"no scenario matches {pattern!r}")
-        tables = [
-            (s, t) for s in chosen for t in self.options.table_types if t in s.spec.table_types
-        ]
         folder = context.run_dir / "rerun"
         folder.mkdir(exist_ok=True)
         discarded, again = ResultsWriter(folder), RunResult(folder)
         started = time.monotonic()
         try:
-            self._run_tables(iter(tables), context, writer, engines, discarded, again)
+            self._run_tables(self._tables(chosen), context, writer, engines, discarded, again)
         finally:
             discarded.close()
         return time.monotonic() - started, again.cells
@@ -362,8 +359,8 @@ class Runner:
         baselines = [s for s in everything if s.spec.baseline and s not in chosen]
         return baselines + chosen
 
-    def _tables(self) -> Iterator[tuple[Scenario, str]]:
-        for scenario in self.scenarios:
+    def _tables(self, scenarios: list[Scenario] | None = None) -> Iterator[tuple[Scenario, str]]:
+        for scenario in self.scenarios if scenarios is None else scenarios:
             for table_type in self.options.table_types:
                 if table_type in scenario.spec.table_types:
                     yield scenario, table_type
