@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,6 +157,39 @@ def resolve_classpath(
             f"{damaged[0]} was fetched again and still does not match its SHA-1"
         )
     return jars
+
+
+@_one_at_a_time
+def excerpt_jar(jar: Path, prefix: str, progress: Callable[[str], None] | None = None) -> Path:
+    """A small jar holding the manifest of the cached `jar` and its entries below `prefix`.
+
+    It is made once, named after the jar and its recorded SHA-1 (a newer jar gets a new one),
+    and written beside its final name, then renamed, so a file that exists is whole.
+    """
+    recorded = jar.with_name(jar.name + ".sha1")
+    digest = recorded.read_text(encoding="ascii").split()[0][:12] if recorded.is_file() else ""
+    label = prefix.strip("/").replace("/", ".")
+    target = cache_dir() / "excerpts" / f"{jar.stem}-{digest or jar.stat().st_size}-{label}.jar"
+    if target.is_file():
+        return target
+    (progress or _stderr)(f"copying {prefix}* out of {jar.name} into {target.parent}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    try:
+        with zipfile.ZipFile(jar) as source, zipfile.ZipFile(partial, "w") as excerpt:
+            names = [n for n in source.namelist() if n.startswith(prefix)]
+            if not names:
+                raise ProvisioningError(f"{jar} has no entries below {prefix}")
+            for name in ["META-INF/MANIFEST.MF", *names]:
+                excerpt.writestr(source.getinfo(name), source.read(name))
+    except (OSError, KeyError, zipfile.BadZipFile) as exc:
+        partial.unlink(missing_ok=True)
+        raise ProvisioningError(f"could not copy {prefix}* out of {jar}: {exc}") from exc
+    except ProvisioningError:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(target)
+    return target
 
 
 def sha1_matches(path: Path) -> bool:

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from engines import artifacts, jdk
-from engines.artifacts import MavenArtifact, ProvisioningError, cache_dir, fetch, maven_repo
+from engines.artifacts import (
+    MavenArtifact,
+    ProvisioningError,
+    cache_dir,
+    excerpt_jar,
+    fetch,
+    maven_repo,
+)
 
 BUNDLE = MavenArtifact("org.apache.hudi", "hudi-spark3.5-bundle_2.12", "0.15.0")
 SOURCES = MavenArtifact("org.apache.hudi", "hudi-common", "0.15.0", classifier="sources")
@@ -246,3 +254,53 @@ def test_fetch_notices_a_successful_maven_that_left_no_file(
     fake_mvn(tmp_path, monkeypatch, "exit 0")
     with pytest.raises(ProvisioningError, match=r"mvn reported success but .* is missing"):
         fetch(BUNDLE, lambda _: None)
+
+
+def _jar(path: Path, entries: dict[str, str], sha1: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in entries.items():
+            archive.writestr(name, text)
+    path.with_name(path.name + ".sha1").write_text(sha1 + "\n")
+    return path
+
+
+def test_excerpt_jar_holds_the_manifest_and_the_entries_below_a_prefix(
+    tmp_path: Path, cache: Path
+) -> None:
+    entries = {"META-INF/MANIFEST.MF": "Implementation-Version: 4\n", "a/B.class": "b"}
+    jar = _jar(tmp_path / "lib-1.jar", {**entries, "a/B$1.class": "i", "a/C.class": "c"}, "ab" * 20)
+    said: list[str] = []
+    excerpt = excerpt_jar(jar, "a/B", said.append)
+    assert excerpt == cache / "excerpts" / f"lib-1-{'ab' * 6}-a.B.jar"
+    with zipfile.ZipFile(excerpt) as made:
+        assert sorted(made.namelist()) == ["META-INF/MANIFEST.MF", "a/B$1.class", "a/B.class"]
+        assert made.read("META-INF/MANIFEST.MF") == b"Implementation-Version: 4\n"
+    assert said == [f"copying a/B* out of lib-1.jar into {cache / 'excerpts'}"]
+    made_at = excerpt.stat().st_mtime_ns
+    assert excerpt_jar(jar, "a/B", said.append) == excerpt
+    assert excerpt.stat().st_mtime_ns == made_at and len(said) == 1, "made again"
+    newer = _jar(tmp_path / "lib-1.jar", {**entries, "a/B.class": "c"}, "cd" * 20)
+    with zipfile.ZipFile(excerpt_jar(newer, "a/B", said.append)) as made:
+        assert made.read("a/B.class") == b"c"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, r"could not copy a/B\* out of .*broken\.jar"),
+        ({"META-INF/MANIFEST.MF": "x", "c/D.class": "d"}, r"broken\.jar has no entries below a/B"),
+    ],
+    ids=["not-a-jar", "no-such-entries"],
+)
+def test_excerpt_jar_names_the_jar_and_leaves_no_file(
+    tmp_path: Path, cache: Path, content: dict[str, str] | None, problem: str
+) -> None:
+    jar = tmp_path / "broken.jar"
+    if content is None:
+        jar.write_bytes(b"not a zip")
+    else:
+        _jar(jar, content, "ef" * 20)
+    with pytest.raises(ProvisioningError, match=problem):
+        excerpt_jar(jar, "a/B", lambda _: None)
+    assert not list(cache.glob("excerpts/*"))
