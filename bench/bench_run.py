@@ -8,7 +8,8 @@ Run with `make bench` (or `.venv/bin/python bench/bench_run.py`). Prints a table
   through Maven, so it needs the network; `--skip-cold` leaves it out) and into the warm one;
 - each engine's start, in a fresh process;
 - the matrix (the full default matrix unless `--scenarios`): wall time, writer steps, mean
-  and 95th percentile of the query time per engine, peak memory of every process, and the
+  and 95th percentile of the query time per engine, peak memory of every process, the CPU
+  time of each engine's processes and how many cores they kept busy on average, and the
   harness overhead: CPU time of the harness's own process (scheduling, comparing with the
   oracle, recording, the Python side of the engine clients) as a share of the wall time;
 - one scenario (`--rerun`) written and read again at the end, against the running engines;
@@ -92,34 +93,83 @@ def timed_child(code: str, env: dict[str, str] | None = None) -> list[float]:
     return [float(x) for x in done.stdout.strip().splitlines()[-1].split()]
 
 
-def tree_rss_bytes(root_pid: int) -> int:
-    """Resident memory of a process and all its descendants, from /proc."""
-    total, pending = 0, [root_pid]
+#: How each long-lived process shows in its command line, for the CPU figures.
+PROCESS_MARKERS = {
+    "org.apache.spark.deploy.SparkSubmit": "spark",
+    "org.apache.hadoop.hive.metastore.HiveMetaStore": "metastore",
+    "org.apache.hive.service.server.HiveServer2": "hiveserver2",
+    "lakecompat.TrinoMain": "trino",
+}
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_label(pid: int) -> str:
+    """Which engine a process belongs to (`harness` for this one, `other` for the rest)."""
+    if pid == os.getpid():
+        return "harness"
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return "other"
+    return next((label for marker, label in PROCESS_MARKERS.items() if marker in command), "other")
+
+
+def process_tree(root_pid: int) -> dict[int, tuple[int, float]]:
+    """Resident bytes and CPU seconds of a process and of all its descendants, from /proc."""
+    found, pending = {}, [root_pid]
     while pending:
         pid = pending.pop()
         try:
             status = Path(f"/proc/{pid}/status").read_text()
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
         except OSError:
             continue
-        for line in status.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
+        lines = status.splitlines()
+        memory = [int(line.split()[1]) * 1024 for line in lines if line.startswith("VmRSS:")]
+        # utime and stime, fields 14 and 15 of stat (12 and 13 after the name). A reaped
+        # child's time, added to its parent's cutime, is left out: it was sampled itself.
+        found[pid] = sum(memory), (int(stat[11]) + int(stat[12])) / CLOCK_TICKS
         pending.extend(int(c) for c in children)
-    return total
+    return found
 
 
-class PeakMemory(threading.Thread):
-    """Samples the memory of this process tree twice a second; `peak` is the largest sum."""
+class ProcessSampler(threading.Thread):
+    """Samples this process tree twice a second: `peak` is the largest sum of resident
+    memory, `cpu` the CPU seconds per engine (each process's last sample, so a process that
+    ends loses at most half a second)."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.peak = 0
+        self._last: dict[int, tuple[str, float]] = {}
+        self._start: dict[int, float] = {}
         self._done = threading.Event()
+        self.seconds = 0.0
 
     def run(self) -> None:
+        started = time.monotonic()
+        self._sample()
         while not self._done.wait(0.5):
-            self.peak = max(self.peak, tree_rss_bytes(os.getpid()))
+            self._sample()
+        self.seconds = time.monotonic() - started
+
+    def _sample(self) -> None:
+        tree = process_tree(os.getpid())
+        self.peak = max(self.peak, sum(rss for rss, _ in tree.values()))
+        first = not self._last  # processes already running count from here, later ones from 0
+        for pid, (_, cpu) in tree.items():
+            if pid not in self._last:
+                self._start[pid] = cpu if first else 0.0
+                self._last[pid] = (process_label(pid), cpu)
+            self._last[pid] = (self._last[pid][0], cpu)
+
+    @property
+    def cpu(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for pid, (label, cpu) in self._last.items():
+            totals[label] = totals.get(label, 0.0) + cpu - self._start[pid]
+        return totals
 
     def stop(self) -> None:
         self._done.set()
@@ -132,6 +182,11 @@ def p95(values: list[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
+def say(stage: str) -> None:
+    """One line per stage on stderr, so a long bench shows where it is."""
+    print(f"[bench {time.strftime('%H:%M:%S')}] {stage}", file=sys.stderr, flush=True)
+
+
 def timed_run(options: RunOptions) -> tuple[float, RunResult]:
     started = time.monotonic()
     result = Runner(options, Progress(quiet=True)).run()
@@ -142,36 +197,45 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
     pattern, skip_cold = args.scenarios, args.skip_cold
     figures: dict[str, float | int | None] = {"provision_cold_s": None}
     if not skip_cold:
+        say("provisioning into an empty cache (downloads everything through mvn)")
         with tempfile.TemporaryDirectory() as empty_cache:
             (figures["provision_cold_s"],) = timed_child(FETCH, {"LAKECOMPAT_CACHE": empty_cache})
+    say("provisioning from the warm cache, then each engine's start")
     (figures["provision_warm_s"],) = timed_child(FETCH)
     (figures["spark_start_s"],) = timed_child(SPARK_START)
     figures["metastore_start_s"], figures["hiveserver2_start_s"] = timed_child(HIVE_START)
     (figures["trino_start_s"],) = timed_child(TRINO_START)
-    memory = PeakMemory()
-    memory.start()
+    say(f"the matrix ({pattern or 'the full default matrix, about 10 minutes'}), then a re-run")
+    sampler = ProcessSampler()
+    sampler.start()
     cpu = time.process_time()
     with tempfile.TemporaryDirectory() as reports:
         options = RunOptions(pattern=pattern, reports_dir=Path(reports), rerun_pattern=args.rerun)
         wall, result = timed_run(options)
     harness_cpu = time.process_time() - cpu
-    memory.stop()
+    sampler.stop()
     assert result.rerun_seconds is not None
     figures.update(
         matrix_wall_s=wall - result.rerun_seconds,  # the re-run is timed on its own
         cells=len(result.cells),
         write_steps=len(result.write_seconds),
         write_step_mean_s=statistics.mean(result.write_seconds),
-        peak_memory_mib=round(memory.peak / 2**20),
+        peak_memory_mib=round(sampler.peak / 2**20),
         harness_cpu_s=harness_cpu,
         harness_overhead_pct=100 * harness_cpu / wall,  # over the whole run, re-run included
         warm_rerun_s=result.rerun_seconds,
     )
+    # CPU seconds of each engine's processes over the run (re-run included), and how many of
+    # the cores they kept busy on average: near the core count, the run is CPU-bound.
+    for label, seconds in sorted(sampler.cpu.items()):
+        figures[f"cpu_{label}_s"] = seconds
+    figures["cpu_busy_cores"] = sum(sampler.cpu.values()) / sampler.seconds
     for engine in sorted({c.engine for c in result.cells}):
         times = [c.seconds for c in result.cells if c.engine == engine and c.seconds > 0]
         figures[f"{engine}_queries"] = len(times)
         figures[f"{engine}_query_mean_s"] = statistics.mean(times) if times else None
         figures[f"{engine}_query_p95_s"] = p95(times) if times else None
+    say(f"{args.isolation_scenarios}: shared engines, then engines restarted per scenario")
     with tempfile.TemporaryDirectory() as reports:
         subset = RunOptions(pattern=args.isolation_scenarios, reports_dir=Path(reports))
         shared, shared_result = timed_run(subset)
@@ -187,7 +251,7 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--scenarios", help="scenario glob(s), as for `lakecompat run`")
     parser.add_argument("--skip-cold", action="store_true", help="skip the cold download")
     parser.add_argument(
