@@ -142,8 +142,9 @@ class ProcessSampler(threading.Thread):
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.peak = 0
-        self._last: dict[int, tuple[str, float]] = {}
+        self._label: dict[int, str] = {}
         self._start: dict[int, float] = {}
+        self._last: dict[int, float] = {}
         self._done = threading.Event()
         self.seconds = 0.0
 
@@ -157,17 +158,18 @@ class ProcessSampler(threading.Thread):
     def _sample(self) -> None:
         tree = process_tree(os.getpid())
         self.peak = max(self.peak, sum(rss for rss, _ in tree.values()))
-        first = not self._last  # processes already running count from here, later ones from 0
+        first = not self._label  # processes already running count from here, later ones from 0
         for pid, (_, cpu) in tree.items():
-            if pid not in self._last:
+            if pid not in self._label:
+                self._label[pid] = process_label(pid)
                 self._start[pid] = cpu if first else 0.0
-                self._last[pid] = (process_label(pid), cpu)
-            self._last[pid] = (self._last[pid][0], cpu)
+            self._last[pid] = cpu
 
     @property
     def cpu(self) -> dict[str, float]:
         totals: dict[str, float] = {}
-        for pid, (label, cpu) in self._last.items():
+        for pid, cpu in self._last.items():
+            label = self._label[pid]
             totals[label] = totals.get(label, 0.0) + cpu - self._start[pid]
         return totals
 
@@ -227,9 +229,10 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
     )
     # CPU seconds of each engine's processes over the run (re-run included), and how many of
     # the cores they kept busy on average: near the core count, the run is CPU-bound.
-    for label, seconds in sorted(sampler.cpu.items()):
+    cpu_by_engine = sampler.cpu
+    for label, seconds in sorted(cpu_by_engine.items()):
         figures[f"cpu_{label}_s"] = seconds
-    figures["cpu_busy_cores"] = sum(sampler.cpu.values()) / sampler.seconds
+    figures["cpu_busy_cores"] = sum(cpu_by_engine.values()) / sampler.seconds
     for engine in sorted({c.engine for c in result.cells}):
         times = [c.seconds for c in result.cells if c.engine == engine and c.seconds > 0]
         figures[f"{engine}_queries"] = len(times)

@@ -166,45 +166,53 @@ def excerpt_jar(jar: Path, prefix: str, progress: Callable[[str], None] | None =
     It is made once, named after the jar and its recorded SHA-1 (a newer jar gets a new one),
     and written beside its final name, then renamed, so a file that exists is whole.
     """
-    recorded = jar.with_name(jar.name + ".sha1")
-    digest = recorded.read_text(encoding="ascii").split()[0][:12] if recorded.is_file() else ""
+    digest = recorded_sha1(jar)
     label = prefix.strip("/").replace("/", ".")
-    target = cache_dir() / "excerpts" / f"{jar.stem}-{digest or jar.stat().st_size}-{label}.jar"
+    name = f"{jar.stem}-{digest[:12] if digest else jar.stat().st_size}-{label}.jar"
+    target = cache_dir() / "excerpts" / name
     if target.is_file():
         return target
     (progress or _stderr)(f"copying {prefix}* out of {jar.name} into {target.parent}")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
-        with zipfile.ZipFile(jar) as source, zipfile.ZipFile(partial, "w") as excerpt:
+        with zipfile.ZipFile(jar) as source:
             names = [n for n in source.namelist() if n.startswith(prefix)]
-            if not names:
-                raise ProvisioningError(f"{jar} has no entries below {prefix}")
-            for name in ["META-INF/MANIFEST.MF", *names]:
-                excerpt.writestr(source.getinfo(name), source.read(name))
+            if names:
+                with zipfile.ZipFile(partial, "w") as excerpt:
+                    for entry in ["META-INF/MANIFEST.MF", *names]:
+                        excerpt.writestr(source.getinfo(entry), source.read(entry))
     except (OSError, KeyError, zipfile.BadZipFile) as exc:
         partial.unlink(missing_ok=True)
         raise ProvisioningError(f"could not copy {prefix}* out of {jar}: {exc}") from exc
-    except ProvisioningError:
-        partial.unlink(missing_ok=True)
-        raise
+    if not names:
+        raise ProvisioningError(f"{jar} has no entries below {prefix}")
     partial.replace(target)
     return target
 
 
-def sha1_matches(path: Path) -> bool:
-    """Whether `path` has the SHA-1 Maven recorded beside it (True when none is recorded)."""
+def recorded_sha1(path: Path) -> str | None:
+    """The SHA-1 Maven recorded beside `path` (`<file>.sha1`): None when there is no such
+    file, "" when it is empty."""
     recorded = path.with_name(path.name + ".sha1")
     if not recorded.is_file():
-        return True
+        return None
     words = recorded.read_text(encoding="ascii", errors="replace").split()
-    if not words:
+    return words[0].lower() if words else ""
+
+
+def sha1_matches(path: Path) -> bool:
+    """Whether `path` has the SHA-1 Maven recorded beside it (True when none is recorded)."""
+    expected = recorded_sha1(path)
+    if expected is None:
+        return True
+    if not expected:
         return False
     digest = hashlib.sha1(usedforsecurity=False)
     with path.open("rb") as stream:
         for chunk in iter(lambda: stream.read(1 << 20), b""):
             digest.update(chunk)
-    return digest.hexdigest() == words[0].lower()
+    return digest.hexdigest() == expected
 
 
 @_one_at_a_time
