@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from engines.base import TableRef, describe_error
+from engines.hudi_files import HudiFileError, live_files
 from engines.spark_runtime import SparkRuntime
+from harness import file_layout
 from harness import scenario as sc
 from harness.oracle import TableState, coerce_row, evolve, reference_index, schema_of
 from harness.schema import Schema
@@ -36,6 +38,18 @@ WRITE_SETTINGS = {"hoodie.embed.timeline.server": "false"}
 NON_PARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 PARTITIONED = "org.apache.hudi.keygen.ComplexKeyGenerator"
 TABLE_TYPE_NAMES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
+#: The seed rows create the table with a bulk insert, one row per file group: the rows a later
+#: step does not touch keep the files written before a schema change, as in a real table of
+#: many file groups (an upsert into a copy-on-write table rewrites every file group it
+#: touches). The input has one Spark partition per row and the bulk insert keeps them (sort
+#: mode NONE); without the row writer, files are written as an insert writes them. Later
+#: writes keep Hudi's defaults.
+SEED_LAYOUT = {
+    "hoodie.bulkinsert.sort.mode": "NONE",
+    "hoodie.datasource.write.row.writer.enable": "false",
+}
+#: More file slices than any scenario table has (the procedure lists 10 by default).
+_MAX_SLICES = 100_000
 # A completed instant: `<requested>_<completed>.<action>` (Hudi 1.x) or `<requested>.<action>`.
 _COMPLETED = re.compile(r"^(\d{14,})(?:_(\d{14,}))?\.(commit|deltacommit|replacecommit)$")
 
@@ -67,6 +81,9 @@ class WriteResult:
     step_seconds: list[float] = field(default_factory=list)
     #: The newest completed instant (requested, completed) after the seed rows and each step.
     instants: list[tuple[str, str] | None] = field(default_factory=list)
+    #: The table's live files after the steps (`harness.file_layout.describe`); None when the
+    #: writer stopped early.
+    files: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -194,7 +211,31 @@ class HudiWriter:
             partition_by=tuple(spec.partition_by),
             partitions=partition_folders(table.path, len(spec.partition_by)),
         )
-        return WriteResult(table, sql=statements, step_seconds=timings, instants=instants)
+        files = self._inspect(table, spec, instants)
+        return WriteResult(
+            table, sql=statements, step_seconds=timings, instants=instants, files=files
+        )
+
+    def _inspect(
+        self, table: TableRef, spec: sc.ScenarioSpec, instants: list[tuple[str, str] | None]
+    ) -> dict[str, Any]:
+        """What the table's live files hold (Hudi lists them, their own headers say the schema)."""
+        statement = f"CALL show_fsview_latest(table => '{table.name}', limit => {_MAX_SLICES})"
+        try:
+            rows = [row.asDict() for row in self.runtime.session().sql(statement).collect()]
+            return file_layout.describe(spec, live_files(rows, table.path), instants)
+        except (HudiFileError, OSError) as exc:
+            failure = str(exc)
+        except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
+            failure = describe_error(exc)
+        required = list(file_layout.needs(spec))
+        unmet = [f"the live files could not be listed: {failure}"] if required else []
+        layout = {"file_groups": 0, "groups": [], "needs": required, "unmet": unmet}
+        return {
+            **layout,
+            "error": failure,
+            "summary": f"the live files could not be listed: {failure}",
+        }
 
     def _recover(self, message: str, timed_out: bool) -> str:
         """Restart Spark after its JVM died or was killed; the message says what happened."""
@@ -226,10 +267,17 @@ class HudiWriter:
     ) -> None:
         """Run one step; SQL statements are recorded before they run, as evidence."""
         match step:
+            case sc.Insert(rows=rows) if not table.path.exists():
+                settings = {**SEED_LAYOUT, "hoodie.bulkinsert.shuffle.parallelism": str(len(rows))}
+                statements.append(_describe_write("bulk_insert", rows, before.schema, settings))
+                frame = self._frame(before.schema, rows, partitions=len(rows))
+                options = {**self._options(table, spec, "bulk_insert"), **settings}
+                frame.write.format("hudi").options(**options).mode("overwrite").save(
+                    str(table.path)
+                )
             case sc.Insert(rows=rows, settings=settings):
-                mode = "append" if table.path.exists() else "overwrite"
                 statements.append(_describe_write("insert", rows, before.schema, settings))
-                self._write_rows(table, spec, before.schema, rows, "insert", mode, settings)
+                self._write_rows(table, spec, before.schema, rows, "insert", "append", settings)
             case sc.Upsert(rows=rows, schema_=declared, settings=settings):
                 schema = schema_of(declared) if declared else before.schema
                 statements.append(_describe_write("upsert", rows, schema, settings))
@@ -271,11 +319,17 @@ class HudiWriter:
         options = {**self._options(table, spec, operation), **(settings or {})}
         frame.write.format("hudi").options(**options).mode(mode).save(str(table.path))
 
-    def _frame(self, schema: Schema, rows: list[dict[str, Any]]) -> Any:
+    def _frame(self, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0) -> Any:
+        """A DataFrame of `rows`; with `partitions`, spread evenly over that many partitions."""
         typed = [coerce_row(schema, row, "rows") for row in rows]
         ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
         values = [tuple(row[name] for name in schema.names) for row in typed]
-        return self.runtime.session().createDataFrame(values, ddl_schema)
+        session = self.runtime.session()
+        if partitions:
+            return session.createDataFrame(
+                session.sparkContext.parallelize(values, partitions), ddl_schema
+            )
+        return session.createDataFrame(values, ddl_schema)
 
     def _options(self, table: TableRef, spec: sc.ScenarioSpec, operation: str) -> dict[str, str]:
         return {

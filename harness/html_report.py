@@ -4,7 +4,8 @@ The page opens with the regressions and the known failures that now pass, then o
 engine, table type and query type (a row per scenario, a column per variant, each cell coloured
 by outcome and marked when it is a regression or fixed upstream), then the type-change tables.
 Clicking a cell opens its details (verdict, reason, known reason and link, SQL, diff sample,
-error, engine log). Filters by engine, outcome, verdict and scenario category hide rows.
+error, the table's live files and their schemas, engine log). Filters by engine, outcome,
+verdict and scenario category hide rows.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ function show(id) {
   if (e.sample && e.sample.length) t += '<h4>Diff sample</h4><pre>'
     + esc(e.sample.map(s => JSON.stringify(s)).join('\\n')) + '</pre>';
   if (e.error) t += '<h4>Error</h4><pre>' + esc(e.error) + '</pre>';
+  if (e.files) t += '<h4>Table files</h4><pre id="detail-files">' + esc(e.files.summary) + '</pre>';
   if (e.log) t += '<h4>Engine log</h4><pre>' + esc(e.log) + '</pre>';
   d.innerHTML = t + '<p><a href="#" onclick="this.parentNode.parentNode.style.display=\\'none\\';'
     + 'return false">close</a></p>';

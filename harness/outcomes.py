@@ -26,6 +26,8 @@ class Evidence:
     sample: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     log: str | None = None
+    #: The table's live files: who wrote them, in which schema (`harness.file_layout`).
+    files: dict[str, Any] | None = None
 
 
 @dataclass

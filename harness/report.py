@@ -237,6 +237,8 @@ def _evidence(row: Judged) -> list[str]:
         lines += ["", "Diff sample:", "", "```json"]
         lines += [json.dumps(entry, sort_keys=True) for entry in cell.evidence.sample]
         lines += ["```"]
+    if cell.evidence.files:
+        lines += ["", "Table files:", "", "```", cell.evidence.files.get("summary", ""), "```"]
     if cell.evidence.log:
         lines += ["", "Engine log (last lines):", "", "```", cell.evidence.log, "```"]
     return lines

@@ -473,6 +473,7 @@ class Runner:
                 if register_error and cell.outcome is Outcome.PASS:
                     reason = f"could not register the table: {register_error}"
                     cell = _verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
+                cell.evidence.files = written.files
                 yield self._with_baseline(scenario, cell)
 
     def _register(self, state: _EngineState, written: WriteResult) -> str | None:
@@ -552,6 +553,10 @@ class Runner:
             return _verdict(cell, Outcome.UNSUPPORTED, reason, Evidence())
         if not written.ok:
             return _writer_verdict(cell, written)
+        unmet = (written.files or {}).get("unmet")
+        if unmet:
+            reason = f"the table does not hold what {scenario.id} is about: {'; '.join(unmet)}"
+            return _verdict(cell, Outcome.ERROR, reason, Evidence())
         if register_error:
             return cell
         sql = engine.read_sql(table, query_type)

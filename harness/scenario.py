@@ -189,6 +189,10 @@ class ScenarioSpec(_Strict):
     schema_: list[ColumnSpec] = Field(alias="schema", min_length=1, max_length=200)
     rows: Rows
     steps: list[Step] = Field(default_factory=list, max_length=100)
+    #: What the table's live files must hold after the steps (see `harness.file_layout`):
+    #: `old_files` written before the schema change, `new_files` written after it. None: the
+    #: default for the scenario's steps.
+    needs: list[Literal["old_files", "new_files"]] | None = Field(default=None, max_length=2)
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,7 @@ class ScenarioError(InputError):
 
 def load_scenario(path: Path, root: Path) -> Scenario:
     """Read and validate one scenario file, including a dry run of its steps by the oracle."""
+    from harness.file_layout import changes
     from harness.oracle import StepError, evolve
 
     data = read_mapping(path, ScenarioError, "title, key, schema, rows, steps")
@@ -231,6 +236,13 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         evolve(spec)
     except StepError as exc:
         raise ScenarioError(path, exc.field, str(exc)) from None
+    if spec.needs and not changes(spec):
+        raise ScenarioError(
+            path,
+            "needs",
+            "old and new files are about a schema change, and no step changes the schema "
+            "(leave `needs` out)",
+        )
     return scenario
 
 

@@ -54,6 +54,8 @@ CASES = [
     case("change_type_unknown_column", "steps[0].column", "no column 'quantity'"),
     case("add_column_after_unknown", "steps[0].after", "no column 'nme'"),
     case("table_types_unknown", "table_types[1]", "Input should be 'cow' or 'mor'"),
+    case("needs_without_change", "needs", "no step changes the schema"),
+    case("needs_unknown", "needs[1]", "Input should be 'old_files' or 'new_files'"),
     case(
         "upsert_schema_duplicate_columns",
         "steps[0].schema",
