@@ -166,6 +166,7 @@ class HiveEngine(MetastoreReader):
         self.home = context.run_dir / "hiveserver2"
         self._service: Service | None = None
         self._connection: Any = None
+        self._port = 0
 
     @property
     def version(self) -> str:
@@ -253,35 +254,42 @@ class HiveEngine(MetastoreReader):
         for statement in setup:
             key, _, value = statement.removeprefix("SET ").partition("=")
             settings[key] = value
-        cursor = self._connection.cursor()
+        # Every query gets a session of its own, closed after it: its SETs cannot outlive it.
+        # `RESET key` cannot undo them: Hive's ResetProcessor restores the value a new HiveConf
+        # has, and keys HiveConf does not know (`hoodie.*`) have none, so they stayed set
+        # for every later query of a shared session (the legacy reader for all of them).
+        connection = self._open_session()
         try:
+            cursor = connection.cursor()
             for key, value in settings.items():
                 _execute(cursor, f"SET {key}={value}")
             _execute(cursor, select)
             rows = cursor.fetchall()
             columns, nested = _answer_columns(cursor)
+            cursor.close()
             return to_arrow(columns, rows, nested)
         finally:
-            # The session outlives the query: the next one must start from the defaults.
-            for key in settings:
-                _execute(cursor, f"RESET {key}")
-            cursor.close()
+            with contextlib.suppress(Exception):  # the server may be gone already
+                connection.close()
 
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
         return log_tail(logs / "hiveserver2.log") or log_tail(logs / "hive-metastore.log")
 
-    def _connect(self, port: int) -> bool:
-        """Open the session every query uses, once `SELECT 1` answers on it."""
+    def _open_session(self, port: int | None = None) -> Any:
         from pyhive import hive
 
-        connection = hive.connect(
+        return hive.connect(
             host="127.0.0.1",
-            port=port,
+            port=port or self._port,
             auth="NOSASL",
             username="lakecompat",
             configuration={"hive.resultset.use.unique.column.names": "false"},
         )
+
+    def _connect(self, port: int) -> bool:
+        """Open the session DDL uses, once `SELECT 1` answers on it."""
+        connection = self._open_session(port)
         try:
             cursor = connection.cursor()
             cursor.execute("SELECT 1")
@@ -291,7 +299,7 @@ class HiveEngine(MetastoreReader):
             connection.close()
             raise
         if answered:
-            self._connection = connection
+            self._connection, self._port = connection, port
         else:
             connection.close()
         return answered

@@ -21,6 +21,7 @@ from harness.junit import case_id
 from harness.outcomes import summary_line
 from harness.results import ResultsError
 from harness.runner import DEFAULT_ENGINES, RunResult
+from harness.file_layout import needs
 from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
 from harness.summary import verdict_counts
 
@@ -279,7 +280,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         scenarios = load_scenarios(args.scenario_dir, args.scenarios)
         for scenario in scenarios:
             types = ",".join(scenario.spec.table_types)
-            print(f"{scenario.id:<40} {types:<8} {scenario.spec.title}")
+            required = ",".join(needs(scenario.spec)) or "-"
+            print(f"{scenario.id:<40} {types:<8} {required:<19} {scenario.spec.title}")
         print(f"{len(scenarios)} scenario(s), all valid")
         return 0
     if args.command == "diff":

@@ -97,6 +97,9 @@ class RunOptions:
     #: After the matrix, write and read the scenarios matching this glob once more against
     #: the engines still running, without recording them (the benchmark times it).
     rerun_pattern: str | None = None
+    #: Run the chosen scenarios in reverse order (baselines still first); the order test uses
+    #: it to show that no cell depends on what an engine read before.
+    reverse_order: bool = False
 
 
 @dataclass
@@ -357,6 +360,10 @@ class Runner:
             raise ValueError(f"no scenario matches {self.options.pattern!r}")
         # The baselines always run: they tell general failures from evolution failures.
         baselines = [s for s in everything if s.spec.baseline and s not in chosen]
+        if self.options.reverse_order:
+            chosen = [s for s in chosen if s.spec.baseline] + [
+                s for s in reversed(chosen) if not s.spec.baseline
+            ]
         return baselines + chosen
 
     def _tables(self, scenarios: list[Scenario] | None = None) -> Iterator[tuple[Scenario, str]]:

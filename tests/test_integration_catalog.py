@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import SCENARIOS, SocketWatch, is_loopback, quiet_run
+from support import INSTANT, SCENARIOS, SocketWatch, is_loopback, quiet_run
 
 from engines import engine_class
 from engines.base import TABLE_QUERY_TYPES
 from harness.outcomes import Cell, Outcome
+from harness.progress import Progress
 from harness.results import load_run
+from harness.runner import Runner, RunOptions
 from harness.scenario import load_scenarios
 
 pytestmark = pytest.mark.integration
@@ -147,3 +149,39 @@ def test_cells_are_recorded_in_a_fixed_order(run: tuple[Path, list[Cell]]) -> No
         for variant in engine_class(engine).variants
     ]
     assert [c.key for c in recorded] == expected
+
+
+def answers(cells: list[Cell], run_dir: Path) -> dict[tuple[str, ...], tuple[object, ...]]:
+    """What each cell found (outcome, reason, differing values), without run-specific paths
+    and commit times."""
+
+    def plain(text: str | None) -> str:
+        return INSTANT.sub("<instant>", (text or "").replace(str(run_dir), "<run>"))
+
+    return {
+        c.key: (c.outcome, plain(c.reason), c.evidence.sample, plain(c.evidence.error))
+        for c in cells
+    }
+
+
+@pytest.mark.parametrize("order", ["reverse", "engines restarted per scenario"])
+def test_no_cell_depends_on_what_ran_before(
+    run: tuple[Path, list[Cell]], tmp_path: Path, order: str
+) -> None:
+    """The matrix measures what a user's first query of a table gets: running the scenarios in
+    the opposite order, or with every engine started afresh before each scenario, gives the
+    same cells for every engine."""
+    run_dir, cells = run
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern=",".join(SUBSET),
+        engines=("spark", "hive", "trino"),
+        reports_dir=tmp_path,
+        reverse_order=order == "reverse",
+        isolate_scenarios=order != "reverse",
+    )
+    again = Runner(options, Progress(quiet=True)).run()
+    assert answers(again.cells, again.run_dir) == answers(cells, run_dir)
+    if order != "reverse":  # the baseline and every scenario of the subset: fresh engines each
+        hive_log = (again.run_dir / "logs" / "hiveserver2.log").read_text()
+        assert hive_log.count("STARTUP_MSG: Starting HiveServer2") == len(SUBSET) + 1

@@ -1,8 +1,8 @@
-"""Integration: the benchmark's two run modes.
+"""Integration: the benchmark's warm re-run.
 
 A scenario re-run against the warm engines at the end of a run gives exactly the cells of
-the ordinary run. A run that restarts every engine before each scenario (as container-based
-suites isolate tests) runs every cell again on fresh engines.
+the ordinary run. (Engines restarted before each scenario, the benchmark's other mode, are
+tested in test_integration_catalog.py: they must give the same cells as shared engines.)
 """
 
 from __future__ import annotations
@@ -50,23 +50,3 @@ def test_a_warm_rerun_gives_the_same_cells(shared: RunResult) -> None:
     # The re-run is not part of the run: its results were not recorded, and are deleted.
     assert len(shared.cells) == len(first) + len(of_scenario(shared.cells, "baseline/no_change"))
     assert not (shared.run_dir / "rerun").exists()
-
-
-def test_engines_restarted_per_scenario_run_every_cell_again(
-    shared: RunResult, tmp_path: Path
-) -> None:
-    isolated = run(tmp_path, isolate_scenarios=True)
-    assert [c.key for c in isolated.cells] == [c.key for c in shared.cells]
-    # Spark answers the same with a fresh JVM. Hive does not always: a fresh HiveServer2
-    # fails its first queries of the renamed table ("Cannot inspect NullWritable") where one
-    # that read the baseline table before answers correctly; the benchmark's comparison
-    # counts time only, and docs/research/README.md records the finding.
-    spark = [c for c in isolated.cells if c.engine == "spark"]
-    assert comparable(spark, isolated.run_dir) == comparable(
-        [c for c in shared.cells if c.engine == "spark"], shared.run_dir
-    )
-    # Two scenarios (the baseline and the chosen one): HiveServer2 started twice.
-    hive_log = (isolated.run_dir / "logs" / "hiveserver2.log").read_text()
-    assert hive_log.count("STARTUP_MSG: Starting HiveServer2") == 2
-    shared_log = (shared.run_dir / "logs" / "hiveserver2.log").read_text()
-    assert shared_log.count("STARTUP_MSG: Starting HiveServer2") == 1

@@ -11,7 +11,9 @@ from support import interrupted_run, processes_mentioning, quiet_run
 from engines.spark_runtime import hudi_version
 from harness.cli import main
 from harness.outcomes import Cell, Outcome
+from harness.progress import Progress
 from harness.results import load_run
+from harness.runner import Runner, RunOptions
 
 pytestmark = pytest.mark.integration
 INCREMENTAL_AND_PAST = ("incremental", "time_travel")
@@ -132,3 +134,56 @@ def test_incremental_and_time_travel_start_before_the_change(run: tuple[Path, li
     past = upserted["time_travel"]
     assert past.outcome is Outcome.PASS, past.reason
     assert "as.of.instant" in (past.evidence.sql or "")
+
+
+def test_old_and_new_files_are_live_after_an_upsert(run: tuple[Path, list[Cell]]) -> None:
+    """Copy-on-write: the upsert rewrites only the file group of the key it updates."""
+    _, cells = run
+    (cell, *_) = [c for c in cells if c.scenario == "rename_column/then_upsert"]
+    files = cell.evidence.files
+    assert files is not None and files["unmet"] == []
+    assert [(g["written_by"], g["when"], g["base"], g["log"]) for g in files["groups"]] == [
+        ("seed rows", "before the schema change", 2, 0),
+        ("steps[1] upsert", "after the schema change", 2, 0),
+    ]
+    assert "name string" in files["groups"][0]["columns"]
+    assert "product string" in files["groups"][1]["columns"]
+
+
+REWRITES_EVERYTHING = """\
+title: Change a type, then upsert every row
+key: id
+precombine: ts
+table_types: [cow]
+schema:
+  - {name: id, type: int}
+  - {name: v, type: int}
+  - {name: ts, type: long}
+rows:
+  - {id: 1, v: 7, ts: 100}
+  - {id: 2, v: -3, ts: 100}
+steps:
+  - {op: change_type, column: v, to: long}
+  - op: upsert
+    rows: [{id: 1, v: 8, ts: 200}, {id: 2, v: 9, ts: 200}]
+"""
+
+
+def test_a_table_without_old_files_gives_errors_naming_the_precondition(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios" / "broken"
+    scenarios.mkdir(parents=True)
+    (scenarios / "rewrites_everything.yaml").write_text(REWRITES_EVERYTHING)
+    options = RunOptions(
+        scenarios_dir=scenarios.parent, engines=("spark",), reports_dir=tmp_path / "reports"
+    )
+    cells = Runner(options, Progress(quiet=True)).run().cells
+    assert len(cells) == 3 * 2  # cow: three query types, two variants
+    for cell in cells:
+        assert cell.outcome is Outcome.ERROR
+        assert cell.reason.startswith(
+            "the table does not hold what broken/rewrites_everything is about: old_files: "
+            "no live file was written before the schema change"
+        )
+        assert cell.evidence.files is not None
+        assert cell.evidence.files["file_groups"] == 2
+        assert [g["when"] for g in cell.evidence.files["groups"]] == ["after the schema change"]
