@@ -259,11 +259,16 @@ class HiveEngine(MetastoreReader):
         # has, and keys HiveConf does not know (`hoodie.*`) have none, so they stayed set
         # for every later query of a shared session (the legacy reader for all of them).
         connection = self._open_session()
+        log = self.context.log_dir / "hiveserver2.log"
+        start = log.stat().st_size if log.is_file() else 0
         try:
             cursor = connection.cursor()
             for key, value in settings.items():
                 _execute(cursor, f"SET {key}={value}")
-            _execute(cursor, select)
+            try:
+                _execute(cursor, select)
+            except QueryError as exc:
+                raise QueryError(_with_job_cause(str(exc), log, start)) from None
             rows = cursor.fetchall()
             columns, nested = _answer_columns(cursor)
             cursor.close()
@@ -378,6 +383,20 @@ def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
         raise ProvisioningError(f"the HiveServer2 {version} classpath has no hive-exec jar")
     server = [excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"), *server]
     return [*server, fetch(hudi_bundle(hudi))]
+
+
+def _with_job_cause(message: str, log: Path, start: int) -> str:
+    """A failed MapReduce job says only "return code 2 from ...MapRedTask" to the client; the
+    cause is in the server log the query wrote (queries of HiveServer2 run one at a time)."""
+    if "MapRedTask" not in message or not log.is_file():
+        return message
+    with log.open("rb") as handle:
+        handle.seek(start)
+        written = handle.read().decode(errors="replace")
+    causes = [line.strip() for line in written.splitlines() if line.startswith("Caused by: ")]
+    if not causes:
+        return message
+    return f"{message}; the MapReduce job failed with {causes[-1].removeprefix('Caused by: ')}"
 
 
 def _execute(cursor: Any, statement: str) -> None:
