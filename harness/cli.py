@@ -17,11 +17,11 @@ from harness.expectations import (
     exit_status,
     load_expectations,
 )
+from harness.file_layout import needs
 from harness.junit import case_id
 from harness.outcomes import summary_line
 from harness.results import ResultsError
 from harness.runner import DEFAULT_ENGINES, RunResult
-from harness.file_layout import needs
 from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
 from harness.summary import verdict_counts
 
