@@ -20,6 +20,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 
@@ -105,12 +106,21 @@ def registration_ddl(table: TableRef) -> list[str]:
 
 
 def hive_arrow_type(type_code: str, precision: int | None, scale: int | None) -> pa.DataType:
-    """The Arrow type of a HiveServer2 result column (`INT_TYPE`, `DECIMAL_TYPE`, ...)."""
+    """The Arrow type of a HiveServer2 result column (`INT_TYPE`, `DECIMAL_TYPE`, ...).
+
+    Hive's TIMESTAMP is a date and time without a zone (TIMESTAMP WITH LOCAL TIME ZONE is the
+    instant type).
+    """
     name = type_code.removesuffix("_TYPE").lower()
     if name == "decimal" and precision is not None:
         return pa.decimal128(precision, scale or 0)
+    if name in _TIMESTAMPS:
+        return _TIMESTAMPS[name]
     mapped = arrow_type({"varchar": "string", "char": "string"}.get(name, name))
     return mapped or pa.string()
+
+
+_TIMESTAMPS = {"timestamp": pa.timestamp("us"), "timestamplocaltz": pa.timestamp("us", tz="UTC")}
 
 
 def to_arrow(
@@ -118,7 +128,8 @@ def to_arrow(
     rows: list[tuple[Any, ...]],
     nested: frozenset[str] = frozenset(),
 ) -> pa.Table:
-    """Build the answer table; HiveServer2 sends dates as text and complex values as JSON.
+    """Build the answer table; HiveServer2 sends dates and timestamps as text, complex values
+    as JSON.
 
     The JSON of `nested` columns is rewritten in the canonical form nested values compare in.
     """
@@ -129,10 +140,24 @@ def to_arrow(
             values = [None if v is None else canonical_json(json.loads(v)) for v in values]
         elif kind == pa.date32():
             values = [None if v is None else dt.date.fromisoformat(v) for v in values]
+        elif pa.types.is_timestamp(kind):
+            values = [_timestamp(v) for v in values]
+        elif kind == pa.binary():
+            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
         elif kind == pa.string():
             values = [None if v is None else str(v) for v in values]
         arrays.append(pa.array(values, type=kind))
     return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
+
+
+def _timestamp(value: Any) -> dt.datetime | None:
+    """A timestamp HiveServer2 sent as text: `2024-01-02 03:04:05.1`, for TIMESTAMP WITH LOCAL
+    TIME ZONE followed by the zone's name."""
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    day, clock, *zone = str(value).split(" ")
+    parsed = dt.datetime.fromisoformat(f"{day} {clock}")
+    return parsed.replace(tzinfo=ZoneInfo(zone[0])) if zone else parsed
 
 
 class HiveEngine(MetastoreReader):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 import time
 from urllib.parse import urlsplit
 
@@ -30,15 +31,21 @@ def hive_tables(table: TableRef) -> dict[str, str]:
     return {"snapshot": table.name}
 
 
+def hive_type(spark_type: str) -> str:
+    """A Spark type string as a Hive column type: Hive has no TIMESTAMP_NTZ, and Hudi's hive
+    sync registers it as TIMESTAMP, like Spark's TIMESTAMP."""
+    return re.sub(r"\btimestamp_ntz\b", "timestamp", spark_type)
+
+
 def data_columns(table: TableRef) -> list[tuple[str, str]]:
     """The table's columns without its partition columns (those are partition keys)."""
-    return [(n, k) for n, k in table.columns if n not in table.partition_by]
+    return [(n, hive_type(k)) for n, k in table.columns if n not in table.partition_by]
 
 
 def partition_columns(table: TableRef) -> list[tuple[str, str]]:
     """The partition keys, typed as in the table's schema."""
     types = dict(table.columns)
-    return [(name, types.get(name, "string")) for name in table.partition_by]
+    return [(name, hive_type(types.get(name, "string"))) for name in table.partition_by]
 
 
 def partition_values(table: TableRef) -> list[tuple[str, dict[str, str]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any, ClassVar
 
@@ -20,7 +21,9 @@ _SIMPLE = {
     "double": pa.float64(),
     "string": pa.string(),
     "date": pa.date32(),
-    "timestamp": pa.timestamp("us"),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+    "binary": pa.binary(),
 }
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
@@ -49,6 +52,11 @@ def dataframe_to_arrow(df: Any) -> pa.Table:
             values = [canonical_json(_plain(v)) for v in values]
         elif arrow_field.type == pa.string():
             values = [None if v is None else str(v) for v in values]
+        elif arrow_field.type == _SIMPLE["timestamp"]:
+            # PySpark hands TIMESTAMP values over as naive datetimes in the process's zone.
+            values = [None if v is None else v.astimezone(dt.UTC) for v in values]
+        elif arrow_field.type == pa.binary():
+            values = [None if v is None else bytes(v) for v in values]
         columns.append(pa.array(values, type=arrow_field.type))
     return pa.Table.from_arrays(columns, schema=schema)
 

@@ -154,6 +154,8 @@ class SparkRuntime:
             "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
             "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
             "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+            # Timestamps (CAST, text, partition values) in UTC, as the other engines run.
+            "spark.sql.session.timeZone": "UTC",
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",
@@ -165,7 +167,7 @@ class SparkRuntime:
             "spark.local.dir": str(scratch / "tmp"),
             "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} "
             # Hudi's object-size estimator (JOL) need not try to attach an agent to its JVM.
-            "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true",
+            "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true -Duser.timezone=UTC",
         }.items():
             builder = builder.config(key, value)
         with _console_to(self.log_dir / "spark-console.log"):

@@ -47,6 +47,7 @@ _SIMPLE = {
     "date": pa.date32(),
     "varchar": pa.string(),
     "char": pa.string(),
+    "varbinary": pa.binary(),
 }
 
 
@@ -58,8 +59,9 @@ def trino_arrow_type(type_name: str) -> pa.DataType:
     match = _DECIMAL.match(type_name)
     if match:
         return pa.decimal128(int(match.group(1)), int(match.group(2)))
-    if base.startswith("timestamp") and "with time zone" not in type_name:
-        return pa.timestamp("us")
+    if base.startswith("timestamp"):
+        zone = "UTC" if "with time zone" in type_name else None
+        return pa.timestamp("us", tz=zone)
     return pa.string()
 
 

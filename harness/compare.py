@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from harness.casts import binary_text
 from harness.types import canonical_json
 
 META_PREFIX = "_hoodie_"
@@ -69,10 +70,33 @@ def _from_arrow(value: Any, kind: pa.DataType) -> Any:
     return value
 
 
+def utc_wall_clock(expected: pa.Table, actual: pa.Table) -> pa.Table:
+    """`actual` with each timestamp without time zone read as UTC where `expected` has UTC.
+
+    Through the Metastore Hive and Trino know one timestamp type, TIMESTAMP, under which
+    Hudi's hive sync (and lakecompat) registers both Spark's TIMESTAMP and TIMESTAMP_NTZ; with
+    every engine in UTC its wall clock is the instant in UTC. So an answer without a zone
+    stands for a TIMESTAMP column, while an answer *with* a zone where the table has a
+    TIMESTAMP_NTZ stays a type difference. Units are kept: milliseconds still differ.
+    """
+    columns = []
+    for index, column_field in enumerate(actual.schema):
+        column = actual.column(index)
+        kind = column_field.type
+        name = column_field.name
+        if pa.types.is_timestamp(kind) and kind.tz is None and name in expected.column_names:
+            want = expected.schema.field(name).type
+            if pa.types.is_timestamp(want) and want.tz == "UTC":
+                column = column.cast(pa.timestamp(kind.unit, tz="UTC"))
+        columns.append(column)
+    names = actual.column_names
+    return pa.Table.from_arrays(columns, names=names) if names else actual
+
+
 def compare(expected: pa.Table, actual: pa.Table, key: str) -> Comparison:
     """Compare column sets, types, order, rows by `key`, then values cell by cell."""
     expected = nested_as_json(expected)
-    actual = nested_as_json(data_columns(actual))
+    actual = utc_wall_clock(expected, nested_as_json(data_columns(actual)))
     result = Comparison()
     want, got = expected.column_names, actual.column_names
     for name in want:
@@ -180,13 +204,15 @@ def _is_number(value: Any) -> bool:
 
 
 def jsonable(value: Any) -> Any:
-    """A JSON-friendly copy of a sample entry (dates and decimals as text)."""
+    """A JSON-friendly copy of a sample entry (dates and decimals as text, bytes as base64)."""
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, dt.date | Decimal):
         return str(value)
+    if isinstance(value, bytes):
+        return binary_text(value)
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value

@@ -16,7 +16,13 @@ from collections import defaultdict
 from typing import Any
 
 from harness.expectations import Judged, Verdict
-from harness.grouping import TABLE_TYPE_NAMES, TYPE_COLUMNS, TYPE_ROWS, type_change_cells
+from harness.grouping import (
+    TABLE_TYPE_NAMES,
+    TYPE_COLUMNS,
+    TYPE_ROWS,
+    type_change_cells,
+    type_label,
+)
 from harness.junit import case_id
 from harness.outcomes import Cell, Outcome, summary_line
 from harness.summary import verdict_counts
@@ -201,12 +207,14 @@ def _type_changes(cells: list[Cell], index: dict[int, int]) -> str:
         return ""
     parts = [
         "<h2 id='type-changes'>Type changes</h2><p>Rows: the column's type before the change; "
-        "columns: its type after. Click a cell for the first variant's details.</p>"
+        "columns: its type after (<code>decimal</code> is decimal(10,2); an empty cell is a "
+        "change the catalog does not make). Click a cell for the first variant's details.</p>"
     ]
     for (engine, table_type, query_type), pairs in tables.items():
-        rows = ["<tr><th>source \\ target</th>" + "".join(f"<th>{t}</th>" for t in TYPE_COLUMNS)]
+        headings = "".join(f"<th>{_e(type_label(t))}</th>" for t in TYPE_COLUMNS)
+        rows = ["<tr><th>source \\ target</th>" + headings]
         for source in TYPE_ROWS:
-            tds = [f"<th>{source}</th>"]
+            tds = [f"<th>{_e(type_label(source))}</th>"]
             for target in TYPE_COLUMNS:
                 group = pairs.get((source, target), [])
                 if source == target or not group:

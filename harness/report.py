@@ -11,7 +11,13 @@ from typing import Any
 
 from engines.base import QUERY_TYPES
 from harness.expectations import Judged, Known, from_records, judge
-from harness.grouping import TABLE_TYPE_NAMES, TYPE_COLUMNS, TYPE_ROWS, type_change_cells
+from harness.grouping import (
+    TABLE_TYPE_NAMES,
+    TYPE_COLUMNS,
+    TYPE_ROWS,
+    type_change_cells,
+    type_label,
+)
 from harness.html_report import render_html
 from harness.junit import render_junit
 from harness.outcomes import Cell, Outcome, summary_line
@@ -91,7 +97,8 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
         lines += ["", "## Type changes", ""]
         lines += [
             "Rows: the column's type before the change; columns: its type after. A cell is the",
-            "outcome of every variant, or the outcomes and the variants that had them.",
+            "outcome of every variant, or the outcomes and the variants that had them;",
+            "`decimal` is decimal(10,2); an empty cell is a change the catalog does not make.",
         ]
         for (engine, table_type, query_type), pairs in type_changes.items():
             lines += ["", f"### {engine} · {TABLE_TYPE_NAMES[table_type]} · {query_type}", ""]
@@ -174,7 +181,7 @@ def _summary_reasons(by_column: dict[tuple[str, str], list[Cell]]) -> dict[str, 
 
 def _type_change_table(pairs: dict[tuple[str, str], list[Cell]]) -> list[str]:
     lines = [
-        "| source \\ target | " + " | ".join(TYPE_COLUMNS) + " |",
+        "| source \\ target | " + " | ".join(map(type_label, TYPE_COLUMNS)) + " |",
         "|---" * (len(TYPE_COLUMNS) + 1) + "|",
     ]
     for source in TYPE_ROWS:
@@ -182,7 +189,7 @@ def _type_change_table(pairs: dict[tuple[str, str], list[Cell]]) -> list[str]:
             "—" if source == target else combined_outcome(pairs.get((source, target), []))
             for target in TYPE_COLUMNS
         ]
-        lines.append(f"| {source} | " + " | ".join(row) + " |")
+        lines.append(f"| {type_label(source)} | " + " | ".join(row) + " |")
     return lines
 
 

@@ -1,5 +1,11 @@
 """Column types of a scenario: parsing, Arrow and Spark SQL spellings, value conversion.
 
+Simple types: boolean, int, long, float, double, string, date, timestamp (Spark's TIMESTAMP,
+an instant; every engine runs in UTC), timestamp_ntz (TIMESTAMP_NTZ, a wall-clock date-time)
+and binary. Scenario files write timestamps as ISO text (`'2024-01-02 03:04:05.123456'`,
+a zone such as `Z` or `+01:00` only for `timestamp`) and binary values as base64 text
+(`'YWJj'` is the three bytes `abc`; harness.casts has the details).
+
 Besides the simple types and decimals there are nested types, spelled as in Spark SQL:
 `struct<x:int,y:string>`, `array<int>`, `map<string,int>` (map keys are strings). A nested
 field is addressed by a dotted path, as in Spark's ALTER TABLE: `point.x`, `items.element.qty`
@@ -14,13 +20,27 @@ import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import pyarrow as pa
 
-SIMPLE_TYPES = ("boolean", "int", "long", "float", "double", "string", "date")
+from harness import casts
+
+SIMPLE_TYPES = (
+    "boolean",
+    "int",
+    "long",
+    "float",
+    "double",
+    "string",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "binary",
+)
 _DECIMAL = re.compile(r"^decimal\((\d{1,2}),\s*(\d{1,2})\)$")
+_TIMESTAMPS = ("timestamp", "timestamp_ntz")
 _INT_RANGES = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 _SPARK_NAMES = {
     "boolean": "BOOLEAN",
@@ -30,6 +50,9 @@ _SPARK_NAMES = {
     "double": "DOUBLE",
     "string": "STRING",
     "date": "DATE",
+    "timestamp": "TIMESTAMP",
+    "timestamp_ntz": "TIMESTAMP_NTZ",
+    "binary": "BINARY",
 }
 _ARROW = {
     "boolean": pa.bool_(),
@@ -39,6 +62,9 @@ _ARROW = {
     "double": pa.float64(),
     "string": pa.string(),
     "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+    "binary": pa.binary(),
 }
 
 
@@ -238,8 +264,12 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return casts.timestamp_text(value)
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, bytes):
+        return casts.binary_text(value)
     if isinstance(value, Decimal):
         return str(value)
     return value
@@ -269,6 +299,14 @@ def coerce(value: object, ctype: ColumnType) -> object:
         return value
     if name == "date":
         return _coerce_date(value)
+    if name in _TIMESTAMPS and isinstance(value, str):
+        return casts.timestamp_from_text(value, with_zone=name == "timestamp")
+    if name in _TIMESTAMPS and isinstance(value, dt.datetime):
+        return casts.timestamp_of(value, with_zone=name == "timestamp")
+    if name == "binary" and isinstance(value, str):
+        return casts.binary_from_text(value)
+    if name == "binary" and isinstance(value, bytes | bytearray):
+        return bytes(value)
     if ctype.is_decimal and isinstance(value, int | float | str | Decimal):
         return _coerce_decimal(value, ctype)
     raise ValueError(f"{value!r} is not a {ctype}")
@@ -319,10 +357,24 @@ def convert(value: object, source: ColumnType, target: ColumnType) -> object:
 def _convert(value: object, source: ColumnType, target: ColumnType) -> object:
     name = target.name
     if name == "string":
-        return value.isoformat() if isinstance(value, dt.date) else _plain_str(value)
+        return _text_of(value)
     if name == "date":
+        if isinstance(value, dt.datetime):
+            return casts.timestamp_of(value, with_zone=False).date()
         return _coerce_date(value) if isinstance(value, str) else None
-    if isinstance(value, dt.date):
+    if name in _TIMESTAMPS:
+        return casts.timestamp_of(value, with_zone=name == "timestamp")
+    if name == "binary":
+        return value.encode("utf-8") if isinstance(value, str) else None
+    if name == "boolean":
+        return None if isinstance(value, dt.date | bytes) else casts.boolean_of(value)
+    if isinstance(value, bool):  # CAST(boolean AS number) is 1 or 0
+        value = int(value)
+    if isinstance(value, dt.datetime) and source.name == "timestamp":
+        value = casts.epoch_seconds(value)  # CAST(timestamp AS number): seconds since the epoch
+        if name in _INT_RANGES:
+            value = int(value.to_integral_value(rounding=ROUND_FLOOR))
+    if isinstance(value, dt.date | bytes):
         return None
     if name in _INT_RANGES:
         number = int(Decimal(str(value)))
@@ -331,9 +383,18 @@ def _convert(value: object, source: ColumnType, target: ColumnType) -> object:
         return coerce(float(value), target)
     if target.is_decimal:
         return _coerce_decimal(value, target)
-    if name == "boolean":
-        return bool(value)
     raise ValueError(f"no conversion from {source} to {target}")
+
+
+def _text_of(value: object) -> str:
+    """CAST(value AS STRING)."""
+    if isinstance(value, dt.datetime):
+        return casts.timestamp_text(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return _plain_str(value)
 
 
 def _plain_str(value: object) -> str:

@@ -205,3 +205,38 @@ def test_sample_is_json_serialisable() -> None:
 def test_jsonable_handles_nesting() -> None:
     value = {"a": [Decimal("1.0"), (dt.date(2024, 1, 1), float("nan"))], "b": None}
     assert jsonable(value) == {"a": ["1.0", ["2024-01-01", "nan"]], "b": None}
+
+
+STAMP = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+UTC_US = pa.timestamp("us", tz="UTC")
+
+
+def stamps(kind: pa.DataType, values: list[Any]) -> pa.Table:
+    return table({"id": [1, 2], "t": values}, {"t": kind})
+
+
+def test_a_timestamp_without_zone_stands_for_the_utc_instant() -> None:
+    # Hive and Trino read a Spark TIMESTAMP through the Metastore's zone-less TIMESTAMP.
+    want = stamps(UTC_US, [STAMP.replace(tzinfo=dt.UTC), None])
+    assert verdict(stamps(pa.timestamp("us"), [STAMP, None]), want).equal
+    shifted = verdict(stamps(pa.timestamp("us"), [STAMP.replace(hour=4), None]), want)
+    assert shifted.reasons == ["wrong values in `t` (1 of 2 rows)"]
+
+
+def test_timestamp_units_and_a_zone_where_none_belongs_still_differ() -> None:
+    want = stamps(UTC_US, [STAMP.replace(tzinfo=dt.UTC), None])
+    millis = verdict(stamps(pa.timestamp("ms"), [STAMP.replace(microsecond=123000), None]), want)
+    assert millis.reasons[0] == "type differs: `t` is timestamp[ms, tz=UTC], expected " + (
+        "timestamp[us, tz=UTC]"
+    )
+    local = stamps(pa.timestamp("us"), [STAMP, None])
+    zoned = verdict(stamps(UTC_US, [STAMP.replace(tzinfo=dt.UTC), None]), local)
+    assert zoned.reasons[0] == "type differs: `t` is timestamp[us, tz=UTC], expected timestamp[us]"
+
+
+def test_binary_values_compare_as_bytes_and_show_as_base64() -> None:
+    want = table({"id": [1], "b": [b"abc"]}, {"b": pa.binary()})
+    assert verdict(table({"id": [1], "b": [b"abc"]}, {"b": pa.binary()}), want).equal
+    wrong = verdict(table({"id": [1], "b": [b"abd"]}, {"b": pa.binary()}), want)
+    assert wrong.sample == [{"id": 1, "column": "b", "expected": "YWJj", "actual": "YWJk"}]
+    json.dumps(wrong.sample)

@@ -60,6 +60,9 @@ def test_plain_parquet_control_table() -> None:
         ("BOOLEAN_TYPE", None, None, pa.bool_()),
         ("DECIMAL_TYPE", 10, 2, pa.decimal128(10, 2)),
         ("INTERVAL_DAY_TIME_TYPE", None, None, pa.string()),
+        ("TIMESTAMP_TYPE", None, None, pa.timestamp("us")),
+        ("TIMESTAMPLOCALTZ_TYPE", None, None, pa.timestamp("us", tz="UTC")),
+        ("BINARY_TYPE", None, None, pa.binary()),
     ],
 )
 def test_result_types(
@@ -107,3 +110,33 @@ def test_partitioned_tables_get_partition_keys_and_partitions() -> None:
         "ALTER TABLE `t_p_cow` ADD PARTITION (`region`='eu') LOCATION 'file:///data/t_p_cow/region=eu'",
         "ALTER TABLE `t_p_cow` ADD PARTITION (`region`='us') LOCATION 'file:///data/t_p_cow/region=us'",
     ]
+
+
+def test_timestamps_sent_as_text_and_binary_become_arrow_values() -> None:
+    answer = to_arrow(
+        [("t", pa.timestamp("us")), ("z", pa.timestamp("us", tz="UTC")), ("b", pa.binary())],
+        [
+            ("2024-01-02 03:04:05.1", "2024-01-02 04:04:05.123456 Europe/Paris", b"abc"),
+            ("2024-01-02 03:04:05", None, "abc"),
+            (None, None, None),
+        ],
+    )
+    assert answer.column("t").to_pylist() == [
+        dt.datetime(2024, 1, 2, 3, 4, 5, 100000),
+        dt.datetime(2024, 1, 2, 3, 4, 5),
+        None,
+    ]
+    assert answer.column("z").to_pylist()[0] == dt.datetime(2024, 1, 2, 3, 4, 5, 123456, dt.UTC)
+    assert answer.column("b").to_pylist() == [b"abc", b"abc", None]
+
+
+def test_timestamp_ntz_columns_are_registered_as_hive_timestamps() -> None:
+    table = TableRef(
+        "t",
+        Path("/data/t"),
+        "cow",
+        "id",
+        columns=(("id", "int"), ("at", "timestamp_ntz"), ("s", "struct<x:timestamp_ntz>")),
+    )
+    create = registration_ddl(table)[1]
+    assert "`at` timestamp, `s` struct<x:timestamp>)" in create

@@ -273,16 +273,28 @@ def test_type_change_table_in_the_source_documents_layout(tmp_path: Path) -> Non
         change("string", "date", Outcome.REJECTED),
         change("long", "int", Outcome.PASS),
         change("long", "int", Outcome.WRONG, "b"),
+        change("decimal", "decimal_wider", Outcome.PASS),
+        change("binary", "string", Outcome.REJECTED),
         cell(scenario="type_change/nested_int_to_long", category="type_change"),
     ]
     lines = render(tmp_path, cells).splitlines()
     start = lines.index("### spark · copy-on-write · snapshot")
-    table = lines[start + 2 : start + 11]
-    assert (
-        table[0] == "| source \\ target | long | float | double | string | decimal | date | int |"
+    table = lines[start + 2 : start + 15]
+    assert table[0] == (
+        "| source \\ target | long | float | double | string | decimal | date | int "
+        "| decimal(12,2) | decimal(12,4) | decimal(8,2) | timestamp | timestamp_ntz | boolean "
+        "| binary |"
     )
     assert table[2].startswith("| int | PASS |  |")
-    assert table[2].endswith("| — |")
-    assert table[3] == "| long | — |  |  |  |  |  | PASS (a)<br>WRONG (b) |"
-    assert table[7] == "| string |  |  |  | — |  | REJECTED |  |"
+    assert table[2].endswith("| — |  |  |  |  |  |  |  |")
+    assert table[3].startswith("| long | — |  |  |  |  |  | PASS (a)<br>WRONG (b) |")
+    assert table[7].startswith("| string |  |  |  | — |  | REJECTED |  |")
+    assert table[6] == "| decimal |  |  |  |  | — |  |  | PASS |  |  |  |  |  |  |"
+    assert table[12] == "| binary |  |  |  | REJECTED |  |  |  |  |  |  |  |  |  | — |"
+    assert [row.split(" | ")[0] for row in table[9:]] == [
+        "| timestamp",
+        "| timestamp_ntz",
+        "| boolean",
+        "| binary",
+    ]
     assert not any("nested" in line for line in table)

@@ -124,6 +124,10 @@ def test_read_sql_uses_the_session_catalog_except_for_plain_parquet() -> None:
         ("decimal(10,2)", pa.decimal128(10, 2)),
         ("date", pa.date32()),
         ("timestamp(6)", pa.timestamp("us")),
+        ("timestamp(3)", pa.timestamp("us")),
+        ("timestamp(6) with time zone", pa.timestamp("us", tz="UTC")),
+        ("varbinary", pa.binary()),
+        ("boolean", pa.bool_()),
         ("row(a integer)", pa.string()),
     ],
 )
@@ -162,3 +166,19 @@ def test_metastore_layout_for_plain_parquet_and_hudi() -> None:
         "hoodie.query.as.ro.table": "true",
         "path": "file:///d",
     }
+
+
+def test_timestamps_and_binary_become_arrow_values() -> None:
+    from zoneinfo import ZoneInfo
+
+    description = [
+        ("t", "timestamp(6)"),
+        ("z", "timestamp(6) with time zone"),
+        ("b", "varbinary"),
+    ]
+    stamp = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+    zoned = stamp.replace(tzinfo=ZoneInfo("Europe/Paris"))
+    table = to_arrow(description, [[stamp, zoned, b"abc"], [None, None, None]])
+    assert table.column("t").to_pylist() == [stamp, None]
+    assert table.column("z").to_pylist() == [zoned.astimezone(dt.UTC), None]
+    assert table.column("b").to_pylist() == [b"abc", None]

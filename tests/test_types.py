@@ -35,6 +35,9 @@ def t(text: str) -> ColumnType:
         ("decimal(10,2)", "decimal(10,2)", pa.decimal128(10, 2), "DECIMAL(10,2)"),
         ("Decimal(38, 38)", "decimal(38,38)", pa.decimal128(38, 38), "DECIMAL(38,38)"),
         ("decimal(1,0)", "decimal(1,0)", pa.decimal128(1, 0), "DECIMAL(1,0)"),
+        ("timestamp", "timestamp", pa.timestamp("us", tz="UTC"), "TIMESTAMP"),
+        ("TIMESTAMP_NTZ", "timestamp_ntz", pa.timestamp("us"), "TIMESTAMP_NTZ"),
+        ("binary", "binary", pa.binary(), "BINARY"),
     ],
 )
 def test_parse_type_spellings(text: str, spelled: str, arrow: pa.DataType, spark: str) -> None:
@@ -64,6 +67,9 @@ def test_parse_decimal_keeps_precision_and_scale() -> None:
         "array<bigint>",
         "map<int,string>",
         "int;drop",
+        "timestamp_tz",
+        "timestampntz",
+        "datetime",
     ],
 )
 def test_parse_type_errors_name_the_accepted_spellings(text: str) -> None:
@@ -234,3 +240,162 @@ def test_canonical_json_sorts_keys_and_spells_dates_and_decimals() -> None:
 def test_bad_struct_spellings_say_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_type(text)
+
+
+UTC = dt.UTC
+STAMP = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
+
+
+def test_new_types_nest_and_keep_their_spelling() -> None:
+    kind = parse_type("struct<at:timestamp_ntz,raw:binary>")
+    assert str(kind) == "struct<at:timestamp_ntz,raw:binary>"
+    assert kind.spark_sql() == "STRUCT<`at`: TIMESTAMP_NTZ, `raw`: BINARY>"
+
+
+@pytest.mark.parametrize(
+    ("value", "type_", "result"),
+    [
+        ("2024-01-02 03:04:05.123456", "timestamp", STAMP.replace(tzinfo=UTC)),
+        ("2024-01-02T03:04:05.123456", "timestamp", STAMP.replace(tzinfo=UTC)),
+        ("2024-01-02 03:04:05", "timestamp", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05.5", "timestamp", dt.datetime(2024, 1, 2, 3, 4, 5, 500000, UTC)),
+        ("2024-01-02 04:04:05+01:00", "timestamp", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05Z", "timestamp", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)),
+        ("2024-01-02 03:04:05.123456", "timestamp_ntz", STAMP),
+        (STAMP, "timestamp_ntz", STAMP),
+        (STAMP, "timestamp", STAMP.replace(tzinfo=UTC)),
+        ("YWJj", "binary", b"abc"),
+        ("w6k=", "binary", "é".encode()),
+        ("", "binary", b""),
+        (b"\x00\xff", "binary", b"\x00\xff"),
+        (False, "boolean", False),
+    ],
+)
+def test_coerce_accepts_the_new_types(value: Any, type_: str, result: Any) -> None:
+    coerced = coerce(value, t(type_))
+    assert coerced == result
+    assert type(coerced) is type(result)
+    if isinstance(result, dt.datetime):
+        assert coerced.tzinfo == result.tzinfo
+
+
+@pytest.mark.parametrize(
+    ("value", "type_", "message"),
+    [
+        ("2024-01-02", "timestamp", "is not a timestamp (expected 'YYYY-MM-DD HH:MM:SS[.ffffff]')"),
+        ("2024-01-02 03:04", "timestamp", "is not a timestamp"),
+        ("2024-01-02 03:04:05.1234567", "timestamp", "is not a timestamp"),
+        ("2024-02-30 03:04:05", "timestamp", "day is out of range"),
+        ("yesterday", "timestamp_ntz", "is not a timestamp"),
+        ("2024-01-02 03:04:05Z", "timestamp_ntz", "a timestamp_ntz has no time zone"),
+        (1704164645, "timestamp", "is not a timestamp"),
+        (dt.date(2024, 1, 2), "timestamp", "is not a timestamp"),
+        ("abc", "binary", "is not base64 (binary values are written in base64)"),
+        ("YWJ", "binary", "is not base64"),
+        (1, "binary", "is not a binary"),
+        ("yes", "boolean", "is not a boolean"),
+    ],
+)
+def test_coerce_refuses_the_new_types(value: Any, type_: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        coerce(value, t(type_))
+
+
+STAMP_UTC = STAMP.replace(tzinfo=UTC)
+MIDNIGHT = dt.datetime(2024, 1, 2, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "result"),
+    [
+        # timestamp: in UTC, as Spark's CAST with the session time zone UTC
+        (STAMP_UTC, "timestamp", "string", "2024-01-02 03:04:05.123456"),
+        (STAMP_UTC.replace(microsecond=500000), "timestamp", "string", "2024-01-02 03:04:05.5"),
+        (STAMP_UTC.replace(microsecond=0), "timestamp", "string", "2024-01-02 03:04:05"),
+        (STAMP_UTC, "timestamp", "date", dt.date(2024, 1, 2)),
+        (STAMP_UTC, "timestamp", "long", 1704164645),
+        (dt.datetime(1969, 12, 31, 23, 59, 59, 500000, UTC), "timestamp", "long", -1),
+        (STAMP_UTC, "timestamp", "double", 1704164645.123456),
+        (STAMP_UTC, "timestamp", "timestamp_ntz", STAMP),
+        (STAMP, "timestamp_ntz", "timestamp", STAMP_UTC),
+        (STAMP, "timestamp_ntz", "string", "2024-01-02 03:04:05.123456"),
+        (STAMP, "timestamp_ntz", "long", None),
+        ("2024-01-02 03:04:05.123456", "string", "timestamp", STAMP_UTC),
+        (" 2024-01-02T03:04:05.123456 ", "string", "timestamp", STAMP_UTC),
+        ("2024-01-02", "string", "timestamp", MIDNIGHT),
+        ("2024-1-2 3:04", "string", "timestamp", MIDNIGHT.replace(hour=3, minute=4)),
+        ("2024-01-02 04:04:05.123456+01:00", "string", "timestamp", STAMP_UTC),
+        ("2024-01-02 03:04:05.1234567", "string", "timestamp", STAMP_UTC),
+        ("nine", "string", "timestamp", None),
+        ("2024-13-01", "string", "timestamp", None),
+        (dt.date(2024, 1, 2), "date", "timestamp", MIDNIGHT),
+        (dt.date(2024, 1, 2), "date", "timestamp_ntz", MIDNIGHT.replace(tzinfo=None)),
+        (7, "long", "timestamp", dt.datetime(1970, 1, 1, 0, 0, 7, tzinfo=UTC)),
+        (-3, "long", "timestamp", dt.datetime(1969, 12, 31, 23, 59, 57, tzinfo=UTC)),
+        (1.5, "double", "timestamp", dt.datetime(1970, 1, 1, 0, 0, 1, 500000, UTC)),
+        (7, "long", "timestamp_ntz", None),
+        (True, "boolean", "timestamp", None),
+        # boolean
+        (True, "boolean", "int", 1),
+        (False, "boolean", "long", 0),
+        (True, "boolean", "double", 1.0),
+        (7, "int", "boolean", True),
+        (0, "int", "boolean", False),
+        (-0.0, "double", "boolean", False),
+        ("true", "string", "boolean", True),
+        (" Yes ", "string", "boolean", True),
+        ("no", "string", "boolean", False),
+        ("0", "string", "boolean", False),
+        ("maybe", "string", "boolean", None),
+        (dt.date(2024, 1, 2), "date", "boolean", None),
+        # binary: UTF-8 both ways
+        (b"abc", "binary", "string", "abc"),
+        ("é".encode(), "binary", "string", "é"),
+        (b"\xff", "binary", "string", "\ufffd"),
+        ("é", "string", "binary", b"\xc3\xa9"),
+        (b"abc", "binary", "int", None),
+        (7, "int", "binary", None),
+        # decimal precision and scale
+        (Decimal("1.50"), "decimal(10,2)", "decimal(12,2)", Decimal("1.50")),
+        (Decimal("-0.25"), "decimal(10,2)", "decimal(12,4)", Decimal("-0.2500")),
+        (Decimal("1.50"), "decimal(10,2)", "decimal(8,2)", Decimal("1.50")),
+        (Decimal("12345678.90"), "decimal(10,2)", "decimal(8,2)", None),
+    ],
+)
+def test_convert_the_new_types_like_sql_cast(
+    value: Any, source: str, target: str, result: Any
+) -> None:
+    converted = convert(value, t(source), t(target))
+    assert converted == result
+    assert type(converted) is type(result)
+    if isinstance(result, dt.datetime):
+        assert converted.tzinfo == result.tzinfo
+
+
+def test_the_oracle_hands_arrow_its_timestamps_and_bytes() -> None:
+    from harness.types import to_arrow_value
+
+    kinds = {"t": t("timestamp"), "n": t("timestamp_ntz"), "b": t("binary"), "f": t("boolean")}
+    row = {
+        "t": coerce("2024-01-02 03:04:05.123456", kinds["t"]),
+        "n": coerce("2024-01-02 03:04:05.123456", kinds["n"]),
+        "b": coerce("YWJj", kinds["b"]),
+        "f": coerce(True, kinds["f"]),
+    }
+    schema = pa.schema([(name, kind.arrow()) for name, kind in kinds.items()])
+    table = pa.Table.from_pylist(
+        [{n: to_arrow_value(v, kinds[n]) for n, v in row.items()}], schema=schema
+    )
+    assert table.column("t").cast(pa.int64()).to_pylist() == [1704164645123456]
+    assert table.column("n").cast(pa.int64()).to_pylist() == [1704164645123456]
+    assert table.to_pylist()[0]["b"] == b"abc"
+    assert table.to_pylist()[0]["f"] is True
+
+
+def test_canonical_json_spells_timestamps_and_bytes_as_scenarios_do() -> None:
+    from harness.types import canonical_json
+
+    value = {"at": STAMP_UTC, "local": STAMP, "raw": b"abc"}
+    assert canonical_json(value) == (
+        '{"at":"2024-01-02 03:04:05.123456","local":"2024-01-02 03:04:05.123456","raw":"YWJj"}'
+    )
