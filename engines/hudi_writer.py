@@ -221,21 +221,15 @@ class HudiWriter:
     ) -> dict[str, Any]:
         """What the table's live files hold (Hudi lists them, their own headers say the schema)."""
         statement = f"CALL show_fsview_latest(table => '{table.name}', limit => {_MAX_SLICES})"
-        try:
-            rows = [row.asDict() for row in self.runtime.session().sql(statement).collect()]
-            return file_layout.describe(spec, live_files(rows, table.path), instants)
-        except (HudiFileError, OSError) as exc:
-            failure = str(exc)
-        except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
-            failure = describe_error(exc)
-        required = list(file_layout.needs(spec))
-        unmet = [f"the live files could not be listed: {failure}"] if required else []
-        layout = {"file_groups": 0, "groups": [], "needs": required, "unmet": unmet}
-        return {
-            **layout,
-            "error": failure,
-            "summary": f"the live files could not be listed: {failure}",
-        }
+        with Watchdog(self.step_timeout, self.runtime.kill) as dog:  # a hang must not stop the run
+            try:
+                rows = [row.asDict() for row in self.runtime.session().sql(statement).collect()]
+                return file_layout.describe(spec, live_files(rows, table.path), instants)
+            except (HudiFileError, OSError) as exc:
+                failure = str(exc)
+            except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
+                failure = describe_error(exc)
+        return file_layout.unlisted(spec, dog.reason if dog.fired else failure)
 
     def _recover(self, message: str, timed_out: bool) -> str:
         """Restart Spark after its JVM died or was killed; the message says what happened."""

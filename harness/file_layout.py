@@ -86,6 +86,17 @@ def describe(
     return layout
 
 
+def unlisted(spec: sc.ScenarioSpec, failure: str) -> dict[str, Any]:
+    """The evidence when the live files could not be listed or read: a scenario that needs
+    old or new files cannot be checked, so that need counts as unmet."""
+    required = list(needs(spec))
+    layout: dict[str, Any] = {"file_groups": 0, "groups": [], "needs": required}
+    layout["unmet"] = [f"the live files could not be listed: {failure}"] if required else []
+    layout["error"] = failure
+    layout["summary"] = summary(layout)
+    return layout
+
+
 def summary(layout: dict[str, Any]) -> str:
     """Lines for people: `3 file groups`, `seed rows, before the schema change: 2 base files
     [id int, ...]`, ..., and what the scenario needs."""

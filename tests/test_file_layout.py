@@ -18,7 +18,7 @@ from engines.hudi_files import (
     log_blocks,
     parquet_columns,
 )
-from harness.file_layout import describe, needs
+from harness.file_layout import describe, needs, unlisted
 from harness.scenario import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -179,3 +179,10 @@ def test_merge_on_read_logs_count_as_new_files() -> None:
         (1, 0, "before the schema change"),
         (0, 1, "after the schema change"),
     ]
+
+
+def test_files_that_cannot_be_listed_leave_a_need_unmet() -> None:
+    layout = unlisted(scenario("rename_column/rename"), "HoodieException: no timeline")
+    assert layout["unmet"] == ["the live files could not be listed: HoodieException: no timeline"]
+    assert layout["summary"] == "the live files could not be listed: HoodieException: no timeline"
+    assert unlisted(scenario("baseline/no_change"), "gone")["unmet"] == []
