@@ -215,6 +215,14 @@ def describe_error(exc: BaseException, limit: int = 400) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+def error_text(exc: BaseException, lines: int = 5, limit: int = 2000) -> str:
+    """The first `lines` lines of an engine's error (the evidence; the reason is its first)."""
+    java = getattr(exc, "java_exception", None)
+    text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
+    kept = "\n".join([line.rstrip() for line in text.splitlines() if line.strip()][:lines])
+    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+
+
 def log_tail(path: Path, lines: int = 40) -> str:
     """The last `lines` lines of a log file, or "" when it does not exist (yet)."""
     if not path.is_file():

@@ -33,6 +33,12 @@ from engines.trino_runtime import TrinoServer, provision, trino_version
 from harness.types import canonical_json
 
 NESTED = ("row", "array", "map")
+#: Trino reads a table's splits in parallel and reports the first that fails, so which Parquet
+#: column (and which table type) this error names depends on timing. The reason keeps what
+#: stays the same; Trino's whole message follows on the next line, for the evidence.
+_UNSUPPORTED_COLUMN = re.compile(
+    r"^Unsupported Trino column type \(.*\) for Parquet column \(.*\)$"
+)
 #: Variant setting that picks the catalog; every other setting is a Trino session property.
 CATALOG = "catalog"
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
@@ -212,7 +218,7 @@ class TrinoEngine(MetastoreReader):
                 cursor.execute(sql)
                 rows = cursor.fetchall()
             except trino.exceptions.TrinoQueryError as exc:
-                raise QueryError(f"{exc.error_name}: {exc.message}") from None
+                raise QueryError(_message(exc.error_name, exc.message)) from None
             return to_arrow(cursor.description or [], rows)
         finally:
             connection.close()
@@ -220,3 +226,13 @@ class TrinoEngine(MetastoreReader):
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
         return log_tail(logs / "trino-server.log") or log_tail(logs / "trino.log")
+
+
+def _message(error_name: str, message: str) -> str:
+    """`NAME: message`; a message that depends on which split failed first gets a stable first
+    line, with Trino's own message after it."""
+    text = f"{error_name}: {message}"
+    if _UNSUPPORTED_COLUMN.match(message):
+        stable = "Unsupported Trino column type for a column of an old Parquet file"
+        return f"{error_name}: {stable} (Trino's message names the first that failed)\n{text}"
+    return text

@@ -20,7 +20,15 @@ from typing import Any
 import pyarrow as pa
 
 from engines import engine_class, known_engines
-from engines.base import TABLE_QUERY_TYPES, Engine, RunContext, TableRef, Variant, describe_error
+from engines.base import (
+    TABLE_QUERY_TYPES,
+    Engine,
+    RunContext,
+    TableRef,
+    Variant,
+    describe_error,
+    error_text,
+)
 from engines.hudi_writer import HudiWriter, WriteResult
 from engines.spark_runtime import SparkRuntime
 from harness import oracle
@@ -590,10 +598,11 @@ class Runner:
         if failure is not None:
             cell.seconds = round(time.monotonic() - started, 3)
             error = describe_error(failure)
+            evidence = Evidence(sql=sql, error=error_text(failure))
             if probe is not None:
                 reason = f"{probe}; reading the table anyway failed: {error}"
-                return _verdict(cell, Outcome.UNSUPPORTED, reason, Evidence(sql=sql, error=error))
-            return _verdict(cell, Outcome.ERROR, error, Evidence(sql=sql, error=error))
+                return _verdict(cell, Outcome.UNSUPPORTED, reason, evidence)
+            return _verdict(cell, Outcome.ERROR, error, evidence)
         cell.seconds = round(time.monotonic() - started, 3)
         last = table.partition_by if engine.partition_columns_last else ()
         cell = _judge(cell, scenario, table, query_type, answer, sql, last)

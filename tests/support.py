@@ -32,12 +32,18 @@ class InterruptAfter(Progress):
 
 
 def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
-    """Cells without what differs between runs by design: timings, the run's own path and
-    the Hudi commit times (instants) in the SQL of incremental and time-travel queries."""
+    """Cells without what differs between runs by design: timings, the run's own path, the
+    Hudi commit times (instants) in the SQL of incremental and time-travel queries, and an
+    error's lines after its first."""
     rows = []
     for cell in cells:
         data = cell.to_dict()
         data.pop("seconds")
+        # An error's first line is its reason; the rest is the engine's own message, which may
+        # name whichever of a table's files it happened to read first (Trino reads in parallel).
+        error = data["evidence"]["error"]
+        if error:
+            data["evidence"]["error"] = error.splitlines()[0]
         sql = data["evidence"]["sql"]
         if sql:
             sql = sql.replace(str(run_dir), "<run>")

@@ -102,8 +102,12 @@ def test_spark_with_schema_on_read_reads_every_change_correctly(
 def test_partitioned_tables_read_everywhere(run: tuple[Path, list[Cell]]) -> None:
     _, cells = run
     partitioned = "keys_partitions/partitioned_add_column"
-    hive = outcomes(cells, partitioned, "hive", "schema_evolution_on")
+    # Hudi 1.2's default Hive reader cannot fill the added column in old files (NullWritable);
+    # the legacy reader can, partitions included.
+    hive = outcomes(cells, partitioned, "hive", "legacy_reader")
     assert set(hive.values()) == {Outcome.PASS}, hive
+    default = outcomes(cells, partitioned, "hive", "schema_evolution_on")
+    assert set(default.values()) == {Outcome.ERROR}, default
     trino = outcomes(cells, partitioned, "trino", "column_names")
     assert trino["cow.snapshot"] is Outcome.PASS
     assert trino["mor.read_optimized"] is Outcome.PASS
@@ -158,8 +162,15 @@ def answers(cells: list[Cell], run_dir: Path) -> dict[tuple[str, ...], tuple[obj
     def plain(text: str | None) -> str:
         return INSTANT.sub("<instant>", (text or "").replace(str(run_dir), "<run>"))
 
+    # An error's lines after its first are the engine's own message, which may name whichever
+    # file it read first (Trino reads a table's files in parallel): the reason must not.
     return {
-        c.key: (c.outcome, plain(c.reason), c.evidence.sample, plain(c.evidence.error))
+        c.key: (
+            c.outcome,
+            plain(c.reason),
+            c.evidence.sample,
+            plain(c.evidence.error).split("\n")[0],
+        )
         for c in cells
     }
 

@@ -15,7 +15,7 @@ from engines.artifacts import MavenArtifact, ProvisioningError, _pom
 from engines.base import TableRef
 from engines.jdk import Jdk
 from engines.metastore_tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
-from engines.trino import TrinoEngine, catalogs, to_arrow, trino_arrow_type
+from engines.trino import TrinoEngine, _message, catalogs, to_arrow, trino_arrow_type
 
 
 def fake_trino_main(folder: Path, java_release: int) -> Path:
@@ -182,3 +182,19 @@ def test_timestamps_and_binary_become_arrow_values() -> None:
     assert table.column("t").to_pylist() == [stamp, None]
     assert table.column("z").to_pylist() == [zoned.astimezone(dt.UTC), None]
     assert table.column("b").to_pylist() == [b"abc", None]
+
+
+def test_an_error_naming_the_first_split_to_fail_gets_a_stable_first_line() -> None:
+    """Which old file's column Trino names depends on which split it read first."""
+    message = (
+        "Unsupported Trino column type (bigint) for Parquet column "
+        "([region] optional binary region (STRING))"
+    )
+    text = _message("NOT_SUPPORTED", message)
+    first, rest = text.split("\n")
+    assert first == (
+        "NOT_SUPPORTED: Unsupported Trino column type for a column of an old Parquet file "
+        "(Trino's message names the first that failed)"
+    )
+    assert rest == f"NOT_SUPPORTED: {message}"
+    assert _message("NOT_SUPPORTED", "versioned tables") == "NOT_SUPPORTED: versioned tables"
