@@ -208,19 +208,21 @@ class QueryError(RuntimeError):
 
 def describe_error(exc: BaseException, limit: int = 400) -> str:
     """`ExceptionClass: first line of the message`, using the Java exception behind Py4J errors."""
-    java = getattr(exc, "java_exception", None)
-    text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = _error_lines(exc)
     first = lines[0] if lines else type(exc).__name__
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def error_text(exc: BaseException, lines: int = 5, limit: int = 2000) -> str:
     """The first `lines` lines of an engine's error (the evidence; the reason is its first)."""
+    kept = "\n".join(_error_lines(exc)[:lines]) or type(exc).__name__
+    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+
+
+def _error_lines(exc: BaseException) -> list[str]:
     java = getattr(exc, "java_exception", None)
     text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
-    kept = "\n".join([line.rstrip() for line in text.splitlines() if line.strip()][:lines])
-    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def log_tail(path: Path, lines: int = 40) -> str:

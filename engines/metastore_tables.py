@@ -129,7 +129,9 @@ def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
             for folder, values in partition_values(table):
                 located = copy.copy(storage)
                 located.location = partition_location(table, folder)
-                client.add_partition(
+                # HMSClient.add_partition takes (table, values) and builds its own partition
+                # without our location; the thrift call takes the Partition itself.
+                super(hmsclient.HMSClient, client).add_partition(
                     ttypes.Partition(
                         values=[values[k] for k in table.partition_by],
                         dbName=DATABASE,
