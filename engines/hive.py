@@ -192,6 +192,8 @@ class HiveEngine(MetastoreReader):
         self._service: Service | None = None
         self._connection: Any = None
         self._port = 0
+        #: The open session of each variant's settings (queries without settings of their own).
+        self._sessions: dict[tuple[tuple[str, str], ...], Any] = {}
 
     @property
     def version(self) -> str:
@@ -234,6 +236,10 @@ class HiveEngine(MetastoreReader):
         ).start()
 
     def stop(self) -> None:
+        for connection in self._sessions.values():
+            with contextlib.suppress(Exception):  # the server may be gone already
+                connection.close()
+        self._sessions.clear()
         if self._connection is not None:
             with contextlib.suppress(Exception):  # the server may be gone already
                 self._connection.close()
@@ -279,28 +285,51 @@ class HiveEngine(MetastoreReader):
         for statement in setup:
             key, _, value = statement.removeprefix("SET ").partition("=")
             settings[key] = value
-        # Every query gets a session of its own, closed after it: its SETs cannot outlive it.
-        # `RESET key` cannot undo them: Hive's ResetProcessor restores the value a new HiveConf
-        # has, and keys HiveConf does not know (`hoodie.*`) have none, so they stayed set
-        # for every later query of a shared session (the legacy reader for all of them).
-        connection = self._open_session()
+        # A session's SETs last as long as it does: `RESET key` cannot undo them (Hive's
+        # ResetProcessor restores the value a new HiveConf has, and keys HiveConf does not
+        # know, `hoodie.*`, have none). So a variant's queries share a session that only ever
+        # holds the variant's own settings, and a query with settings of its own (a table's
+        # incremental or time-travel keys) gets a session for itself, closed after it.
+        if setup:
+            connection, shared = self._session_with(settings), None
+        else:
+            shared = tuple(sorted(settings.items()))
+            connection = self._sessions.get(shared) or self._session_with(settings)
+            self._sessions[shared] = connection
         log = self.context.log_dir / "hiveserver2.log"
         start = log.stat().st_size if log.is_file() else 0
+        finished = False
         try:
             cursor = connection.cursor()
-            for key, value in settings.items():
-                _execute(cursor, f"SET {key}={value}")
             try:
                 _execute(cursor, select)
             except QueryError as exc:
+                finished = True  # Hive answered: the session is fine
                 raise QueryError(_with_job_cause(str(exc), log, start)) from None
             rows = cursor.fetchall()
             columns, nested = _answer_columns(cursor)
             cursor.close()
+            finished = True
             return to_arrow(columns, rows, nested)
         finally:
-            with contextlib.suppress(Exception):  # the server may be gone already
+            if shared is None or not finished:
+                self._sessions.pop(shared, None)
+                with contextlib.suppress(Exception):  # the server may be gone already
+                    connection.close()
+
+    def _session_with(self, settings: dict[str, str]) -> Any:
+        """A new session with `settings` SET in it."""
+        connection = self._open_session()
+        try:
+            cursor = connection.cursor()
+            for key, value in settings.items():
+                _execute(cursor, f"SET {key}={value}")
+            cursor.close()
+        except BaseException:
+            with contextlib.suppress(Exception):
                 connection.close()
+            raise
+        return connection
 
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
