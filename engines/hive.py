@@ -237,12 +237,10 @@ class HiveEngine(MetastoreReader):
 
     def stop(self) -> None:
         for connection in self._sessions.values():
-            with contextlib.suppress(Exception):  # the server may be gone already
-                connection.close()
+            _close(connection)
         self._sessions.clear()
         if self._connection is not None:
-            with contextlib.suppress(Exception):  # the server may be gone already
-                self._connection.close()
+            _close(self._connection)
             self._connection = None
         if self._service is not None:
             self._service.stop()
@@ -313,9 +311,9 @@ class HiveEngine(MetastoreReader):
             return to_arrow(columns, rows, nested)
         finally:
             if shared is None or not finished:
-                self._sessions.pop(shared, None)
-                with contextlib.suppress(Exception):  # the server may be gone already
-                    connection.close()
+                if shared is not None:
+                    del self._sessions[shared]
+                _close(connection)
 
     def _session_with(self, settings: dict[str, str]) -> Any:
         """A new session with `settings` SET in it."""
@@ -326,8 +324,7 @@ class HiveEngine(MetastoreReader):
                 _execute(cursor, f"SET {key}={value}")
             cursor.close()
         except BaseException:
-            with contextlib.suppress(Exception):
-                connection.close()
+            _close(connection)
             raise
         return connection
 
@@ -451,6 +448,12 @@ def _with_job_cause(message: str, log: Path, start: int) -> str:
     if not causes:
         return message
     return f"{message}; the MapReduce job failed with {causes[-1].removeprefix('Caused by: ')}"
+
+
+def _close(connection: Any) -> None:
+    """Close a HiveServer2 session; the server may be gone already."""
+    with contextlib.suppress(Exception):
+        connection.close()
 
 
 def _execute(cursor: Any, statement: str) -> None:
