@@ -44,6 +44,7 @@ from engines.base import (
 from engines.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.hive_metastore import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, hive_version
 from engines.jdk import QUICK_JIT, find_jdk
+from engines.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.metastore_tables import (
     OUTPUT_FORMAT,
     SERDE,
@@ -217,6 +218,9 @@ class HiveEngine(MetastoreReader):
             "-Xmx2g",
             QUICK_JIT,
             "-Duser.timezone=UTC",
+            # Hudi's object-size estimator (JOL) need not fork JVMs to probe this one.
+            "-Djol.skipDynamicAttach=true",
+            "-Djol.skipHotspotSAAttach=true",
             *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in OPENS),
             "-cp",
             os.pathsep.join([str(conf), *map(str, self.classpath())]),
@@ -375,6 +379,8 @@ class HiveEngine(MetastoreReader):
             # Fail at once with the cause instead of retrying for 30 minutes.
             "hive.server2.max.start.attempts": "1",
             "fs.defaultFS": "file:///",
+            # Speed only: permissions through Java's file API, not forked chmod and ls.
+            LOCAL_FS_KEY: LOCAL_FS_CLASS,
             "hive.metastore.warehouse.dir": warehouse.as_uri(),
             "hive.metastore.warehouse.external.dir": (warehouse / "external").as_uri(),
             "hive.exec.scratchdir": str(scratch / "hdfs"),
@@ -432,7 +438,11 @@ def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
     exec_jar = next((jar for jar in server if jar.name == f"hive-exec-{version}.jar"), None)
     if exec_jar is None:
         raise ProvisioningError(f"the HiveServer2 {version} classpath has no hive-exec jar")
-    server = [excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"), *server]
+    server = [
+        excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"),
+        local_fs_jar(server),
+        *server,
+    ]
     return [*server, fetch(hudi_bundle(hudi))]
 
 

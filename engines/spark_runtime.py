@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines.artifacts import MavenArtifact, fetch
 from engines.jdk import find_jdk
+from engines.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.supervisor import process_running
 
 if TYPE_CHECKING:
@@ -150,6 +151,9 @@ class SparkRuntime:
         builder = SparkSession.builder.master("local[2]").appName("lakecompat")
         for key, value in {
             "spark.jars": str(jar),
+            # Speed only: permissions through Java's file API, not forked chmod and ls.
+            "spark.driver.extraClassPath": str(local_fs_jar(_hadoop_api_jars())),
+            f"spark.hadoop.{LOCAL_FS_KEY}": LOCAL_FS_CLASS,
             "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
             "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
             "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
@@ -174,6 +178,13 @@ class SparkRuntime:
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
         return session
+
+
+def _hadoop_api_jars() -> list[Path]:
+    """The Hadoop client API jar that PySpark ships (Spark's Hadoop classes)."""
+    import pyspark
+
+    return sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
 
 
 @contextmanager
