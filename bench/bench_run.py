@@ -161,8 +161,10 @@ class ProcessSampler(threading.Thread):
         first = not self._label  # processes already running count from here, later ones from 0
         for pid, (_, cpu) in tree.items():
             if pid not in self._label:
-                self._label[pid] = process_label(pid)
                 self._start[pid] = cpu if first else 0.0
+            if self._label.get(pid, "other") == "other":
+                # A JVM is first seen as the shell script that execs it: look again.
+                self._label[pid] = process_label(pid)
             self._last[pid] = cpu
 
     @property

@@ -217,6 +217,7 @@ class HiveEngine(MetastoreReader):
             str(jdk.java),
             "-Xmx2g",
             QUICK_JIT,
+            "-XX:+UseParallelGC",
             "-Duser.timezone=UTC",
             # Hudi's object-size estimator (JOL) need not fork JVMs to probe this one.
             "-Djol.skipDynamicAttach=true",
