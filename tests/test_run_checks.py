@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness import runner
+from harness import run_folder
 from harness.cli import main
 
 
@@ -21,7 +21,7 @@ def test_a_nearly_full_disk_stops_the_run_before_anything_starts(
         usage = real(path)
         return usage._replace(free=512 * 1024**2)
 
-    monkeypatch.setattr(runner.shutil, "disk_usage", nearly_full)
+    monkeypatch.setattr(run_folder.shutil, "disk_usage", nearly_full)
     reports = tmp_path / "reports"
     assert main(["run", "--engines", "spark", "--reports", str(reports)]) == 2
     error = capsys.readouterr().err
