@@ -1,6 +1,6 @@
 """Hadoop's local file system without forked `chmod` and `ls`, for Spark and HiveServer2.
 
-Without Hadoop's native library (`libhadoop.so`, which no artifact reachable here carries),
+Without Hadoop's native library (`libhadoop.so`, shipped neither in its Maven jars nor in PySpark),
 Hadoop's `RawLocalFileSystem` forks `chmod` for every file it creates with a permission and
 every folder it makes, and `ls -ld` for every file status whose permission is asked for. A
 Hudi write step forked about 40 of them, a HiveServer2 query about 14, 2 ms each.

@@ -35,7 +35,7 @@ class Stopped(Exception):
 class Fleet:
     """Starts, checks, restarts and stops the engines of one run."""
 
-    def __init__(self, progress: Progress, query_timeout: float, stopping: threading.Event):
+    def __init__(self, progress: Progress, query_timeout: float, stopping: threading.Event) -> None:
         self.progress = progress
         self.query_timeout = query_timeout
         #: Set when the run stops early; a restart then does not happen.
