@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,3 +80,38 @@ def find_jdk(allowed: tuple[int, ...], purpose: str) -> Jdk:
         f"Install one (for example the Debian package openjdk-{allowed[0]}-jdk-headless) "
         "or point JAVA_HOME at it."
     )
+
+
+def compile_java(
+    jdk: Jdk,
+    class_name: str,
+    source: str,
+    classpath: Iterable[Path],
+    target: Path,
+    release: int | None = None,
+) -> Path:
+    """Compile one Java class of ours (`class_name`, e.g. `lakecompat.Main`) into `target`.
+
+    The classes are written beside `target`, then renamed, so a `target` that exists is whole.
+    """
+    javac = jdk.home / "bin" / "javac"
+    if not javac.is_file():
+        raise ProvisioningError(
+            f"{jdk.home} is a Java runtime without javac; compiling {class_name} needs a full JDK"
+        )
+    build = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    shutil.rmtree(build, ignore_errors=True)
+    file = build / "src" / (class_name.replace(".", "/") + ".java")
+    file.parent.mkdir(parents=True)
+    file.write_text(source)
+    argv = [str(javac), *(["--release", str(release)] if release else [])]
+    argv += ["-d", str(build / "classes"), "-cp", os.pathsep.join(map(str, classpath)), str(file)]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise ProvisioningError(f"compiling {class_name} failed:\n{done.stderr}")
+        shutil.rmtree(target, ignore_errors=True)
+        (build / "classes").replace(target)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    return target

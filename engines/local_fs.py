@@ -17,13 +17,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from engines.artifacts import ProvisioningError, cache_dir
-from engines.jdk import find_jdk
+from engines.artifacts import cache_dir
+from engines.jdk import compile_java, find_jdk
 
 #: The class to name as `fs.file.impl`.
 LOCAL_FS_CLASS = "lakecompat.NioLocalFileSystem"
@@ -122,27 +121,18 @@ def local_fs_jar(hadoop_classpath: Sequence[Path]) -> Path:
     target = cache_dir() / "local-fs" / f"nio-local-fs-{digest}.jar"
     if target.is_file():
         return target
-    jdk = find_jdk(_COMPILER_JAVA_VERSIONS, "compiling lakecompat's local file system")
-    javac = jdk.home / "bin" / "javac"
-    if not javac.is_file():
-        raise ProvisioningError(f"{jdk.home} is a Java runtime without javac; install a full JDK")
-    work = target.parent / f"build.{os.getpid()}"
-    shutil.rmtree(work, ignore_errors=True)
-    source = work / "src" / "lakecompat" / "NioLocalFileSystem.java"
-    source.parent.mkdir(parents=True)
-    source.write_text(_SOURCE)
-    classes = work / "classes"
-    argv = [str(javac), "--release", "11", "-d", str(classes), "-cp"]
-    argv += [os.pathsep.join(map(str, hadoop_classpath)), str(source)]
+    jdk = find_jdk(_COMPILER_JAVA_VERSIONS, f"compiling {LOCAL_FS_CLASS}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    classes = compile_java(
+        jdk, LOCAL_FS_CLASS, _SOURCE, hadoop_classpath, target.with_suffix(f".{os.getpid()}"), 11
+    )
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            raise ProvisioningError(f"compiling {LOCAL_FS_CLASS} failed:\n{done.stderr}")
-        partial = work / target.name
         with zipfile.ZipFile(partial, "w") as jar:
             for path in sorted(classes.rglob("*.class")):
                 jar.write(path, path.relative_to(classes).as_posix())
         partial.replace(target)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(classes, ignore_errors=True)
+        partial.unlink(missing_ok=True)
     return target

@@ -32,7 +32,7 @@ from engines.artifacts import (
     cache_dir,
     resolve_classpath,
 )
-from engines.jdk import QUICK_JIT, Jdk, installed_jdks
+from engines.jdk import QUICK_JIT, Jdk, compile_java, installed_jdks
 from engines.supervisor import HttpReady, Service, free_port
 
 TRINO_VERSION_ENV = "LAKECOMPAT_TRINO_VERSION"
@@ -190,24 +190,8 @@ def _compile_main(folder: Path, jdk: Jdk, lib: list[Path]) -> Path:
     classes = folder / f"classes-java{jdk.major}"
     if (classes / "lakecompat" / "TrinoMain.class").is_file():
         return classes
-    source = folder / "src" / "lakecompat" / "TrinoMain.java"
-    source.parent.mkdir(parents=True, exist_ok=True)
-    source.write_text(_MAIN_SOURCE)
-    partial = folder / "classes.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    javac = jdk.home / "bin" / "javac"
-    if not javac.is_file():
-        raise ProvisioningError(f"{jdk.home} is a runtime without javac; Trino needs a full JDK")
-    done = subprocess.run(
-        [str(javac), "-d", str(partial), "-cp", os.pathsep.join(map(str, lib)), str(source)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise ProvisioningError(f"compiling the Trino main class failed:\n{done.stderr}")
-    shutil.rmtree(classes, ignore_errors=True)
-    partial.replace(classes)
-    return classes
+    folder.mkdir(parents=True, exist_ok=True)
+    return compile_java(jdk, MAIN_CLASS, _MAIN_SOURCE, lib, classes)
 
 
 class TrinoServer:
