@@ -48,10 +48,33 @@ SEED_LAYOUT = {
     "hoodie.bulkinsert.sort.mode": "NONE",
     "hoodie.datasource.write.row.writer.enable": "false",
 }
+#: Hudi's marker file in every partition folder (and in the table folder without partitions).
+_PARTITION_MARKER = ".hoodie_partition_metadata"
+#: Hudi's own folder (timeline, metadata table), which holds partition markers of its own.
+_METADATA_FOLDER = ".hoodie"
 #: More file slices than any scenario table has (the procedure lists 10 by default).
 _MAX_SLICES = 100_000
 # A completed instant: `<requested>_<completed>.<action>` (Hudi 1.x) or `<requested>.<action>`.
 _COMPLETED = re.compile(r"^(\d{14,})(?:_(\d{14,}))?\.(commit|deltacommit|replacecommit)$")
+
+
+def listing_statements(table: TableRef, hudi_version: str) -> list[str]:
+    """The `show_fsview_latest` calls that list a table's live file slices.
+
+    Hudi 1.x lists every partition in one call; before 1.0 the procedure needs the partition
+    (`partition_path`, '' for a table without partitions), so there is one call per partition:
+    the folders that hold Hudi's partition marker file.
+    """
+    head = f"CALL show_fsview_latest(table => '{table.name}', limit => {_MAX_SLICES}"
+    if int(hudi_version.split(".")[0]) >= 1:
+        return [head + ")"]
+    markers = sorted(table.path.rglob(_PARTITION_MARKER))
+    partitions = [
+        m.parent.relative_to(table.path).as_posix()
+        for m in markers
+        if _METADATA_FOLDER not in m.relative_to(table.path).parts
+    ]
+    return [f"{head}, partition_path => '{p if p != '.' else ''}')" for p in partitions]
 
 
 def latest_instant(table_path: Path) -> tuple[str, str] | None:
@@ -220,10 +243,12 @@ class HudiWriter:
         self, table: TableRef, spec: sc.ScenarioSpec, instants: list[tuple[str, str] | None]
     ) -> dict[str, Any]:
         """What the table's live files hold (Hudi lists them, their own headers say the schema)."""
-        statement = f"CALL show_fsview_latest(table => '{table.name}', limit => {_MAX_SLICES})"
         with Watchdog(self.step_timeout, self.runtime.kill) as dog:  # a hang must not stop the run
             try:
-                rows = [row.asDict() for row in self.runtime.session().sql(statement).collect()]
+                rows = []
+                for statement in listing_statements(table, self.runtime.hudi_version):
+                    found = self.runtime.session().sql(statement).collect()
+                    rows += [row.asDict() for row in found]
                 return file_layout.describe(spec, live_files(rows, table.path), instants)
             except (HudiFileError, OSError) as exc:
                 failure = str(exc)

@@ -210,7 +210,87 @@ def build_parser() -> argparse.ArgumentParser:
         "new", type=Path, metavar="NEW", help="run folder, reports folder or results.json"
     )
     diff.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    _qualify_parser(commands)
     return parser
+
+
+QUALIFY_EPILOG = """\
+examples:
+  lakecompat qualify --versions versions/hudi-1.1-to-1.2.yaml
+  lakecompat qualify --point old:hudi=1.1.1 --point new:hudi=1.2.0 --scenarios 'rename_column/*'
+  lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
+
+A version point may set: hudi (the release Spark writes with; HiveServer2 reads with the same
+Hudi jars), trino, hive. A field a point leaves out keeps the default release.
+
+exit codes:
+  0  the candidate breaks no cell that passed on the baseline
+  1  the candidate breaks at least one such cell (listed first in the reports)
+  2  bad input (versions file, point, run folder), or the harness failed
+  130  interrupted
+"""
+
+
+def _qualify_parser(commands: argparse._SubParsersAction) -> None:
+    qualify = commands.add_parser(
+        "qualify",
+        help="qualify an upgrade: run two or more version points and compare them",
+        description="Run the matrix at each version point (from --versions or --point), or "
+        "take two finished runs, and compare the baseline with the candidate cell by cell. "
+        "Writes qualify.md, qualify.html, qualify.json and qualify-junit.xml: the cells the "
+        "candidate breaks first, then those it fixes, then the failures on both.",
+        epilog=QUALIFY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    qualify.add_argument(
+        "runs",
+        nargs="*",
+        type=Path,
+        metavar="RUN",
+        help="two run folders (or results.json files) to compare, baseline first, instead of "
+        "running version points",
+    )
+    qualify.add_argument(
+        "--versions", type=Path, metavar="FILE", help="a versions file (see versions/*.yaml)"
+    )
+    qualify.add_argument(
+        "--point",
+        dest="points",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VERSION,...",
+        help="a version point, e.g. old:hudi=1.1.1 (repeat; the first is the baseline, the "
+        "last the candidate)",
+    )
+    _scenario_options(qualify)
+    qualify.add_argument(
+        "--engines",
+        type=_csv,
+        default=DEFAULT_ENGINES,
+        help=f"comma-separated engines to read with (default: {','.join(DEFAULT_ENGINES)})",
+    )
+    qualify.add_argument(
+        "--table-types", type=_csv, default=TABLE_TYPES, help="cow and/or mor (default: both)"
+    )
+    qualify.add_argument(
+        "--reports",
+        type=Path,
+        default=Path("reports"),
+        help="folder for the points' runs (points/<name>/) and the qualification (qualify/); "
+        "default: ./reports",
+    )
+    qualify.add_argument(
+        "--expectations",
+        type=Path,
+        metavar="DIR",
+        help="known outcomes for each point's own reports (default: the project's "
+        "expectations/ when the project's scenarios run, else none); the qualification itself "
+        "compares the points with each other",
+    )
+    qualify.add_argument(
+        "--out", type=Path, help="where to write the qualification files (default: REPORTS/qualify)"
+    )
+    qualify.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def _judging_options(parser: argparse.ArgumentParser, default: str) -> None:
@@ -292,6 +372,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         render = render_json if args.json else render_markdown
         print(render(diff_cells(old, new), str(args.old), str(args.new)), end="")
         return 0
+    if args.command == "qualify":
+        return _qualify(args)
     if args.command == "known":
         from harness.diff import load_cells
         from harness.known_draft import draft_known, to_yaml
@@ -379,3 +461,46 @@ def _finish(result: RunResult, args: argparse.Namespace) -> int:
     print(summary_line(result.cells))
     print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
     return _judgement(result.judged, args.strict)
+
+
+def _qualify(args: argparse.Namespace) -> int:
+    from harness.qualify import counts_line
+    from harness.qualify_report import write_qualification
+    from harness.qualify_run import compare_runs, run_points
+    from harness.runner import RunOptions
+    from harness.versions import load_versions, parse_points
+
+    sources = [bool(args.runs), bool(args.versions), bool(args.points)]
+    if sources.count(True) != 1:
+        raise ValueError(
+            "qualify needs exactly one of: two run folders, --versions FILE, or --point (twice)"
+        )
+    names: tuple[str, str] | None = None
+    if args.runs:
+        if len(args.runs) != 2:
+            raise ValueError(f"qualify compares two runs; {len(args.runs)} given")
+        baseline, candidate = args.runs
+    else:
+        plan = load_versions(args.versions) if args.versions else parse_points(args.points)
+        unknown = [t for t in args.table_types if t not in TABLE_TYPES]
+        if unknown:
+            raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
+        options = RunOptions(
+            scenarios_dir=args.scenario_dir,
+            pattern=args.scenarios,
+            engines=args.engines,
+            table_types=args.table_types,
+            reports_dir=args.reports,
+            expectations_dir=_expectations_dir(args),
+        )
+        folders = run_points(plan, options, args.quiet)
+        base, cand = plan.baseline_point(), plan.candidate_point()
+        baseline, candidate = folders[base.name], folders[cand.name]
+        names = (base.name, cand.name)
+    result = compare_runs(baseline, candidate, names)
+    out = args.out or args.reports / "qualify"
+    paths = write_qualification(result, out)
+    print(f"{result.baseline.label()} -> {result.candidate.label()}")
+    print(counts_line(result))
+    print(f"qualification: {paths[0]} (and {', '.join(p.name for p in paths[1:])})")
+    return 1 if result.breaks else 0

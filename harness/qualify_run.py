@@ -1,0 +1,60 @@
+"""`lakecompat qualify`: run the matrix at each version point, then compare two of them.
+
+Each point is an ordinary run in `<reports>/points/<point>/runs/<id>/` (its own `latest/`
+too), so any point can be re-rendered, resumed or diffed like a run of its own. The engines
+are started afresh for each point. The qualification files go to `<reports>/qualify/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from harness.diff import load_cells
+from harness.progress import Progress
+from harness.qualify import Point, Qualification, qualify
+from harness.run_options import RunOptions
+from harness.versions import VersionPlan, VersionPoint, engine_releases, slug
+
+
+def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
+    """The run options of one point: its Hudi release and its own reports folder."""
+    return replace(
+        options,
+        hudi_version=point.hudi or options.hudi_version,
+        reports_dir=options.reports_dir / "points" / slug(point.name),
+    )
+
+
+def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, Path]:
+    """Run the matrix at every point of the plan, in order; each point's run folder by name."""
+    from harness.runner import Runner
+
+    folders: dict[str, Path] = {}
+    for number, point in enumerate(plan.points, start=1):
+        described = ", ".join(f"{k} {v}" for k, v in point.releases().items()) or "defaults"
+        if not quiet:
+            print(f"version point {number}/{len(plan.points)}: {point.name} ({described})")
+        with engine_releases(point):
+            result = Runner(point_options(options, point), Progress(quiet=quiet)).run()
+        folders[point.name] = result.run_dir
+    return folders
+
+
+def compare_runs(
+    baseline: Path, candidate: Path, names: tuple[str, str] | None = None
+) -> Qualification:
+    """The qualification of two run folders (or results.json files); names default to the
+    run ids."""
+    base_info, base_cells = load_cells(baseline)
+    cand_info, cand_cells = load_cells(candidate)
+    base_name, cand_name = names or (
+        str(base_info.get("run_id") or baseline.name),
+        str(cand_info.get("run_id") or candidate.name),
+    )
+    return qualify(
+        Point.of_run(base_name, base_info, base_cells),
+        base_cells,
+        Point.of_run(cand_name, cand_info, cand_cells),
+        cand_cells,
+    )

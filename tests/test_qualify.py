@@ -1,0 +1,188 @@
+"""`lakecompat qualify` on finished runs, and version points as data (no engine runs here)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from test_results_report import cell, write_run
+
+from harness.cli import main
+from harness.outcomes import Outcome
+from harness.qualify import Change, Point, classify, qualify, render_markdown
+from harness.versions import VersionsError, load_versions, parse_points
+
+BASE_INFO = {"run_id": "base", "writer": {"spark": "3.5.9", "hudi": "1.1.1"}}
+CAND_INFO = {"run_id": "cand", "writer": {"spark": "3.5.9", "hudi": "1.2.0"}}
+P, W, E, U = Outcome.PASS, Outcome.WRONG, Outcome.ERROR, Outcome.UNSUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "change"),
+    [
+        (P, P, Change.UNCHANGED),
+        (U, U, Change.UNCHANGED),
+        (P, W, Change.NEWLY_FAILING),
+        (P, U, Change.NEWLY_FAILING),
+        (E, P, Change.NEWLY_PASSING),
+        (W, E, Change.FAILURE_CHANGED),
+        (W, W, Change.STILL_FAILING),
+        (P, None, Change.ONLY_BASELINE),
+        (None, W, Change.ONLY_CANDIDATE),
+    ],
+)
+def test_every_pair_of_outcomes_has_one_change(
+    before: Outcome | None, after: Outcome | None, change: Change
+) -> None:
+    old = cell(outcome=before) if before else None
+    new = cell(outcome=after) if after else None
+    assert classify(old, new) is change
+
+
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    """Two runs: one cell breaks, one is fixed, one failure changes, one stays, one is new."""
+    base = [
+        cell(),
+        cell(query_type="read_optimized", outcome=E, reason="old error"),
+        cell(table_type="mor", outcome=W, reason="NULLs in `a`"),
+        cell(variant="other", outcome=W, reason="NULLs in `b`"),
+        cell(scenario="baseline/no_change", category="baseline"),
+    ]
+    cand = [
+        cell(outcome=W, reason="NULLs where values were expected in `a`"),
+        cell(query_type="read_optimized"),
+        cell(table_type="mor", outcome=E, reason="new error"),
+        cell(variant="other", outcome=W, reason="NULLs in `b`"),
+        cell(scenario="baseline/no_change", category="baseline"),
+        cell(engine="trino", engine_version="483"),
+    ]
+    return write_run(tmp_path / "base", base, BASE_INFO), write_run(
+        tmp_path / "cand", cand, CAND_INFO
+    )
+
+
+def test_report_lists_breaks_first_then_fixes_then_failures(tmp_path: Path) -> None:
+    base, cand = pair(tmp_path)
+    out = tmp_path / "q"
+    assert main(["qualify", str(base), str(cand), "--out", str(out)]) == 1
+    markdown = (out / "qualify.md").read_text()
+    headings = [line for line in markdown.splitlines() if line.startswith("## ")]
+    assert headings == [
+        "## Newly failing (1)",
+        "## Newly passing (1)",
+        "## Failure changed (1)",
+        "## Still failing (1)",
+        "## Only in candidate (1)",
+    ]
+    assert "writer hudi 1.1.1" in markdown and "writer hudi 1.2.0" in markdown
+    assert (
+        "| `spark.cow.snapshot.add_column/after[default]` | PASS | WRONG |  | "
+        "NULLs where values were expected in `a` |" in markdown
+    )
+    document = json.loads((out / "qualify.json").read_text())
+    assert document["breaks"] is True
+    assert document["counts"]["newly failing"] == 1 and document["counts"]["unchanged"] == 1
+    changes = {c["id"]: c["change"] for c in document["cells"]}
+    assert changes["spark.mor.snapshot.add_column/after[default]"] == "failure changed"
+    assert changes["trino.cow.snapshot.add_column/after[default]"] == "only in candidate"
+
+
+def test_junit_fails_exactly_the_newly_failing_cells(tmp_path: Path) -> None:
+    base, cand = pair(tmp_path)
+    out = tmp_path / "q"
+    main(["qualify", str(base), str(cand), "--out", str(out)])
+    root = ET.parse(out / "qualify-junit.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 6
+    failed = [
+        f"{c.get('classname')}.{c.get('name')}" for c in cases if c.find("failure") is not None
+    ]
+    assert failed == ["spark.cow.snapshot.add_column/after[default]"]
+
+
+def test_no_break_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = write_run(tmp_path / "base", [cell(outcome=W, reason="x"), cell(variant="v")], BASE_INFO)
+    cand = write_run(tmp_path / "cand", [cell(), cell(variant="v")], CAND_INFO)
+    assert main(["qualify", str(base), str(cand), "--out", str(tmp_path / "q")]) == 0
+    out = capsys.readouterr().out
+    assert "0 newly failing, 1 newly passing" in out
+    html = (tmp_path / "q" / "qualify.html").read_text()
+    assert "breaks no cell" in html and "id='newly_passing'" in html
+
+
+def test_identical_reasons_are_not_repeated() -> None:
+    same = cell(outcome=W, reason="NULLs in `b`")
+    result = qualify(Point("a", {}), [same], Point("b", {}), [same])
+    assert "| NULLs in `b` | (same) |" in render_markdown(result)
+
+
+def test_qualify_needs_exactly_one_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["qualify"]) == 2
+    assert "exactly one of" in capsys.readouterr().err
+    base, _ = pair(tmp_path)
+    assert main(["qualify", str(base)]) == 2
+    assert "compares two runs; 1 given" in capsys.readouterr().err
+
+
+def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
+    path = tmp_path / "versions.yaml"
+    path.write_text(
+        "baseline: old\ncandidate: new\npoints:\n"
+        "  - {name: new, hudi: 1.2.0}\n  - {name: mid, hudi: 1.1.1, trino: '476'}\n"
+        "  - {name: old, hudi: 0.15.0}\n"
+    )
+    plan = load_versions(path)
+    assert plan.baseline_point().hudi == "0.15.0"
+    assert plan.candidate_point().name == "new"
+    assert plan.points[1].releases() == {"hudi": "1.1.1", "trino": "476"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("points:\n  - {name: a, hudi: 1.2.0}\n", "points: List should have at least 2 items"),
+        (
+            "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",
+            "points[1].spark: unknown field; a point may set hudi, trino, hive",
+        ),
+        (
+            "points:\n  - {name: a, hudi: latest}\n  - {name: b}\n",
+            "points[0].hudi: 'latest' is not a release number",
+        ),
+        (
+            "points:\n  - {name: a}\n  - {name: a}\n",
+            "point names must differ; repeated: a",
+        ),
+        (
+            "baseline: x\npoints:\n  - {name: a}\n  - {name: b}\n",
+            "baseline 'x' is not a point (points: a, b)",
+        ),
+        ("- a\n", "expected a mapping with 'points:'"),
+    ],
+)
+def test_bad_versions_files_name_the_file_and_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "versions.yaml"
+    path.write_text(text)
+    with pytest.raises(VersionsError) as raised:
+        load_versions(path)
+    assert str(raised.value).startswith(str(path))
+    assert message in str(raised.value)
+
+
+def test_points_from_the_command_line() -> None:
+    plan = parse_points(["old:hudi=1.1.1,trino=476", "new:hudi=1.2.0"])
+    assert [p.name for p in plan.points] == ["old", "new"]
+    assert plan.baseline_point().trino == "476"
+    with pytest.raises(VersionsError, match="'hudi' is not KEY=VERSION"):
+        parse_points(["old:hudi", "new:hudi=1.2.0"])
+
+
+def test_a_bad_point_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["qualify", "--point", "old:hudi=x", "--point", "new:hudi=1.2.0"]) == 2
+    assert "--point: points[0].hudi: 'x' is not a release number" in capsys.readouterr().err
