@@ -1,0 +1,115 @@
+"""Integration: `lakecompat qualify` runs a small catalog at two Hudi releases with real Spark.
+
+Hudi 0.15.0 and 1.2.0 read a renamed column differently (time travel after a rename fails on
+0.15.0), so the two points differ. The qualification must list exactly the cells whose outcome
+differs between the two points' own run folders, and its HTML page, opened in headless
+Chromium, must show them with both outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from test_integration_reports import lakecompat
+
+from harness.diff import diff_cells, load_cells
+
+pytestmark = pytest.mark.integration
+SCENARIOS = "rename_column/rename,type_change/int_to_long"
+
+
+@pytest.fixture(scope="module")
+def qualified(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    reports = tmp_path_factory.mktemp("qualify")
+    versions = reports / "versions.yaml"
+    versions.write_text(
+        "points:\n  - {name: hudi-0.15, hudi: 0.15.0}\n  - {name: hudi-1.2, hudi: 1.2.0}\n"
+    )
+    done = lakecompat(
+        "qualify",
+        "--versions",
+        versions,
+        "--engines",
+        "spark",
+        "--scenarios",
+        SCENARIOS,
+        "--table-types",
+        "cow",
+        "--reports",
+        reports,
+        "--quiet",
+        cwd=reports,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return done.returncode, reports
+
+
+def test_report_lists_exactly_the_cells_whose_outcome_differs(
+    qualified: tuple[int, Path],
+) -> None:
+    code, reports = qualified
+    _, old = load_cells(reports / "points" / "hudi-0.15" / "latest")
+    _, new = load_cells(reports / "points" / "hudi-1.2" / "latest")
+    assert {c.writer["hudi"] for c in old} == {"0.15.0"}
+    assert {c.writer["hudi"] for c in new} == {"1.2.0"}
+    differing = {
+        (".".join(change.key[:3]) + f".{change.key[3]}[{change.key[4]}]")
+        for change in diff_cells(old, new)
+    }
+    assert differing, "the two releases should differ on a renamed column"
+    document = json.loads((reports / "qualify" / "qualify.json").read_text())
+    assert document["baseline"]["versions"]["writer hudi"] == "0.15.0"
+    assert document["candidate"]["versions"]["writer hudi"] == "1.2.0"
+    changed = {
+        c["id"] for c in document["cells"] if c["change"] not in ("unchanged", "still failing")
+    }
+    assert changed == differing
+    breaks = document["counts"]["newly failing"]
+    assert code == (1 if breaks else 0)
+    markdown = (reports / "qualify" / "qualify.md").read_text()
+    for cell_id in differing:
+        assert f"`{cell_id}`" in markdown
+
+
+def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path]) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    _, reports = qualified
+    folder = reports / "qualify"
+    document = json.loads((folder / "qualify.json").read_text())
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver_path, "run `make browser` (Debian chromium, chromium-driver)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
+        options.add_argument(argument)
+    browser = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    try:
+        browser.get((folder / "qualify.html").as_uri())
+        rows = browser.find_elements(By.CSS_SELECTOR, "tr.cell")
+        assert {r.get_attribute("data-id") for r in rows} == {c["id"] for c in document["cells"]}
+        assert "0.15.0" in browser.find_element(By.ID, "baseline").text
+        assert "1.2.0" in browser.find_element(By.ID, "candidate").text
+        passing = browser.find_elements(By.CSS_SELECTOR, "section#newly_passing tr.cell")
+        expected = [c["id"] for c in document["cells"] if c["change"] == "newly passing"]
+        assert [r.get_attribute("data-id") for r in passing] == expected
+        if passing:
+            passing[0].click()
+            details = browser.find_element(By.ID, "details")
+            assert details.is_displayed()
+            assert browser.find_element(By.ID, "detail-change").text == "newly passing"
+            assert "baseline:" in details.text and "candidate: PASS" in details.text
+        # Unticking "unchanged" hides that section; unticking spark hides every row.
+        browser.find_element(By.CSS_SELECTOR, "input[name=change][value=unchanged]").click()
+        assert not browser.find_element(By.ID, "unchanged").is_displayed()
+        browser.find_element(By.CSS_SELECTOR, "input[name=engine][value=spark]").click()
+        assert not any(r.is_displayed() for r in browser.find_elements(By.CSS_SELECTOR, "tr.cell"))
+        browser.save_screenshot(str(folder / "qualify.png"))
+    finally:
+        browser.quit()
+    assert (folder / "qualify.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
