@@ -30,6 +30,7 @@ def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str,
     """Run the matrix at every point of the plan, in order; each point's run folder by name."""
     from harness.runner import Runner
 
+    provision_points(plan, options.engines, quiet)
     folders: dict[str, Path] = {}
     for number, point in enumerate(plan.points, start=1):
         described = ", ".join(f"{k} {v}" for k, v in point.releases().items()) or "defaults"
@@ -39,6 +40,36 @@ def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str,
             result = Runner(point_options(options, point), Progress(quiet=quiet)).run()
         folders[point.name] = result.run_dir
     return folders
+
+
+def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -> None:
+    """Fetch what every point needs before the first one runs, so a release that cannot be
+    provisioned here stops the qualification at once (`ProvisioningError`), not halfway."""
+    from engines.artifacts import ProvisioningError, fetch
+    from engines.hive import hiveserver2_classpath
+    from engines.hive_metastore import hive_version, metastore_classpath
+    from engines.spark_runtime import hudi_bundle, hudi_version
+    from engines.trino_runtime import provision
+
+    for point in plan.points:
+        if not quiet:
+            print(f"provisioning version point {point.name}")
+        hudi = point.hudi or hudi_version()
+        try:
+            fetch(hudi_bundle(hudi))
+            with engine_releases(point):
+                if "hive" in engines or "trino" in engines:
+                    metastore_classpath(hive_version())
+                if "hive" in engines:
+                    hiveserver2_classpath(hive_version(), hudi)
+                if "trino" in engines:
+                    provision()
+        except ProvisioningError as exc:
+            described = ", ".join(f"{k} {v}" for k, v in point.releases().items())
+            raise ProvisioningError(
+                f"version point {point.name} ({described}) cannot be provisioned here, so no "
+                f"point was run: {exc}"
+            ) from None
 
 
 def compare_runs(

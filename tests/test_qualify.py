@@ -186,3 +186,12 @@ def test_points_from_the_command_line() -> None:
 def test_a_bad_point_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["qualify", "--point", "old:hudi=x", "--point", "new:hudi=1.2.0"]) == 2
     assert "--point: points[0].hudi: 'x' is not a release number" in capsys.readouterr().err
+
+
+def test_the_project_versions_files_are_valid() -> None:
+    folder = Path(__file__).resolve().parent.parent / "versions"
+    files = sorted(folder.glob("*.yaml"))
+    assert files
+    for path in files:
+        plan = load_versions(path)
+        assert plan.baseline_point() != plan.candidate_point()
