@@ -61,6 +61,8 @@ class RunContext:
     registered: dict[str, TableRef] = field(default_factory=dict)
     #: How often the Metastore was (re)started; engines started before a restart reconnect.
     metastore_generation: int = 0
+    #: The Hudi release on HiveServer2's classpath, when it is not the writer's (version skew).
+    hive_hudi: str | None = None
     #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
     _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -138,6 +140,11 @@ class Engine(ABC):
     @abstractmethod
     def version(self) -> str:
         """The engine's version, recorded in every cell."""
+
+    @property
+    def hudi_version(self) -> str:
+        """The Hudi release the engine reads with, where it carries Hudi's jars ("": none)."""
+        return ""
 
     @abstractmethod
     def start(self) -> None:

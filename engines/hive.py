@@ -200,6 +200,10 @@ class HiveEngine(MetastoreReader):
     def version(self) -> str:
         return hive_version()
 
+    @property
+    def hudi_version(self) -> str:
+        return self.context.hive_hudi or self.context.spark.hudi_version
+
     def start(self) -> None:
         metastore = self.context.metastore()
         self._remember_metastore()
@@ -366,7 +370,7 @@ class HiveEngine(MetastoreReader):
         return answered
 
     def classpath(self) -> list[Path]:
-        return hiveserver2_classpath(self.version, self.context.spark.hudi_version)
+        return hiveserver2_classpath(self.version, self.hudi_version)
 
     def _settings(self, metastore_uri: str, warehouse: Path) -> dict[str, str]:
         scratch = self.home / "scratch"
@@ -414,7 +418,8 @@ class HiveEngine(MetastoreReader):
 
 
 def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
-    """HiveServer2 with local MapReduce, plus the Hudi input formats of the writer's Hudi."""
+    """HiveServer2 with local MapReduce, plus the Hudi input formats of Hudi `hudi` (the
+    writer's release, or an older one for version skew)."""
     server = resolve_classpath(
         f"hiveserver2-{version}",
         [

@@ -91,6 +91,10 @@ class SparkEngine(Engine):
     def version(self) -> str:
         return self.context.spark.spark_version
 
+    @property
+    def hudi_version(self) -> str:
+        return self.context.spark.hudi_version
+
     def start(self) -> None:
         self.context.spark.session()
 

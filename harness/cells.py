@@ -43,6 +43,7 @@ def measure(
         settings=dict(variant.settings),
         writer=writer,
         outcome=Outcome.PASS,
+        reader_hudi=engine.hudi_version if not state.failure else "",
     )
     if state.failure:
         return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))

@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
     )
     run.add_argument(
+        "--hive-hudi-version",
+        metavar="VERSION",
+        help="Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
+        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)",
+    )
+    run.add_argument(
         "--query-timeout",
         type=_seconds,
         default=300,
@@ -220,8 +226,9 @@ examples:
   lakecompat qualify --point old:hudi=1.1.1 --point new:hudi=1.2.0 --scenarios 'rename_column/*'
   lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
 
-A version point may set: hudi (the release Spark writes with; HiveServer2 reads with the same
-Hudi jars), trino, hive. A field a point leaves out keeps the default release.
+A version point may set: hudi (the release Spark writes with), hive_hudi (the Hudi jars
+HiveServer2 reads with; default: the writer's), trino, hive. A field a point leaves out keeps
+the default release.
 
 exit codes:
   0  the candidate breaks no cell that passed on the baseline
@@ -446,6 +453,7 @@ def _run(args: argparse.Namespace) -> int:
         table_types=args.table_types,
         reports_dir=args.reports,
         hudi_version=args.hudi_version,
+        hive_hudi_version=args.hive_hudi_version,
         expectations_dir=_expectations_dir(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,

@@ -46,6 +46,9 @@ class Known(BaseModel):
     engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_]*|\*)$")]
     versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
     hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
+    reader_hudi: str = Field(
+        default="", description="Hudi versions of the reader's own Hudi jars, e.g. '<1.0'"
+    )
     scenario: str = Field(min_length=1)
     table_type: Literal["cow", "mor", "*"] = "*"
     query_type: Literal["snapshot", "read_optimized", "incremental", "time_travel", "*"] = "*"
@@ -55,7 +58,7 @@ class Known(BaseModel):
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
     _source: tuple[Path, int] | None = PrivateAttr(default=None)
 
-    @field_validator("versions", "hudi")
+    @field_validator("versions", "hudi", "reader_hudi")
     @classmethod
     def _check_range(cls, value: str) -> str:
         for part in filter(None, (p.strip() for p in value.split(","))):
@@ -78,6 +81,7 @@ class Known(BaseModel):
             and fnmatch.fnmatchcase(cell.variant, self.variant)
             and in_range(cell.engine_version, self.versions)
             and in_range(cell.writer.get("hudi", ""), self.hudi)
+            and in_range(cell.reader_hudi, self.reader_hudi)
         )
 
     def to_yaml_dict(self) -> dict[str, str]:
@@ -92,7 +96,10 @@ class _File(BaseModel):
 
 
 def in_range(version: str, bounds: str) -> bool:
-    """Whether a dotted version satisfies every comma-separated bound."""
+    """Whether a dotted version satisfies every comma-separated bound (a version without
+    numbers, such as "" or "?", satisfies none)."""
+    if bounds.strip() and not _numbers(version):
+        return False
     for part in filter(None, (p.strip() for p in bounds.split(","))):
         match = _RANGE.match(part)
         if match is None:

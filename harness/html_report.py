@@ -25,7 +25,7 @@ from harness.grouping import (
 )
 from harness.junit import case_id
 from harness.outcomes import Cell, Outcome, summary_line
-from harness.summary import verdict_counts
+from harness.summary import engine_versions, verdict_counts
 
 COLOURS = {
     Outcome.PASS: "#2e7d32",
@@ -109,7 +109,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         "<body><h1>lakecompat compatibility matrix</h1>",
         f"<p>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: Spark "
         f"{_e(writer.get('spark', '?'))} + Hudi {_e(writer.get('hudi', '?'))} · "
-        + ", ".join(f"{_e(n)} {_e(v)}" for n, v in info.get("engines", {}).items())
+        + _e(engine_versions(info))
         + "</p>",
         f"<p id='totals'><b>{_e(summary_line(cells))}</b></p>",
         f"<p id='verdicts'>Against the known outcomes: <b>{_e(verdict_counts(judged))}</b></p>",

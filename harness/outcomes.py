@@ -48,6 +48,10 @@ class Cell:
     reason: str = ""
     evidence: Evidence = field(default_factory=Evidence)
     seconds: float = 0.0
+    #: The Hudi release the reader read with, where it carries Hudi's own jars (Spark: the
+    #: writer's bundle; HiveServer2: the jars on its classpath); "" for a reader with its own
+    #: Hudi implementation (Trino's connector).
+    reader_hudi: str = ""
 
     @property
     def key(self) -> tuple[str, ...]:

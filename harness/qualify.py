@@ -74,6 +74,8 @@ class Point:
         versions = {f"writer {k}": str(v) for k, v in sorted(writer.items())}
         for cell in cells:
             versions.setdefault(cell.engine, cell.engine_version)
+            if cell.reader_hudi and cell.reader_hudi != writer.get("hudi"):
+                versions.setdefault(f"{cell.engine} hudi", cell.reader_hudi)
         return cls(name, versions)
 
     def label(self) -> str:

@@ -22,6 +22,7 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
     return replace(
         options,
         hudi_version=point.hudi or options.hudi_version,
+        hive_hudi_version=point.hive_hudi or options.hive_hudi_version,
         reports_dir=options.reports_dir / "points" / slug(point.name),
     )
 
@@ -61,7 +62,7 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
                 if "hive" in engines or "trino" in engines:
                     metastore_classpath(hive_version())
                 if "hive" in engines:
-                    hiveserver2_classpath(hive_version(), hudi)
+                    hiveserver2_classpath(hive_version(), point.hive_hudi or hudi)
                 if "trino" in engines:
                     provision()
         except ProvisioningError as exc:

@@ -22,7 +22,7 @@ from harness.html_report import render_html
 from harness.junit import render_junit
 from harness.outcomes import Cell, Outcome, summary_line
 from harness.results import load_run, results_document
-from harness.summary import render_summary, verdict_counts, verdict_sections
+from harness.summary import engine_versions, render_summary, verdict_counts, verdict_sections
 
 #: The summary's columns: (table type, query type) → heading.
 SUMMARY_COLUMNS = {
@@ -79,8 +79,7 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
         "# lakecompat compatibility matrix",
         "",
         f"Run `{info.get('run_id', '?')}` · writer: Spark {writer.get('spark', '?')}"
-        f" + Hudi {writer.get('hudi', '?')} · "
-        + ", ".join(f"{name} {version}" for name, version in info.get("engines", {}).items()),
+        f" + Hudi {writer.get('hudi', '?')} · " + engine_versions(info),
         "",
         f"**{summary_line(cells)}**",
         "",

@@ -91,6 +91,7 @@ def run_info(
         "table_types": list(options.table_types),
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
+        "hive_hudi": options.hive_hudi_version,
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
     }
     if options.resume_dir is not None:
@@ -115,6 +116,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         table_types=tuple(info["table_types"]),
         reports_dir=reports_dir,
         hudi_version=info["writer"]["hudi"],
+        hive_hudi_version=info.get("hive_hudi"),
         engine_settings=info.get("engine_settings") or {},
         resume_dir=run_dir.resolve(),
         known_records=info.get("known") or [],

@@ -79,7 +79,7 @@ class Runner:
         result = RunResult(run_dir, cells=list(self._done.values()))
         completed = False
         runtime = SparkRuntime(run_dir / "logs", options.hudi_version)
-        context = RunContext(run_dir, runtime)
+        context = RunContext(run_dir, runtime, hive_hudi=options.hive_hudi_version)
         writer = HudiWriter(runtime, run_dir / "tables", options.step_timeout)
         results = ResultsWriter(run_dir)
         try:

@@ -12,6 +12,18 @@ from harness.outcomes import summary_line
 LIST_LIMIT = 50
 
 
+def engine_versions(info: dict[str, Any]) -> str:
+    """`spark 3.5.9, hive 4.0.1, trino 483`; HiveServer2's Hudi jars named when they are not
+    the writer's (version skew)."""
+    parts = []
+    for name, version in info.get("engines", {}).items():
+        text = f"{name} {version}"
+        if name == "hive" and info.get("hive_hudi"):
+            text += f" with Hudi {info['hive_hudi']} jars"
+        parts.append(text)
+    return ", ".join(parts)
+
+
 def verdict_counts(judged: list[Judged]) -> str:
     """`N as expected, N regressions, N fixed upstream`."""
     regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
@@ -52,7 +64,7 @@ def verdict_sections(judged: list[Judged], limit: int | None = LIST_LIMIT) -> li
 
 def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
     """`summary.md`: what a CI job page should show, short enough to read at a glance."""
-    engines = ", ".join(f"{n} {v}" for n, v in info.get("engines", {}).items())
+    engines = engine_versions(info)
     writer = info.get("writer", {})
     lines = [
         f"# lakecompat run `{info.get('run_id', '?')}`",

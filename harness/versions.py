@@ -1,7 +1,8 @@
 """Version points as data: which releases of the writer and the readers a run uses.
 
-A version point names the Hudi release Spark writes with (HiveServer2 reads with the same
-Hudi jars) and, where a point changes them, the Trino and Hive releases. Points come from a
+A version point names the Hudi release Spark writes with and, where a point changes them, the
+Hudi jars HiveServer2 reads with (older than the writer's: version skew) and the Trino and
+Hive releases. Points come from a
 file (`versions.yaml`) or from the command line
 (`--point NAME:hudi=1.1.1,trino=476`); a field a point leaves out keeps the run's default.
 
@@ -33,6 +34,7 @@ _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
 #: What a point may set, and what each field means (for errors and help).
 FIELDS = {
     "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
+    "hive_hudi": "the Hudi jars HiveServer2 reads with (default: the writer's release)",
     "trino": "the Trino release",
     "hive": "the Hive release (Metastore and HiveServer2)",
 }
@@ -51,6 +53,7 @@ class VersionPoint(BaseModel):
 
     name: Annotated[str, _NAME]
     hudi: Annotated[str, _VERSION] | None = None
+    hive_hudi: Annotated[str, _VERSION] | None = None
     trino: Annotated[str, _VERSION] | None = None
     hive: Annotated[str, _VERSION] | None = None
 

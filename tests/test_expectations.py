@@ -170,3 +170,24 @@ def test_the_shipped_expectations_are_valid_and_name_real_scenarios() -> None:
     scenario_ids = [s.id for s in load_scenarios(root / "scenarios")]
     check_references(entries, scenario_ids, known_engines())
     assert all(e.outcome is not Outcome.PASS for e in entries)
+
+
+def test_reader_hudi_bounds_match_the_readers_own_jars() -> None:
+    from test_results_report import cell
+
+    from harness.expectations import Known
+    from harness.outcomes import Outcome
+
+    entry = Known(
+        engine="hive",
+        scenario="*",
+        reader_hudi="<1.0",
+        outcome=Outcome.ERROR,
+        reason="old Hudi jars on HiveServer2",
+    )
+    old_jars = cell(engine="hive", engine_version="4.0.1", reader_hudi="0.15.0")
+    new_jars = cell(engine="hive", engine_version="4.0.1", reader_hudi="1.2.0")
+    no_jars = cell(engine="hive", engine_version="4.0.1")
+    assert entry.matches(old_jars)
+    assert not entry.matches(new_jars)
+    assert not entry.matches(no_jars)

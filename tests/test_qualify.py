@@ -147,7 +147,7 @@ def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
         ("points:\n  - {name: a, hudi: 1.2.0}\n", "points: List should have at least 2 items"),
         (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",
-            "points[1].spark: unknown field; a point may set hudi, trino, hive",
+            "points[1].spark: unknown field; a point may set hudi, hive_hudi, trino, hive",
         ),
         (
             "points:\n  - {name: a, hudi: latest}\n  - {name: b}\n",
@@ -195,3 +195,14 @@ def test_the_project_versions_files_are_valid() -> None:
     for path in files:
         plan = load_versions(path)
         assert plan.baseline_point() != plan.candidate_point()
+
+
+def test_hive_with_older_hudi_jars_is_named_in_reports_and_points() -> None:
+    from harness.summary import engine_versions
+
+    info = {"engines": {"spark": "3.5.9", "hive": "4.0.1"}, "hive_hudi": "0.15.0"}
+    assert engine_versions(info) == "spark 3.5.9, hive 4.0.1 with Hudi 0.15.0 jars"
+    assert engine_versions({**info, "hive_hudi": None}) == "spark 3.5.9, hive 4.0.1"
+    hive = cell(engine="hive", engine_version="4.0.1", reader_hudi="0.15.0")
+    point = Point.of_run("skew", {"writer": {"spark": "3.5.9", "hudi": "1.2.0"}}, [hive])
+    assert point.versions["hive hudi"] == "0.15.0"
