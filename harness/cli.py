@@ -198,9 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print an expectations file under which every cell of the run is as "
         "expected: the fewest entries, each naming engine, scenario, table type, query type and "
         "variant only as far as needed. Review the reasons, add upstream links, and save it "
-        "under expectations/.",
+        "under expectations/. Given runs at several version points (e.g. the points of "
+        "`lakecompat qualify`), entries that hold at one point only are scoped to its "
+        "releases (hudi, reader_hudi, versions) and listed first.",
     )
-    known.add_argument("run_dir", type=Path, metavar="RUN", help="run folder or results.json")
+    known.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        metavar="RUN",
+        help="run folder or results.json; several: one per version point",
+    )
     known.add_argument("--out", type=Path, help="write the file here instead of printing it")
     diff = commands.add_parser(
         "diff",
@@ -383,10 +391,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _qualify(args)
     if args.command == "known":
         from harness.diff import load_cells
-        from harness.known_draft import draft_known, to_yaml
+        from harness.known_draft import draft_known_across, to_yaml
 
-        _, cells = load_cells(args.run_dir)
-        text = to_yaml(draft_known(cells))
+        runs = [load_cells(path)[1] for path in args.run_dirs]
+        text = to_yaml(draft_known_across(runs))
         if args.out:
             args.out.write_text(text, encoding="utf-8")
             print(f"wrote {args.out}")

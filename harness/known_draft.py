@@ -4,6 +4,11 @@ Used to accept a measured run as the new baseline (`lakecompat known RUN_DIR`). 
 found greedily from the most general to the most specific shape, and an entry is only kept
 when every cell it would newly match has one and the same non-PASS outcome, so no PASS cell
 is ever covered. Entries are ordered so that "the first matching entry wins" holds.
+
+From runs at several version points (`lakecompat known RUN RUN ...`), each run is drafted on
+its own; an entry every run drafted holds for every point, and the others are scoped to the
+versions of their point (`hudi`, `reader_hudi`, `versions`: whichever differ between the
+points), narrowed to exactly that release, and listed first.
 """
 
 from __future__ import annotations
@@ -54,6 +59,58 @@ def draft_known(cells: list[Cell]) -> list[Known]:
                 progress = True
                 break  # start again from the most general shape
     return entries
+
+
+def draft_known_across(runs: list[list[Cell]]) -> list[Known]:
+    """Entries under which every cell of every run (one run per version point) is as expected."""
+    drafts = [draft_known(cells) for cells in runs]
+    if len(drafts) == 1:
+        return drafts[0]
+    common = [e for e in drafts[0] if all(e in other for other in drafts[1:])]
+    signatures = [_signature(cells) for cells in runs]
+    scoped: list[Known] = []
+    for index, draft in enumerate(drafts):
+        for entry in draft:
+            if entry in common:
+                continue
+            scope = _scope(entry, signatures, index)
+            if not scope:
+                raise ValueError(
+                    f"run {index + 1} has the same versions as another run given, but other "
+                    f"outcomes ({entry.engine}, {entry.scenario}); known outcomes can only be "
+                    "scoped to versions that differ: draft those runs one at a time"
+                )
+            scoped.append(Known.model_validate({**entry.model_dump(), **scope}))
+    return [*dict.fromkeys(scoped), *common]
+
+
+def _signature(cells: list[Cell]) -> dict[str, str]:
+    """The versions a run's cells ran with: the writer's Hudi, each engine's version and Hudi."""
+    found: dict[str, str] = {}
+    for cell in cells:
+        found.setdefault("hudi", cell.writer.get("hudi", ""))
+        found.setdefault(f"versions:{cell.engine}", cell.engine_version)
+        found.setdefault(f"reader_hudi:{cell.engine}", cell.reader_hudi)
+    return found
+
+
+def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[str, str]:
+    """The version bounds that pin `entry` to point `index`: exact releases, for what differs
+    between the points (and what an entry of its engine may name)."""
+    mine = signatures[index]
+    scope: dict[str, str] = {}
+
+    def differs(field: str) -> bool:
+        value = mine.get(field) or ""
+        return value[:1].isdigit() and any(s.get(field) != value for s in signatures)
+
+    if differs("hudi"):
+        scope["hudi"] = f"=={mine['hudi']}"
+    if entry.engine != "*":
+        for field in ("versions", "reader_hudi"):
+            if differs(f"{field}:{entry.engine}"):
+                scope[field] = f"=={mine[f'{field}:{entry.engine}']}"
+    return scope
 
 
 def to_yaml(entries: list[Known]) -> str:

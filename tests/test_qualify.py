@@ -206,3 +206,45 @@ def test_hive_with_older_hudi_jars_is_named_in_reports_and_points() -> None:
     hive = cell(engine="hive", engine_version="4.0.1", reader_hudi="0.15.0")
     point = Point.of_run("skew", {"writer": {"spark": "3.5.9", "hudi": "1.2.0"}}, [hive])
     assert point.versions["hive hudi"] == "0.15.0"
+
+
+def test_known_outcomes_drafted_across_version_points_judge_every_point() -> None:
+    from harness.expectations import Verdict, judge
+    from harness.known_draft import draft_known_across
+
+    def at(hudi: str, **overrides: object) -> object:
+        return cell(writer={"spark": "3.5.9", "hudi": hudi}, reader_hudi=hudi, **overrides)
+
+    old = [
+        at("1.1.1", outcome=W, reason="NULLs in `a`"),  # fails the same way at both points
+        at("1.1.1", query_type="incremental"),  # passes on 1.1.1 only
+        at("1.1.1", query_type="time_travel", outcome=E, reason="old bug"),  # fixed in 1.2.0
+        at("1.1.1", engine="hive", engine_version="4.0.1"),
+    ]
+    new = [
+        at("1.2.0", outcome=W, reason="NULLs in `a`"),
+        at("1.2.0", query_type="incremental", outcome=E, reason="new bug"),
+        at("1.2.0", query_type="time_travel"),
+        at("1.2.0", engine="hive", engine_version="4.0.1"),
+    ]
+    entries = draft_known_across([old, new])
+    scoped = [e for e in entries if e.hudi]
+    assert {(e.query_type, e.hudi, e.reader_hudi) for e in scoped} == {
+        ("incremental", "==1.2.0", "==1.2.0"),
+        ("time_travel", "==1.1.1", "==1.1.1"),
+    }
+    assert entries[-1].hudi == "" and entries[-1].outcome is W
+    for cells in (old, new):
+        assert {j.verdict for j in judge(cells, entries)} == {Verdict.AS_EXPECTED}
+
+
+def test_known_takes_several_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, cand = pair(tmp_path)
+    # The pair's cells all say the writer was Hudi 0.15.0: nothing to scope the differences by.
+    assert main(["known", str(base), str(cand)]) == 2
+    assert "same versions as another run" in capsys.readouterr().err
+    old = write_run(tmp_path / "old", [cell(outcome=E, reason="x", writer={"hudi": "1.1.1"})])
+    new = write_run(tmp_path / "new", [cell(writer={"hudi": "1.2.0"})])
+    assert main(["known", str(old), str(new)]) == 0
+    text = capsys.readouterr().out
+    assert "hudi: ==1.1.1" in text and "1.2.0" not in text
