@@ -509,9 +509,9 @@ def _qualify(args: argparse.Namespace) -> int:
             reports_dir=args.reports,
             expectations_dir=_expectations_dir(args),
         )
-        folders = run_points(plan, options, args.quiet)
+        runs = run_points(plan, options, args.quiet)
         base, cand = plan.baseline_point(), plan.candidate_point()
-        baseline, candidate = folders[base.name], folders[cand.name]
+        baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir
         names = (base.name, cand.name)
     result = compare_runs(baseline, candidate, names)
     out = args.out or args.reports / "qualify"

@@ -7,7 +7,8 @@ are started afresh for each point. The qualification files go to `<reports>/qual
 
 from __future__ import annotations
 
-from dataclasses import replace
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.diff import load_cells
@@ -27,20 +28,29 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
     )
 
 
-def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, Path]:
-    """Run the matrix at every point of the plan, in order; each point's run folder by name."""
+@dataclass(frozen=True)
+class PointRun:
+    """A point's finished run: its folder and how long it took (engine starts included)."""
+
+    run_dir: Path
+    seconds: float
+
+
+def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
+    """Run the matrix at every point of the plan, in order; each point's run by name."""
     from harness.runner import Runner
 
     provision_points(plan, options.engines, quiet)
-    folders: dict[str, Path] = {}
+    runs: dict[str, PointRun] = {}
     for number, point in enumerate(plan.points, start=1):
         described = ", ".join(f"{k} {v}" for k, v in point.releases().items()) or "defaults"
         if not quiet:
             print(f"version point {number}/{len(plan.points)}: {point.name} ({described})")
+        started = time.monotonic()
         with engine_releases(point):
             result = Runner(point_options(options, point), Progress(quiet=quiet)).run()
-        folders[point.name] = result.run_dir
-    return folders
+        runs[point.name] = PointRun(result.run_dir, time.monotonic() - started)
+    return runs
 
 
 def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -> None:

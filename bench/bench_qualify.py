@@ -1,0 +1,80 @@
+"""Benchmark: what a second version point costs (`lakecompat qualify`).
+
+Runs every point of a versions file (default: Hudi 1.1.1 and 1.2.0, all readers, the full
+default matrix) the way `lakecompat qualify` does, and prints the wall time of one point (the
+candidate's own run), of all points together (provisioning included) and their ratio (the
+target is at most 1.6), with the qualification's counts. Writes `bench/qualify-results.json`.
+
+    .venv/bin/python bench/bench_qualify.py [VERSIONS_FILE] [--scenarios GLOBS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness.qualify import counts_line  # noqa: E402
+from harness.qualify_run import compare_runs, run_points  # noqa: E402
+from harness.run_options import RunOptions  # noqa: E402
+from harness.versions import load_versions  # noqa: E402
+
+#: The issue's target: a second point must cost less than a second full run.
+RATIO_TARGET = 1.6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "versions",
+        nargs="?",
+        type=Path,
+        default=ROOT / "versions" / "hudi-1.1-to-1.2.yaml",
+        help="versions file (default: versions/hudi-1.1-to-1.2.yaml)",
+    )
+    parser.add_argument("--scenarios", help="scenario glob(s), as for `lakecompat run`")
+    args = parser.parse_args()
+    plan = load_versions(args.versions)
+    with tempfile.TemporaryDirectory() as reports:
+        options = RunOptions(
+            scenarios_dir=ROOT / "scenarios",
+            pattern=args.scenarios,
+            reports_dir=Path(reports),
+            expectations_dir=ROOT / "expectations",
+        )
+        started = time.monotonic()
+        runs = run_points(plan, options, quiet=True)
+        total = time.monotonic() - started
+        base, cand = plan.baseline_point(), plan.candidate_point()
+        result = compare_runs(runs[base.name].run_dir, runs[cand.name].run_dir)
+    one = runs[cand.name].seconds
+    figures = {
+        "versions": args.versions.name,
+        "scenarios": args.scenarios or "the full default matrix",
+        "points": len(plan.points),
+        "cells_per_point": len(result.rows),
+        **{f"point_{name}_s": run.seconds for name, run in runs.items()},
+        "one_point_s": one,
+        "all_points_s": total,
+        "ratio": total / one,
+        "qualification": counts_line(result),
+    }
+    for name, value in figures.items():
+        shown = f"{value:.2f}" if isinstance(value, float) else value
+        print(f"{name:<28} {shown}")
+    verdict = "met" if figures["ratio"] <= RATIO_TARGET else "MISSED"
+    print(f"ratio target ≤ {RATIO_TARGET}: {verdict}")
+    out = ROOT / "bench" / "qualify-results.json"
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
