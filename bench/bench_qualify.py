@@ -11,7 +11,6 @@ target is at most 1.6), with the qualification's counts. Writes `bench/qualify-r
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -19,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench_run import report  # noqa: E402
 
 from harness.qualify import counts_line  # noqa: E402
 from harness.qualify_run import compare_runs, run_points  # noqa: E402
@@ -65,14 +66,7 @@ def main() -> int:
         "ratio": total / one,
         "qualification": counts_line(result),
     }
-    for name, value in figures.items():
-        shown = f"{value:.2f}" if isinstance(value, float) else value
-        print(f"{name:<28} {shown}")
-    verdict = "met" if figures["ratio"] <= RATIO_TARGET else "MISSED"
-    print(f"ratio target ≤ {RATIO_TARGET}: {verdict}")
-    out = ROOT / "bench" / "qualify-results.json"
-    out.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"written to {out}")
+    report(figures, {"ratio": RATIO_TARGET}, ROOT / "bench" / "qualify-results.json")
     return 0
 
 

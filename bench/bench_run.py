@@ -270,20 +270,23 @@ def main() -> int:
         help="scenarios run with shared and with per-scenario engines (default: %(default)s)",
     )
     args = parser.parse_args()
-    figures = measure(args)
+    report(measure(args), TARGETS, ROOT / "bench" / "results.json")
+    return 0
+
+
+def report(figures: dict[str, object], targets: dict[str, float], out: Path) -> None:
+    """Print one line per figure (with its target, if it has one) and write them to `out`."""
     for name, value in figures.items():
         shown = (
             "skipped" if value is None else (f"{value:.2f}" if isinstance(value, float) else value)
         )
-        target = TARGETS.get(name)
+        target = targets.get(name)
         verdict = ""
-        if target is not None and value is not None:
+        if target is not None and isinstance(value, int | float):
             verdict = f"target ≤ {target:g}: {'met' if value <= target else 'MISSED'}"
         print(f"{name:<24} {shown:>10}  {verdict}")
-    out = ROOT / "bench" / "results.json"
     out.write_text(json.dumps(figures, indent=2) + "\n")
     print(f"written to {out}")
-    return 0
 
 
 if __name__ == "__main__":

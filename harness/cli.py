@@ -7,6 +7,7 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from engines import UnknownEngineError, known_engines
 from engines.artifacts import ProvisioningError
@@ -445,9 +446,6 @@ def _run(args: argparse.Namespace) -> int:
     from harness.progress import Progress
     from harness.runner import Runner, RunOptions, resume_options
 
-    unknown = [t for t in args.table_types if t not in TABLE_TYPES]
-    if unknown:
-        raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
     if args.resume:
         options = resume_options(args.resume, args.scenario_dir, args.reports)
         options.query_timeout, options.step_timeout = args.query_timeout, args.step_timeout
@@ -455,14 +453,9 @@ def _run(args: argparse.Namespace) -> int:
         result = Runner(options, Progress(quiet=args.quiet)).run()
         return _finish(result, args)
     options = RunOptions(
-        scenarios_dir=args.scenario_dir,
-        pattern=args.scenarios,
-        engines=args.engines,
-        table_types=args.table_types,
-        reports_dir=args.reports,
+        **_selection(args),
         hudi_version=args.hudi_version,
         hive_hudi_version=args.hive_hudi_version,
-        expectations_dir=_expectations_dir(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,
@@ -470,6 +463,21 @@ def _run(args: argparse.Namespace) -> int:
     )
     result = Runner(options, Progress(quiet=args.quiet)).run()
     return _finish(result, args)
+
+
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options `run` and `qualify` share: which cells, where reports go, judged how."""
+    unknown = [t for t in args.table_types if t not in TABLE_TYPES]
+    if unknown:
+        raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
+    return {
+        "scenarios_dir": args.scenario_dir,
+        "pattern": args.scenarios,
+        "engines": args.engines,
+        "table_types": args.table_types,
+        "reports_dir": args.reports,
+        "expectations_dir": _expectations_dir(args),
+    }
 
 
 def _finish(result: RunResult, args: argparse.Namespace) -> int:
@@ -498,18 +506,7 @@ def _qualify(args: argparse.Namespace) -> int:
         baseline, candidate = args.runs
     else:
         plan = load_versions(args.versions) if args.versions else parse_points(args.points)
-        unknown = [t for t in args.table_types if t not in TABLE_TYPES]
-        if unknown:
-            raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
-        options = RunOptions(
-            scenarios_dir=args.scenario_dir,
-            pattern=args.scenarios,
-            engines=args.engines,
-            table_types=args.table_types,
-            reports_dir=args.reports,
-            expectations_dir=_expectations_dir(args),
-        )
-        runs = run_points(plan, options, args.quiet)
+        runs = run_points(plan, RunOptions(**_selection(args)), args.quiet)
         base, cand = plan.baseline_point(), plan.candidate_point()
         baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir
         names = (base.name, cand.name)

@@ -51,7 +51,16 @@ pre { white-space: pre-wrap; background: #eee; padding: 0.4em; }
 .filters label { margin-right: 1em; }
 ul.regression, ul.fixed_upstream { max-height: 16em; overflow: auto; font-size: 0.85em; }
 """
-_SCRIPT = """
+#: What both pages' scripts use: HTML escaping, and the values of a filter's ticked boxes.
+SCRIPT_HELPERS = """
+const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'};
+function esc(s) { return String(s).replace(/[&<>"]/g, ch => ENTITIES[ch]); }
+const wanted = name => Array.from(
+  document.querySelectorAll('input[name=' + name + ']:checked')).map(i => i.value);
+"""
+_SCRIPT = (
+    SCRIPT_HELPERS
+    + """
 const cells = JSON.parse(document.getElementById('cells').textContent);
 function show(id) {
   const c = cells[id]; const d = document.getElementById('details');
@@ -75,11 +84,7 @@ function show(id) {
     + 'return false">close</a></p>';
   d.style.display = 'block';
 }
-const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'};
-function esc(s) { return String(s).replace(/[&<>"]/g, ch => ENTITIES[ch]); }
 function filter() {
-  const wanted = name => Array.from(
-    document.querySelectorAll('input[name=' + name + ']:checked')).map(i => i.value);
   const engines = wanted('engine'), outcomes = wanted('outcome'), categories = wanted('category');
   const verdicts = wanted('verdict');
   document.querySelectorAll('section.matrix').forEach(s => {
@@ -94,6 +99,7 @@ function filter() {
 }
 document.querySelectorAll('.filters input').forEach(i => i.addEventListener('change', filter));
 """
+)
 
 
 def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
@@ -118,10 +124,10 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         "<p class='legend'>"
         + "".join(f"<span style='background:{c}'>{o.value}</span>" for o, c in COLOURS.items())
         + "⚠ regression (outlined yellow) · ✓ fixed upstream (outlined cyan)</p>",
-        _filters("engine", engines),
-        _filters("outcome", [o.value for o in Outcome]),
-        _filters("verdict", [v.value for v in Verdict]),
-        _filters("category", categories),
+        filter_boxes("engine", engines),
+        filter_boxes("outcome", [o.value for o in Outcome]),
+        filter_boxes("verdict", [v.value for v in Verdict]),
+        filter_boxes("category", categories),
     ]
     groups: dict[tuple[str, str, str], list[Judged]] = defaultdict(list)
     for row in judged:
@@ -156,7 +162,8 @@ def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: d
     return f"<h2 id='{anchor}'>{heading} ({len(rows)})</h2><ul class='{anchor}'>{items}</ul>"
 
 
-def _filters(name: str, values: list[str]) -> str:
+def filter_boxes(name: str, values: list[str]) -> str:
+    """A row of ticked boxes named `name`, one per value (the page's filters)."""
     boxes = "".join(
         f"<label><input type='checkbox' name='{name}' value='{_e(v)}' checked> {_e(v)}</label>"
         for v in values

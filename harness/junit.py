@@ -57,15 +57,21 @@ def render_junit(judged: list[Judged], run_id: str) -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _case(suite: ET.Element, row: Judged, state: str) -> None:
-    cell = row.cell
-    case = ET.SubElement(
+def testcase_element(suite: ET.Element, cell: Cell, **attributes: str) -> ET.Element:
+    """A cell's `<testcase>` in `suite`: class `engine.table_type.query_type`, name
+    `scenario[variant]`."""
+    return ET.SubElement(
         suite,
         "testcase",
         classname=f"{cell.engine}.{cell.table_type}.{cell.query_type}",
         name=f"{cell.scenario}[{cell.variant}]",
-        time=f"{cell.seconds:.3f}",
+        **attributes,
     )
+
+
+def _case(suite: ET.Element, row: Judged, state: str) -> None:
+    cell = row.cell
+    case = testcase_element(suite, cell, time=f"{cell.seconds:.3f}")
     if state in ("failure", "error"):
         message = f"{cell.outcome.value} (expected {row.expected.value}): {cell.reason}"
         ET.SubElement(case, state, message=message, type=cell.outcome.value).text = _details(cell)

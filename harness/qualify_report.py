@@ -15,8 +15,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from harness.html_report import COLOURS
-from harness.junit import case_id
+from harness.html_report import COLOURS, SCRIPT_HELPERS, filter_boxes
+from harness.junit import case_id, testcase_element
 from harness.outcomes import Cell, Outcome
 from harness.qualify import (
     EXPLANATIONS,
@@ -40,10 +40,10 @@ tr.cell { cursor: pointer; }
 pre { white-space: pre-wrap; background: #eee; padding: 0.4em; }
 .filters label { margin-right: 1em; }
 """
-_SCRIPT = """
+_SCRIPT = (
+    SCRIPT_HELPERS
+    + """
 const rows = JSON.parse(document.getElementById('rows').textContent);
-const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'};
-function esc(s) { return String(s).replace(/[&<>"]/g, ch => ENTITIES[ch]); }
 function side(name, s) {
   if (!s) return '<h3>' + name + '</h3><p>not run</p>';
   const e = s.evidence || {};
@@ -65,8 +65,6 @@ function show(n) {
   d.style.display = 'block';
 }
 function filter() {
-  const wanted = name => Array.from(
-    document.querySelectorAll('input[name=' + name + ']:checked')).map(i => i.value);
   const engines = wanted('engine'), changes = wanted('change'), outcomes = wanted('outcome');
   const categories = wanted('category');
   document.querySelectorAll('section.change').forEach(s => {
@@ -80,6 +78,7 @@ function filter() {
 }
 document.querySelectorAll('.filters input').forEach(i => i.addEventListener('change', filter));
 """
+)
 
 
 def write_qualification(result: Qualification, out: Path) -> list[Path]:
@@ -113,13 +112,7 @@ def render_junit(result: Qualification) -> str:
             suites, "testsuite", name=engine, tests=str(len(rows)), failures=str(failures)
         )
         for row in rows:
-            cell = row.cell
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=f"{cell.engine}.{cell.table_type}.{cell.query_type}",
-                name=f"{cell.scenario}[{cell.variant}]",
-            )
+            case = testcase_element(suite, row.cell)
             before, after = _outcome(row.baseline), _outcome(row.candidate)
             text = f"{row.change.value}: {before} on {result.baseline.name}, {after} on "
             text += f"{result.candidate.name}"
@@ -161,10 +154,10 @@ def render_html(result: Qualification) -> str:
             f"<span style='background:{c};color:#fff'>{o.value}</span> " for o, c in COLOURS.items()
         )
         + "</p>",
-        _filters("engine", engines),
-        _filters("change", [c.value for c in Change]),
-        _filters("outcome", [o.value for o in Outcome]),
-        _filters("category", categories),
+        filter_boxes("engine", engines),
+        filter_boxes("change", [c.value for c in Change]),
+        filter_boxes("outcome", [o.value for o in Outcome]),
+        filter_boxes("category", categories),
     ]
     index = {id(row): n for n, row in enumerate(rows)}
     for change in Change:
@@ -243,14 +236,6 @@ def _payload(row: Row) -> dict[str, Any]:
         "baseline": side(row.baseline),
         "candidate": side(row.candidate),
     }
-
-
-def _filters(name: str, values: list[str]) -> str:
-    boxes = "".join(
-        f"<label><input type='checkbox' name='{name}' value='{_e(v)}' checked> {_e(v)}</label>"
-        for v in values
-    )
-    return f"<p class='filters'><b>{name}:</b> {boxes}</p>"
 
 
 def _e(text: object) -> str:

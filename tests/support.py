@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 from pathlib import Path
 from typing import Any
@@ -192,3 +193,17 @@ class SocketWatch(Progress):
                 except OSError:
                     continue
                 self.commands[pid] = raw.replace(b"\0", b" ").decode()
+
+
+def headless_chromium() -> Any:
+    """A Selenium driver for the machine's headless Chromium (`make browser` installs it)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver_path, "run `make browser` (Debian chromium, chromium-driver)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
+        options.add_argument(argument)
+    return webdriver.Chrome(options=options, service=Service(executable_path=driver_path))

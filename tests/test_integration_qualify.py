@@ -9,10 +9,10 @@ Chromium, must show them with both outcomes.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from support import headless_chromium
 from test_integration_reports import lakecompat
 
 from harness.diff import diff_cells, load_cells
@@ -75,20 +75,12 @@ def test_report_lists_exactly_the_cells_whose_outcome_differs(
 
 
 def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path]) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     _, reports = qualified
     folder = reports / "qualify"
     document = json.loads((folder / "qualify.json").read_text())
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver_path, "run `make browser` (Debian chromium, chromium-driver)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
-        options.add_argument(argument)
-    browser = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    browser = headless_chromium()
     try:
         browser.get((folder / "qualify.html").as_uri())
         rows = browser.find_elements(By.CSS_SELECTOR, "tr.cell")

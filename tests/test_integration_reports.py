@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import headless_chromium
 
 from harness.cli import DEFAULT_EXPECTATIONS
 from harness.diff import KEY_FIELDS
@@ -178,18 +179,10 @@ def test_diff_lists_exactly_the_cells_an_engine_setting_changes(
 
 
 def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     _, _, run_dir = altered_run
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver_path, "run `make browser` (Debian chromium, chromium-driver)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
-        options.add_argument(argument)
-    browser = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    browser = headless_chromium()
     try:
         browser.get((run_dir / "matrix.html").as_uri())
         document = json.loads((run_dir / "results.json").read_text())
