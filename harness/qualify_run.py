@@ -43,9 +43,8 @@ def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str,
     provision_points(plan, options.engines, quiet)
     runs: dict[str, PointRun] = {}
     for number, point in enumerate(plan.points, start=1):
-        described = ", ".join(f"{k} {v}" for k, v in point.releases().items()) or "defaults"
         if not quiet:
-            print(f"version point {number}/{len(plan.points)}: {point.name} ({described})")
+            print(f"version point {number}/{len(plan.points)}: {point.name} ({point.describe()})")
         started = time.monotonic()
         with engine_releases(point):
             result = Runner(point_options(options, point), Progress(quiet=quiet)).run()
@@ -76,10 +75,9 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
                 if "trino" in engines:
                     provision()
         except ProvisioningError as exc:
-            described = ", ".join(f"{k} {v}" for k, v in point.releases().items())
             raise ProvisioningError(
-                f"version point {point.name} ({described}) cannot be provisioned here, so no "
-                f"point was run: {exc}"
+                f"version point {point.name} ({point.describe()}) cannot be provisioned here, "
+                f"so no point was run: {exc}"
             ) from None
 
 

@@ -2,8 +2,7 @@
 
 A version point names the Hudi release Spark writes with and, where a point changes them, the
 Hudi jars HiveServer2 reads with (older than the writer's: version skew) and the Trino and
-Hive releases. Points come from a
-file (`versions.yaml`) or from the command line
+Hive releases. Points come from a file (`versions.yaml`) or from the command line
 (`--point NAME:hudi=1.1.1,trino=476`); a field a point leaves out keeps the run's default.
 
     # versions.yaml
@@ -27,6 +26,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engines.hive_metastore import HIVE_VERSION_ENV
+from engines.trino_runtime import TRINO_VERSION_ENV
 from harness.input_files import InputError, field_path, read_mapping
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
@@ -39,7 +40,7 @@ FIELDS = {
     "hive": "the Hive release (Metastore and HiveServer2)",
 }
 #: The environment variable each engine's provisioning reads its release from.
-_ENVIRONMENT = {"trino": "LAKECOMPAT_TRINO_VERSION", "hive": "LAKECOMPAT_HIVE_VERSION"}
+_ENVIRONMENT = {"trino": TRINO_VERSION_ENV, "hive": HIVE_VERSION_ENV}
 
 
 class VersionsError(InputError):
@@ -60,6 +61,10 @@ class VersionPoint(BaseModel):
     def releases(self) -> dict[str, str]:
         """The releases this point sets, by field."""
         return {k: v for k, v in self.model_dump(exclude={"name"}).items() if v is not None}
+
+    def describe(self) -> str:
+        """`hudi 1.1.1, trino 476`, or `defaults` when the point sets nothing."""
+        return ", ".join(f"{k} {v}" for k, v in self.releases().items()) or "defaults"
 
 
 class VersionPlan(BaseModel):
