@@ -63,6 +63,8 @@ class RunContext:
     metastore_generation: int = 0
     #: The Hudi release on HiveServer2's classpath, when it is not the writer's (version skew).
     hive_hudi: str | None = None
+    #: The Hudi release the Spark reader reads with, when it is not the writer's (version skew).
+    spark_hudi: str | None = None
     #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
     _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -229,7 +231,22 @@ def error_text(exc: BaseException, lines: int = 5, limit: int = 2000) -> str:
 def _error_lines(exc: BaseException) -> list[str]:
     java = getattr(exc, "java_exception", None)
     text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and lines[0].endswith(": None"):
+        # A Java exception without a message: where Hudi threw it says more than "None".
+        trace = str(getattr(exc, "stackTrace", "") or "").splitlines()
+        lines += [line.strip() for line in trace if line.strip()]
+        frame = next(
+            (
+                line[3:]
+                for line in lines
+                if line.startswith("at org.apache.hudi.") and ".ValidationUtils." not in line
+            ),
+            None,
+        )
+        if frame:
+            lines[0] = f"{lines[0].removesuffix(': None')} (no message) at {frame}"
+    return lines
 
 
 def log_tail(path: Path, lines: int = 40) -> str:

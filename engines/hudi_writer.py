@@ -21,6 +21,7 @@ from typing import Any
 
 from engines.base import TableRef, describe_error
 from engines.hudi_files import HudiFileError, live_files
+from engines.spark_process import SparkProcess
 from engines.spark_runtime import SparkRuntime
 from harness import file_layout
 from harness import scenario as sc
@@ -77,19 +78,49 @@ def listing_statements(table: TableRef, hudi_version: str) -> list[str]:
     return [f"{head}, partition_path => '{p if p != '.' else ''}')" for p in partitions]
 
 
-def latest_instant(table_path: Path) -> tuple[str, str] | None:
-    """(requested, completed) time of the newest completed commit in the table's timeline.
+def completed_instants(table_path: Path) -> dict[str, str]:
+    """Requested time -> completion time of every completed commit in the table's timeline.
 
-    Hudi 0.x timelines know one time per instant; it stands for both.
+    Hudi 0.x timelines (in `.hoodie/`) know one time per instant; it stands for both. A 1.x
+    timeline (`.hoodie/timeline/`) wins where a table upgraded from 0.x still has both.
     """
-    found = []
-    for folder in (table_path / ".hoodie" / "timeline", table_path / ".hoodie"):
+    found: dict[str, str] = {}
+    for folder in (table_path / ".hoodie", table_path / ".hoodie" / "timeline"):
         if folder.is_dir():
-            for entry in folder.iterdir():
+            for entry in sorted(folder.iterdir()):
                 match = _COMPLETED.match(entry.name)
                 if match:
-                    found.append((match.group(1), match.group(2) or match.group(1)))
-    return max(found) if found else None
+                    found[match.group(1)] = match.group(2) or match.group(1)
+    return found
+
+
+def latest_instant(table_path: Path) -> tuple[str, str] | None:
+    """(requested, completed) time of the newest completed commit in the table's timeline."""
+    found = completed_instants(table_path)
+    return max(found.items()) if found else None
+
+
+def completed_as_now(
+    table_path: Path, instants: list[tuple[str, str] | None]
+) -> list[tuple[str, str] | None]:
+    """`instants` with the completion times the table's timeline holds now: upgrading a table
+    from Hudi 0.x to 1.x gives the commits written before it completion times of their own."""
+    now = completed_instants(table_path)
+    return [None if i is None else (i[0], now.get(i[0], i[1])) for i in instants]
+
+
+def table_version(table_path: Path) -> str:
+    """The table version in `.hoodie/hoodie.properties` (6 for Hudi 0.14-0.15, 8 for 1.0),
+    or "?" when it cannot be read."""
+    try:
+        text = (table_path / ".hoodie" / "hoodie.properties").read_text()
+    except OSError:
+        return "?"
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "hoodie.table.version":
+            return value.strip()
+    return "?"
 
 
 @dataclass
@@ -181,24 +212,77 @@ class HudiWriter:
         self.tables_dir = tables_dir
         #: Seconds a step may take before Spark is killed and restarted (0: no limit).
         self.step_timeout = step_timeout
+        self._older_writers: dict[str, SparkProcess] = {}
 
     @property
     def versions(self) -> dict[str, str]:
         return {"spark": self.runtime.spark_version, "hudi": self.runtime.hudi_version}
 
-    def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
-        """Create the table from the seed rows, then run every step; stop at the first failure."""
+    def write(self, scenario: sc.Scenario, table_type: str, stop: int | None = None) -> WriteResult:
+        """Create the table from the seed rows, then run every step; stop at the first failure.
+
+        With an `upgrade_writer` step whose older release is not this writer's, that release
+        writes the seed rows and the steps before it (in a process of its own), and this writer
+        goes on from there. `stop` ends the writing before `steps[stop - 1]` (how the older
+        release is asked for its part), without inspecting the table.
+        """
         spec = scenario.spec
         name = sc.table_name(scenario.id, table_type)
         table = TableRef(name, self.tables_dir / name, table_type, spec.key)
-        if table.path.exists():
-            shutil.rmtree(table.path)
         states = evolve(spec)
-        statements: list[str] = []
-        timings: list[float] = []
-        instants: list[tuple[str, str] | None] = []
         steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
-        for index, step in enumerate(steps):
+        done = WriteResult(table, sql=[], step_seconds=[], instants=[])
+        upgrade = spec.upgrade
+        mine = self.runtime.hudi_version
+        if stop is None and upgrade and upgrade[1].from_ != mine:
+            start = upgrade[0] + 1
+            try:
+                done = self._older(upgrade[1].from_).write(scenario, table_type, start)
+            except RuntimeError as exc:
+                return replace(done, failed_at="the seed rows", message=str(exc))
+            if not done.ok:
+                return done
+            history = (
+                f"Hudi {upgrade[1].from_} wrote the steps before steps[{upgrade[0]}] (table "
+                f"version {table_version(table.path)}); Hudi {mine} wrote the rest"
+            )
+        else:
+            history = f"upgrade_writer: none, the writer is on Hudi {mine} already"
+            start = 0
+            if table.path.exists():
+                shutil.rmtree(table.path)
+        failed = self._run_steps(table, spec, steps, states, range(start, stop or len(steps)), done)
+        if failed is not None or stop is not None:
+            return failed or done
+        done.instants = completed_as_now(table.path, done.instants)
+        table = replace(
+            table,
+            columns=self._latest_columns(table),
+            reference_instant=done.instants[reference_index(spec)],
+            partition_by=tuple(spec.partition_by),
+            partitions=partition_folders(table.path, len(spec.partition_by)),
+        )
+        files = self._inspect(table, spec, done.instants)
+        if upgrade:
+            file_layout.note(files, history)
+            file_layout.note(files, f"table version {table_version(table.path)} after the steps")
+        return replace(done, table=table, files=files)
+
+    def _run_steps(
+        self,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        steps: list[Any],
+        states: list[TableState],
+        indices: range,
+        done: WriteResult,
+    ) -> WriteResult | None:
+        """Run `steps[i]` for every i of `indices`, recording into `done`; the failed result,
+        or None when every step ran."""
+        statements, timings, instants = done.sql or [], done.step_seconds, done.instants
+        done.sql = statements
+        for index in indices:
+            step = steps[index]
             started = time.monotonic()
             failure: Exception | None = None
             with Watchdog(self.step_timeout, self.runtime.kill) as dog:
@@ -213,31 +297,40 @@ class HudiWriter:
                     message = self._recover(message, dog.fired)
                 refused = isinstance(step, sc.Upsert) and step.is_change
                 where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
-                return WriteResult(
-                    table,
+                return replace(
+                    done,
                     failed_at=where,
                     message=message,
                     # A crash or a timeout is never the writer refusing the change.
                     rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
-                    sql=statements,
-                    step_seconds=timings,
-                    instants=instants,
                 )
             timings.append(time.monotonic() - started)
             instants.append(latest_instant(table.path))
             if index == 0:
                 self._register(table)
-        table = replace(
-            table,
-            columns=self._latest_columns(table),
-            reference_instant=instants[reference_index(spec)],
-            partition_by=tuple(spec.partition_by),
-            partitions=partition_folders(table.path, len(spec.partition_by)),
-        )
-        files = self._inspect(table, spec, instants)
-        return WriteResult(
-            table, sql=statements, step_seconds=timings, instants=instants, files=files
-        )
+        return None
+
+    def _older(self, hudi: str) -> SparkProcess:
+        """The Spark process of an older release (started on first use)."""
+        if hudi not in self._older_writers:
+            self._older_writers[hudi] = SparkProcess(
+                hudi, self.runtime.log_dir, self.tables_dir, self.step_timeout
+            )
+        return self._older_writers[hudi]
+
+    def prepare(self, scenarios: list[sc.Scenario]) -> None:
+        """Start the writer processes of the older releases these scenarios upgrade from, so
+        that their Spark warms up while the run goes on."""
+        for scenario in scenarios:
+            upgrade = scenario.spec.upgrade
+            if upgrade and upgrade[1].from_ != self.runtime.hudi_version:
+                self._older(upgrade[1].from_).start()
+
+    def close(self) -> None:
+        """Stop the older releases' writer processes."""
+        for older in self._older_writers.values():
+            older.stop()
+        self._older_writers.clear()
 
     def _inspect(
         self, table: TableRef, spec: sc.ScenarioSpec, instants: list[tuple[str, str] | None]
@@ -315,6 +408,15 @@ class HudiWriter:
                 self._sql(statement, {"hoodie.compact.inline.max.delta.commits": "1"})
             case sc.Compaction():
                 pass  # copy-on-write tables have nothing to compact
+            case sc.UpgradeWriter(from_=older) if older == self.runtime.hudi_version:
+                statements.append(f"-- upgrade_writer: none, the writer is on Hudi {older} already")
+            case sc.UpgradeWriter(from_=older):
+                statements.append(
+                    f"-- upgrade_writer: Hudi {older} wrote the steps above (table version "
+                    f"{table_version(table.path)}); Hudi {self.runtime.hudi_version} writes the "
+                    "steps below"
+                )
+                self._register(table)  # in this writer's own catalog
             case sc.Clustering():
                 statement = f"CALL run_clustering(path => '{table.path}')"
                 statements.append(statement)

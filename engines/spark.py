@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from engines.base import Engine, TableRef, Variant, log_tail, reference_instant
+from engines.spark_process import SparkProcess
 from harness.types import canonical_json
 
 _SIMPLE = {
@@ -72,6 +73,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def run_query(spark: Any, sql: str, settings: dict[str, str]) -> pa.Table:
+    """Run a reader's statements (`;\n`-separated, the last a SELECT) with `settings` set for
+    them only, and collect the answer."""
+    previous = {k: spark.conf.get(k, None) for k in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        *setup, select = [s.strip() for s in sql.split(";\n") if s.strip()]
+        for statement in setup:
+            spark.sql(statement)
+        return dataframe_to_arrow(spark.sql(select))
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 class SparkEngine(Engine):
     """Spark 3.5 with the Hudi bundle, sharing the writer's session."""
 
@@ -87,25 +107,54 @@ class SparkEngine(Engine):
     # Its variants set session configuration, which the writer's jobs must not see.
     shares_writer = True
 
+    _remote: SparkProcess | None = None
+
     @property
     def version(self) -> str:
         return self.context.spark.spark_version
 
     @property
     def hudi_version(self) -> str:
-        return self.context.spark.hudi_version
+        return self.context.spark_hudi or self.context.spark.hudi_version
+
+    @property
+    def remote(self) -> SparkProcess | None:
+        """Spark with the reader's own Hudi release, in a process of its own, when that
+        release is not the writer's (version skew); None: the writer's session reads."""
+        if self.hudi_version == self.context.spark.hudi_version:
+            return None
+        if self._remote is None:
+            log_dir = self.context.log_dir
+            tables = self.context.run_dir / "tables"
+            self._remote = SparkProcess(self.hudi_version, log_dir, tables, 0)
+        return self._remote
 
     def start(self) -> None:
         self.context.spark.session()
+        if self.remote is not None:
+            self.remote.start()
+
+    def stop(self) -> None:
+        if self.remote is not None:
+            self.remote.stop()
 
     def alive(self) -> bool:
+        if self.remote is not None:
+            return self.remote.alive()
         return self.context.spark.alive()
 
     def kill(self) -> None:
-        self.context.spark.kill()
+        if self.remote is not None:
+            self.remote.kill()
+        else:
+            self.context.spark.kill()
 
     def restart(self) -> None:
-        self.context.spark.restart()
+        if self.remote is not None:
+            self.remote.kill()
+            self.remote.start()
+        else:
+            self.context.spark.restart()
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":
@@ -126,21 +175,11 @@ class SparkEngine(Engine):
         )
 
     def query(self, sql: str, variant: Variant) -> pa.Table:
-        spark = self.context.spark.session()
-        previous = {k: spark.conf.get(k, None) for k in variant.settings}
-        for key, value in variant.settings.items():
-            spark.conf.set(key, value)
-        try:
-            *setup, select = [s.strip() for s in sql.split(";\n") if s.strip()]
-            for statement in setup:
-                spark.sql(statement)
-            return dataframe_to_arrow(spark.sql(select))
-        finally:
-            for key, value in previous.items():
-                if value is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, value)
+        if self.remote is not None:
+            return self.remote.query(sql, dict(variant.settings))
+        return run_query(self.context.spark.session(), sql, variant.settings)
 
     def log_excerpt(self) -> str:
+        if self.remote is not None:
+            return log_tail(self.remote.log_path)
         return log_tail(self.context.spark.log_path)

@@ -43,11 +43,16 @@ def hudi_bundle(version: str) -> MavenArtifact:
 
 
 class SparkRuntime:
-    """Starts the SparkSession lazily, once, with its log in the run's log folder."""
+    """Starts the SparkSession lazily, once, with its log in the run's log folder.
 
-    def __init__(self, log_dir: Path, hudi: str | None = None) -> None:
+    `label` names its log files (`spark.log`) and its scratch folder below `<run>/spark/`, so
+    that a second runtime (an older Hudi release, in a process of its own) keeps its own.
+    """
+
+    def __init__(self, log_dir: Path, hudi: str | None = None, label: str = "spark") -> None:
         self.log_dir = log_dir
         self.hudi_version = hudi or hudi_version()
+        self.label = label
         self._session: SparkSession | None = None
 
     @property
@@ -58,7 +63,7 @@ class SparkRuntime:
 
     @property
     def log_path(self) -> Path:
-        return self.log_dir / "spark.log"
+        return self.log_dir / f"{self.label}.log"
 
     def session(self) -> SparkSession:
         """The shared session, started on first use."""
@@ -143,9 +148,11 @@ class SparkRuntime:
         # Spark would otherwise look up a non-loopback address for its services.
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        log4j = self.log_dir / "spark-log4j2.properties"
+        log4j = self.log_dir / f"{self.label}-log4j2.properties"
         log4j.write_text(_LOG4J.format(log=self.log_path))
         scratch = self.log_dir.parent / "spark"
+        if self.label != "spark":
+            scratch = scratch / self.label
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.master("local[2]").appName("lakecompat")
@@ -176,7 +183,7 @@ class SparkRuntime:
             "-XX:+UseParallelGC",
         }.items():
             builder = builder.config(key, value)
-        with _console_to(self.log_dir / "spark-console.log"):
+        with _console_to(self.log_dir / f"{self.label}-console.log"):
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
         return session

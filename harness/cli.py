@@ -131,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)",
     )
     run.add_argument(
+        "--spark-hudi-version",
+        metavar="VERSION",
+        help="Hudi release the Spark reader reads with, when it is not the writer's (version "
+        "skew: e.g. the writer on 1.2.0, a Spark job still on 0.15.0); it runs in a Spark "
+        "of its own",
+    )
+    run.add_argument(
         "--query-timeout",
         type=_seconds,
         default=300,
@@ -201,7 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
         "variant only as far as needed. Review the reasons, add upstream links, and save it "
         "under expectations/. Given runs at several version points (e.g. the points of "
         "`lakecompat qualify`), entries that hold at one point only are scoped to its "
-        "releases (hudi, reader_hudi, versions) and listed first.",
+        "releases (hudi, reader_hudi, versions) and listed first. With --against, only what "
+        "the reviewed known outcomes misjudge is drafted: the entries a version point needs "
+        "on top of them.",
     )
     known.add_argument(
         "run_dirs",
@@ -211,6 +220,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="run folder or results.json; several: one per version point",
     )
     known.add_argument("--out", type=Path, help="write the file here instead of printing it")
+    known.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="folder of reviewed known-outcome files (e.g. expectations/): draft only the "
+        "entries each run needs before them, scoped to the run's Hudi release",
+    )
     diff = commands.add_parser(
         "diff",
         help="list the cells whose outcome changed between two runs",
@@ -236,7 +252,8 @@ examples:
   lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
 
 A version point may set: hudi (the release Spark writes with), hive_hudi (the Hudi jars
-HiveServer2 reads with; default: the writer's), trino, hive. A field a point leaves out keeps
+HiveServer2 reads with; default: the writer's), spark_hudi (the Hudi release the Spark reader
+reads with; default: the writer's), trino, hive. A field a point leaves out keeps
 the default release.
 
 exit codes:
@@ -392,10 +409,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _qualify(args)
     if args.command == "known":
         from harness.diff import load_cells
-        from harness.known_draft import draft_known_across, to_yaml
+        from harness.known_draft import draft_known_across, draft_on_top, to_yaml
 
         runs = [load_cells(path)[1] for path in args.run_dirs]
-        text = to_yaml(draft_known_across(runs))
+        if args.against:
+            reviewed = load_expectations(args.against)
+            text = to_yaml([e for cells in runs for e in draft_on_top(cells, reviewed)])
+        else:
+            text = to_yaml(draft_known_across(runs))
         if args.out:
             args.out.write_text(text, encoding="utf-8")
             print(f"wrote {args.out}")
@@ -456,6 +477,7 @@ def _run(args: argparse.Namespace) -> int:
         **_selection(args),
         hudi_version=args.hudi_version,
         hive_hudi_version=args.hive_hudi_version,
+        spark_hudi_version=args.spark_hudi_version,
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,

@@ -156,7 +156,8 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
             raise ExpectationError(
                 path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
             )
-        where = (entry.engine, entry.versions, entry.hudi, entry.scenario, entry.table_type)
+        where = (entry.engine, entry.versions, entry.hudi, entry.reader_hudi, entry.scenario)
+        where += (entry.table_type,)
         where += (entry.query_type, entry.variant)
         if where in seen:
             raise ExpectationError(

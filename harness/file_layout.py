@@ -15,8 +15,10 @@ from typing import Any
 from engines.hudi_files import DataFile
 from harness import scenario as sc
 
-NEEDS = ("old_files", "new_files")
+NEEDS = ("old_files", "new_files", "older_writer_files")
 _MISSING = {
+    "older_writer_files": "no live file was written by the older Hudi release: the steps after "
+    "the writer's upgrade rewrote every file group it wrote",
     "old_files": "no live file was written before the schema change: the steps rewrote every "
     "file group that held the old schema",
     "new_files": "no live file was written after the schema change",
@@ -37,15 +39,17 @@ def needs(spec: sc.ScenarioSpec) -> tuple[str, ...]:
 
     The default for a scenario that changes the schema: files written before the first change
     (`old_files`) and, when an insert or upsert comes at or after the last change, files
-    written after it (`new_files`). Without a schema change: nothing.
+    written after it (`new_files`); for a scenario that upgrades the writer, files written by
+    the older release (`older_writer_files`). Otherwise: nothing.
     """
     if spec.needs is not None:
         return tuple(spec.needs)
+    upgraded = ("older_writer_files",) if spec.upgrade is not None else ()
     changed = changes(spec)
     if not changed:
-        return ()
+        return upgraded
     writes_after = any(step.op in ("insert", "upsert") for step in spec.steps[changed[-1] :])
-    return ("old_files", "new_files") if writes_after else ("old_files",)
+    return (*(("old_files", "new_files") if writes_after else ("old_files",)), *upgraded)
 
 
 def describe(
@@ -65,7 +69,7 @@ def describe(
         entry = groups.setdefault(
             (state, data_file.columns),
             {
-                "written_by": _step_label(spec, state),
+                "written_by": _step_label(spec, state) + _release(spec, state),
                 "when": _when(state - 1, changed),
                 "base": 0,
                 "log": 0,
@@ -79,6 +83,8 @@ def describe(
     present = {
         "old_files": any(key[0] - 1 < changed[0] for key in groups) if changed else True,
         "new_files": any(key[0] - 1 >= changed[-1] for key in groups) if changed else True,
+        "older_writer_files": spec.upgrade is not None
+        and any(key[0] <= spec.upgrade[0] for key in groups),
     }
     layout["needs"] = list(required)
     layout["unmet"] = [f"{need}: {_MISSING[need]}" for need in required if not present[need]]
@@ -97,11 +103,18 @@ def unlisted(spec: sc.ScenarioSpec, failure: str) -> dict[str, Any]:
     return layout
 
 
+def note(layout: dict[str, Any], line: str) -> None:
+    """Add a line of evidence about the table (for example its table version) to `layout`."""
+    layout.setdefault("notes", []).append(line)
+    layout["summary"] = summary(layout)
+
+
 def summary(layout: dict[str, Any]) -> str:
     """Lines for people: `3 file groups`, `seed rows, before the schema change: 2 base files
-    [id int, ...]`, ..., and what the scenario needs."""
+    [id int, ...]`, ..., what the scenario needs, and the notes."""
+    notes = layout.get("notes", [])
     if layout.get("error"):
-        return f"the live files could not be listed: {layout['error']}"
+        return "\n".join([f"the live files could not be listed: {layout['error']}", *notes])
     parts = [f"{layout['file_groups']} file group{'s' if layout['file_groups'] != 1 else ''}"]
     for group in layout["groups"]:
         counted = [
@@ -115,7 +128,7 @@ def summary(layout: dict[str, Any]) -> str:
     if layout["needs"]:
         state = "missing: " + "; ".join(layout["unmet"]) if layout["unmet"] else "present"
         parts.append(f"the scenario needs {' and '.join(layout['needs'])}: {state}")
-    return "\n".join(parts)
+    return "\n".join([*parts, *notes])
 
 
 def _state_of(instant: str, instants: Sequence[tuple[str, str] | None]) -> int:
@@ -131,6 +144,13 @@ def _step_label(spec: sc.ScenarioSpec, state: int) -> str:
     if state > len(spec.steps):
         return "an unknown commit"
     return f"steps[{state - 1}] {spec.steps[state - 1].op}"
+
+
+def _release(spec: sc.ScenarioSpec, state: int) -> str:
+    """` (Hudi 0.15.0)` for a state the older release of an upgrade wrote, else nothing."""
+    if spec.upgrade is None or state > spec.upgrade[0]:
+        return ""
+    return f" (Hudi {spec.upgrade[1].from_})"
 
 
 def _when(step: int, changed: list[int]) -> str:

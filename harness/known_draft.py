@@ -9,6 +9,10 @@ From runs at several version points (`lakecompat known RUN RUN ...`), each run i
 its own; an entry every run drafted holds for every point, and the others are scoped to the
 versions of their point (`hudi`, `reader_hudi`, `versions`: whichever differ between the
 points), narrowed to exactly that release, and listed first.
+
+On top of reviewed known outcomes (`lakecompat known RUN --against expectations/`), only the
+cells those outcomes misjudge get entries, scoped to the run's Hudi release: the additions a
+version point needs, to be listed before the reviewed entries.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections import Counter, defaultdict
 
 import yaml
 
-from harness.expectations import Known
+from harness.expectations import Known, Verdict, judge
 from harness.outcomes import Cell, Outcome
 
 #: The shapes tried, most general first: which key parts an entry names ("*" for the rest).
@@ -84,6 +88,44 @@ def draft_known_across(runs: list[list[Cell]]) -> list[Known]:
     return [*dict.fromkeys(scoped), *common]
 
 
+def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
+    """Entries that, listed before `known`, make every cell of one run as expected.
+
+    Only the cells `known` misjudges are drafted, each shape as general as the run allows: an
+    entry is kept when every cell of the run it would match (and no earlier new entry
+    matches) has its outcome. Entries are scoped to the run's writer release (`hudi`) and,
+    for an engine whose own Hudi jars differ from the writer's, to those (`reader_hudi`).
+    """
+    misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
+    claimed: set[int] = set()
+    entries: list[Known] = []
+    for shape in _SHAPES[1:]:
+        groups: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
+        for cell in misjudged:
+            if id(cell) not in claimed:
+                groups[_values(cell, shape)].append(cell)
+        for values, matched in groups.items():
+            outcomes = {c.outcome for c in matched}
+            reach = [c for c in cells if id(c) not in claimed and _values(c, shape) == values]
+            if len(outcomes) != 1 or any(c.outcome not in outcomes for c in reach):
+                continue
+            entry = _entry(dict(zip(shape, values, strict=True)), matched)
+            entries.append(Known.model_validate({**entry.model_dump(), **_run_scope(matched)}))
+            claimed.update(id(c) for c in reach)
+    return entries
+
+
+def _run_scope(cells: list[Cell]) -> dict[str, str]:
+    cell = cells[0]
+    scope = {"hudi": f"=={cell.writer['hudi']}"} if cell.writer.get("hudi") else {}
+    engines = {c.engine for c in cells}
+    readers = {c.reader_hudi for c in cells}
+    reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
+    if reader[:1].isdigit() and reader != cell.writer.get("hudi"):
+        scope["reader_hudi"] = f"=={reader}"
+    return scope
+
+
 def _signature(cells: list[Cell]) -> dict[str, str]:
     """The versions a run's cells ran with: the writer's Hudi, each engine's version and Hudi."""
     found: dict[str, str] = {}
@@ -127,6 +169,8 @@ def _values(cell: Cell, shape: tuple[str, ...]) -> tuple[str, ...]:
 
 def _entry(names: dict[str, str], matched: list[Cell]) -> Known:
     reason, _ = Counter(_first_sentence(c.reason) for c in matched).most_common(1)[0]
+    if matched[0].outcome is Outcome.PASS:
+        reason = f"passes with Hudi {matched[0].writer.get('hudi', '?')}"
     return Known.model_validate(
         {
             "engine": names.get("engine", "*"),

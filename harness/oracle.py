@@ -148,6 +148,8 @@ def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> N
             _for_all_rows(state, lambda row: row.__setitem__(new_name, row.pop(name)))
         case sc.ChangeType(column=name, to=target):
             _retype(state, name, target, spec.key)
+        case sc.UpgradeWriter():
+            pass  # the data stays as it is; only the release that writes next changes
         case sc.Compaction() | sc.Clustering():
             # Both rewrite every file group's latest rows into new base files.
             state.base = copy.deepcopy(state.rows)

@@ -24,6 +24,7 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
         options,
         hudi_version=point.hudi or options.hudi_version,
         hive_hudi_version=point.hive_hudi or options.hive_hudi_version,
+        spark_hudi_version=point.spark_hudi or options.spark_hudi_version,
         reports_dir=options.reports_dir / "points" / slug(point.name),
     )
 
@@ -67,6 +68,8 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
         hudi = point.hudi or hudi_version()
         try:
             fetch(hudi_bundle(hudi))
+            if point.spark_hudi and "spark" in engines:
+                fetch(hudi_bundle(point.spark_hudi))
             with engine_releases(point):
                 if "hive" in engines or "trino" in engines:
                     metastore_classpath(hive_version())

@@ -92,6 +92,7 @@ def run_info(
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
         "hive_hudi": options.hive_hudi_version,
+        "spark_hudi": options.spark_hudi_version,
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
     }
     if options.resume_dir is not None:
@@ -117,6 +118,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         reports_dir=reports_dir,
         hudi_version=info["writer"]["hudi"],
         hive_hudi_version=info.get("hive_hudi"),
+        spark_hudi_version=info.get("spark_hudi"),
         engine_settings=info.get("engine_settings") or {},
         resume_dir=run_dir.resolve(),
         known_records=info.get("known") or [],

@@ -24,6 +24,8 @@ class RunOptions:
     hudi_version: str | None = None
     #: The Hudi release on HiveServer2's classpath; None: the writer's (no version skew).
     hive_hudi_version: str | None = None
+    #: The Hudi release the Spark reader reads with; None: the writer's (no version skew).
+    spark_hudi_version: str | None = None
     #: Folder of known-outcome files (expectations/*.yaml); None: every cell is expected to PASS.
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).

@@ -79,7 +79,12 @@ class Runner:
         result = RunResult(run_dir, cells=list(self._done.values()))
         completed = False
         runtime = SparkRuntime(run_dir / "logs", options.hudi_version)
-        context = RunContext(run_dir, runtime, hive_hudi=options.hive_hudi_version)
+        context = RunContext(
+            run_dir,
+            runtime,
+            hive_hudi=options.hive_hudi_version,
+            spark_hudi=options.spark_hudi_version,
+        )
         writer = HudiWriter(runtime, run_dir / "tables", options.step_timeout)
         results = ResultsWriter(run_dir)
         try:
@@ -94,6 +99,7 @@ class Runner:
                 )
                 write_run_info(run_dir, info)
                 self.fleet.control_checks(writer, engines)
+                writer.prepare(self.scenarios)
                 planned = run_plan.planned_cells(self._tables(), [s.engine for s in engines])
                 self.progress.begin(planned - len(self._done))
                 self._run_tables(self._tables(), context, writer, engines, results, result)
@@ -102,6 +108,7 @@ class Runner:
             completed = True
         finally:
             results.close()
+            writer.close()
             context.close()
             self.progress.end()
             if completed:

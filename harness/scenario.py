@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.input_files import InputError, field_path, read_mapping
 from harness.types import ColumnType, parse_type
@@ -150,6 +157,15 @@ class Clustering(_Strict):
     op: Literal["clustering"]
 
 
+class UpgradeWriter(_Strict):
+    """The writer's Hudi release changes here: the seed rows and the steps before this one are
+    written by the older release `from`, the steps after it by the run's release, which
+    upgrades the table (its table version) on its first write, as a real upgrade does."""
+
+    op: Literal["upgrade_writer"]
+    from_: Annotated[str, Field(alias="from", pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
+
+
 Step = Annotated[
     Insert
     | Upsert
@@ -161,7 +177,8 @@ Step = Annotated[
     | RenameColumn
     | ChangeType
     | Compaction
-    | Clustering,
+    | Clustering
+    | UpgradeWriter,
     Field(discriminator="op"),
 ]
 SCHEMA_OPS = (
@@ -172,7 +189,7 @@ SCHEMA_OPS = (
     "rename_column",
     "change_type",
 )
-OPS = ("insert", "upsert", "delete", *SCHEMA_OPS, "compaction", "clustering")
+OPS = ("insert", "upsert", "delete", *SCHEMA_OPS, "compaction", "clustering", "upgrade_writer")
 
 
 class ScenarioSpec(_Strict):
@@ -190,9 +207,26 @@ class ScenarioSpec(_Strict):
     rows: Rows
     steps: list[Step] = Field(default_factory=list, max_length=100)
     #: What the table's live files must hold after the steps (see `harness.file_layout`):
-    #: `old_files` written before the schema change, `new_files` written after it. None: the
-    #: default for the scenario's steps.
-    needs: list[Literal["old_files", "new_files"]] | None = Field(default=None, max_length=2)
+    #: `old_files` written before the schema change, `new_files` written after it,
+    #: `older_writer_files` written by the older release of an `upgrade_writer` step. None:
+    #: the default for the scenario's steps.
+    needs: list[Literal["old_files", "new_files", "older_writer_files"]] | None = Field(
+        default=None, max_length=3
+    )
+
+    @model_validator(mode="after")
+    def _one_upgrade(self) -> ScenarioSpec:
+        if len([s for s in self.steps if isinstance(s, UpgradeWriter)]) > 1:
+            raise ValueError("a scenario changes the writer's release at most once")
+        return self
+
+    @property
+    def upgrade(self) -> tuple[int, UpgradeWriter] | None:
+        """(index in `steps`, step) of the writer's upgrade, if the scenario has one."""
+        for index, step in enumerate(self.steps):
+            if isinstance(step, UpgradeWriter):
+                return index, step
+        return None
 
 
 @dataclass(frozen=True)
@@ -236,12 +270,16 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         evolve(spec)
     except StepError as exc:
         raise ScenarioError(path, exc.field, str(exc)) from None
-    if spec.needs and not changes(spec):
+    if set(spec.needs or ()) - {"older_writer_files"} and not changes(spec):
         raise ScenarioError(
             path,
             "needs",
             "old and new files are about a schema change, and no step changes the schema "
             "(leave `needs` out)",
+        )
+    if "older_writer_files" in (spec.needs or ()) and spec.upgrade is None:
+        raise ScenarioError(
+            path, "needs", "older_writer_files needs an upgrade_writer step, and there is none"
         )
     return scenario
 

@@ -13,13 +13,13 @@ LIST_LIMIT = 50
 
 
 def engine_versions(info: dict[str, Any]) -> str:
-    """`spark 3.5.9, hive 4.0.1, trino 483`; HiveServer2's Hudi jars named when they are not
-    the writer's (version skew)."""
+    """`spark 3.5.9, hive 4.0.1, trino 483`; a reader's Hudi jars named when they are not the
+    writer's (version skew)."""
     parts = []
     for name, version in info.get("engines", {}).items():
         text = f"{name} {version}"
-        if name == "hive" and info.get("hive_hudi"):
-            text += f" with Hudi {info['hive_hudi']} jars"
+        if name in ("hive", "spark") and info.get(f"{name}_hudi"):
+            text += f" with Hudi {info[f'{name}_hudi']} jars"
         parts.append(text)
     return ", ".join(parts)
 

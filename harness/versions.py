@@ -36,6 +36,7 @@ _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
 FIELDS = {
     "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
     "hive_hudi": "the Hudi jars HiveServer2 reads with (default: the writer's release)",
+    "spark_hudi": "the Hudi release the Spark reader reads with (default: the writer's release)",
     "trino": "the Trino release",
     "hive": "the Hive release (Metastore and HiveServer2)",
 }
@@ -55,6 +56,7 @@ class VersionPoint(BaseModel):
     name: Annotated[str, _NAME]
     hudi: Annotated[str, _VERSION] | None = None
     hive_hudi: Annotated[str, _VERSION] | None = None
+    spark_hudi: Annotated[str, _VERSION] | None = None
     trino: Annotated[str, _VERSION] | None = None
     hive: Annotated[str, _VERSION] | None = None
 

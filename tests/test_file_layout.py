@@ -18,7 +18,7 @@ from engines.hudi_files import (
     log_blocks,
     parquet_columns,
 )
-from harness.file_layout import describe, needs, unlisted
+from harness.file_layout import describe, needs, note, unlisted
 from harness.scenario import load_scenario
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -137,6 +137,33 @@ def test_default_needs_follow_the_steps() -> None:
     assert needs(scenario("schema_on_write/extra_column")) == ("old_files", "new_files")
     # Clustering rewrites every file group: the scenario is about reading the rewritten table.
     assert needs(scenario("merge_on_read/add_then_clustering")) == ("new_files",)
+
+
+def test_an_upgrade_of_the_writer_needs_files_of_the_older_release() -> None:
+    spec = scenario("writer_upgrade/rename_after_upgrade")  # seed, insert, upgrade, rename, upsert
+    assert needs(spec) == ("old_files", "new_files", "older_writer_files")
+    seed, insert, upgrade, rename, upsert = (f"2026010100000000{i}" for i in range(1, 6))
+    instants = [(t, t) for t in (seed, insert, upgrade, rename, upsert)]
+    upgrade_instants = [instants[0], instants[1], instants[1], instants[3], instants[4]]
+    renamed = ("id int", "product string", "price double", "qty int", "ts long")
+    old = ("id int", "name string", "price double", "qty int", "ts long")
+    files = [
+        DataFile("a.parquet", "base", "fg1", seed, old),
+        DataFile("b.parquet", "base", "fg2", upsert, renamed),
+    ]
+    layout = describe(spec, files, upgrade_instants)
+    assert layout["unmet"] == []
+    assert layout["groups"][0]["written_by"] == "seed rows (Hudi 0.15.0)"
+    assert layout["groups"][1]["written_by"] == "steps[3] upsert"
+    # The steps after the upgrade rewrote every file group the older release wrote.
+    layout = describe(spec, files[1:], upgrade_instants)
+    assert layout["unmet"][-1].startswith("older_writer_files: no live file was written by")
+
+
+def test_notes_follow_the_summary() -> None:
+    layout = unlisted(scenario("rename_column/rename"), "gone")
+    note(layout, "table version 9 after the steps")
+    assert layout["summary"].splitlines()[-1] == "table version 9 after the steps"
 
 
 def test_old_and_new_files_meet_the_preconditions() -> None:

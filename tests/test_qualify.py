@@ -147,7 +147,8 @@ def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
         ("points:\n  - {name: a, hudi: 1.2.0}\n", "points: List should have at least 2 items"),
         (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",
-            "points[1].spark: unknown field; a point may set hudi, hive_hudi, trino, hive",
+            "points[1].spark: unknown field; a point may set hudi, hive_hudi, spark_hudi, trino, "
+            "hive",
         ),
         (
             "points:\n  - {name: a, hudi: latest}\n  - {name: b}\n",
@@ -248,3 +249,52 @@ def test_known_takes_several_runs(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["known", str(old), str(new)]) == 0
     text = capsys.readouterr().out
     assert "hudi: ==1.1.1" in text and "1.2.0" not in text
+
+
+def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.expectations import Known, Verdict, judge
+    from harness.known_draft import draft_on_top
+
+    reviewed = [
+        Known(engine="spark", scenario="a/*", outcome=W, reason="reviewed"),
+        Known(engine="hive", scenario="a/x", outcome=E, reason="fixed since 1.0"),
+    ]
+
+    def at(**overrides: object) -> object:
+        fields = {"writer": {"spark": "3.5.9", "hudi": "0.15.0"}, "reader_hudi": "0.15.0"}
+        return cell(**{**fields, **overrides})
+
+    old = [
+        at(scenario="a/x", outcome=W, reason="NULLs"),  # as the reviewed entry says
+        at(scenario="a/y", outcome=E, reason="old bug"),  # fails otherwise at 0.15.0
+        at(scenario="a/y", engine="hive", engine_version="4.0.1"),
+        at(scenario="a/x", engine="hive", engine_version="4.0.1", outcome=E, reason="bug"),
+        at(scenario="a/x", engine="hive", engine_version="4.0.1", query_type="incremental"),
+        at(scenario="b/z", engine="hive", engine_version="4.0.1", reader_hudi="1.2.0", outcome=E),
+        at(scenario="b/z"),
+    ]
+    entries = draft_on_top(old, reviewed)
+    drafted = [
+        (e.engine, e.scenario, e.query_type, e.outcome, e.hudi, e.reader_hudi) for e in entries
+    ]
+    assert drafted == [
+        ("spark", "a/y", "*", E, "==0.15.0", ""),
+        ("hive", "b/z", "*", E, "==0.15.0", "==1.2.0"),
+        ("hive", "a/x", "incremental", Outcome.PASS, "==0.15.0", ""),
+    ]
+    assert entries[-1].reason == "passes with Hudi 0.15.0"
+    assert {j.verdict for j in judge(old, entries + reviewed)} == {Verdict.AS_EXPECTED}
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    (folder / "known.yaml").write_text(to_yaml_text(reviewed))
+    run = write_run(tmp_path / "old", old)
+    assert main(["known", str(run), "--against", str(folder)]) == 0
+    assert capsys.readouterr().out.count("hudi: ==0.15.0") == 3
+
+
+def to_yaml_text(entries: list) -> str:
+    from harness.known_draft import to_yaml
+
+    return to_yaml(entries)

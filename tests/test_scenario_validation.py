@@ -55,11 +55,22 @@ CASES = [
     case("add_column_after_unknown", "steps[0].after", "no column 'nme'"),
     case("table_types_unknown", "table_types[1]", "Input should be 'cow' or 'mor'"),
     case("needs_without_change", "needs", "no step changes the schema"),
-    case("needs_unknown", "needs[1]", "Input should be 'old_files' or 'new_files'"),
+    case(
+        "needs_unknown",
+        "needs[1]",
+        "Input should be 'old_files', 'new_files' or 'older_writer_files'",
+    ),
     case(
         "upsert_schema_duplicate_columns",
         "steps[0].schema",
         "column names must be unique",
+    ),
+    case("two_writer_upgrades", "", "changes the writer's release at most once"),
+    case("upgrade_from_not_a_release", "steps[0].from", "String should match pattern"),
+    case(
+        "older_writer_files_without_upgrade",
+        "needs",
+        "older_writer_files needs an upgrade_writer step",
     ),
     case(
         "step_extra_field_named_like_op",

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from engines.hudi_writer import ddl, latest_instant, partition_folders
+from engines.hudi_writer import (
+    completed_as_now,
+    ddl,
+    latest_instant,
+    partition_folders,
+    table_version,
+)
 from harness import scenario as sc
 from harness.scenario import table_name
 from harness.types import parse_type
@@ -89,6 +95,32 @@ def test_latest_instant_reads_completed_commits_of_both_timeline_layouts(tmp_pat
     assert latest_instant(tmp_path) == ("20260101000000001", "20260101000000900")
     (timeline.parent / "20260102000000000.commit").touch()  # 0.x: one time for both
     assert latest_instant(tmp_path) == ("20260102000000000", "20260102000000000")
+
+
+def test_an_upgraded_timeline_gives_old_commits_their_new_completion_times(
+    tmp_path: Path,
+) -> None:
+    """Hudi 0.15.0 recorded one time per commit; after Hudi 1.x upgraded the table, its
+    timeline holds the same commits with completion times of their own."""
+    hoodie = tmp_path / ".hoodie"
+    (hoodie / "timeline").mkdir(parents=True)
+    recorded = [("20260101000000001", "20260101000000001"), None]
+    (hoodie / "timeline" / "20260101000000001_20260101000000777.commit").touch()
+    (hoodie / "20260101000000001.commit").touch()  # left behind in the 0.x layout
+    assert completed_as_now(tmp_path, recorded) == [
+        ("20260101000000001", "20260101000000777"),
+        None,
+    ]
+    assert completed_as_now(tmp_path, [("20270101000000000", "x")]) == [("20270101000000000", "x")]
+
+
+def test_table_version_comes_from_hoodie_properties(tmp_path: Path) -> None:
+    assert table_version(tmp_path) == "?"
+    (tmp_path / ".hoodie").mkdir()
+    (tmp_path / ".hoodie" / "hoodie.properties").write_text(
+        "#Properties saved\nhoodie.table.name=t\nhoodie.table.version=6\n"
+    )
+    assert table_version(tmp_path) == "6"
 
 
 def test_partition_folders_are_the_hive_style_data_folders(tmp_path: Path) -> None:
