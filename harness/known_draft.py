@@ -94,7 +94,7 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     Only the cells `known` misjudges are drafted, each shape as general as the run allows: an
     entry is kept when every cell of the run it would match (and no earlier new entry
     matches) has its outcome. Entries are scoped to the run's writer release (`hudi`) and,
-    for an engine whose own Hudi jars differ from the writer's, to those (`reader_hudi`).
+    for one engine, to the Hudi release it read with (`reader_hudi`).
     """
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
     claimed: set[int] = set()
@@ -121,7 +121,7 @@ def _run_scope(cells: list[Cell]) -> dict[str, str]:
     engines = {c.engine for c in cells}
     readers = {c.reader_hudi for c in cells}
     reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
-    if reader[:1].isdigit() and reader != cell.writer.get("hudi"):
+    if reader[:1].isdigit():
         scope["reader_hudi"] = f"=={reader}"
     return scope
 

@@ -280,9 +280,9 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
         (e.engine, e.scenario, e.query_type, e.outcome, e.hudi, e.reader_hudi) for e in entries
     ]
     assert drafted == [
-        ("spark", "a/y", "*", E, "==0.15.0", ""),
+        ("spark", "a/y", "*", E, "==0.15.0", "==0.15.0"),
         ("hive", "b/z", "*", E, "==0.15.0", "==1.2.0"),
-        ("hive", "a/x", "incremental", Outcome.PASS, "==0.15.0", ""),
+        ("hive", "a/x", "incremental", Outcome.PASS, "==0.15.0", "==0.15.0"),
     ]
     assert entries[-1].reason == "passes with Hudi 0.15.0"
     assert {j.verdict for j in judge(old, entries + reviewed)} == {Verdict.AS_EXPECTED}
@@ -291,7 +291,7 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
     (folder / "known.yaml").write_text(to_yaml_text(reviewed))
     run = write_run(tmp_path / "old", old)
     assert main(["known", str(run), "--against", str(folder)]) == 0
-    assert capsys.readouterr().out.count("hudi: ==0.15.0") == 3
+    assert capsys.readouterr().out.count("\n  hudi: ==0.15.0") == 3
 
 
 def to_yaml_text(entries: list) -> str:
