@@ -240,8 +240,8 @@ class HudiWriter:
                 done = self._older(upgrade[1].from_).write(scenario, table_type, start)
             except RuntimeError as exc:
                 return replace(done, failed_at="the seed rows", message=str(exc))
-            if not done.ok:
-                return done
+            if not done.ok:  # say which release stopped
+                return replace(done, message=f"Hudi {upgrade[1].from_}: {done.message}")
             history = (
                 f"Hudi {upgrade[1].from_} wrote the steps before steps[{upgrade[0]}] (table "
                 f"version {table_version(table.path)}); Hudi {mine} wrote the rest"

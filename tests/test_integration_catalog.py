@@ -30,6 +30,7 @@ SUBSET = (
     "schema_on_write/missing_column_fill_null",
     "keys_partitions/partitioned_add_column",
     "merge_on_read/add_then_clustering",
+    "writer_upgrade/rename_after_upgrade",
 )
 VARIANTS = 2 + 4 + 3  # Spark, Hive, Trino
 

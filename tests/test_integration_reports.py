@@ -67,14 +67,16 @@ def spark_run(reports: Path, *extra: str | Path) -> tuple[subprocess.CompletedPr
 
 
 def altered_expectations(folder: Path) -> Path:
-    """The project's expectations with the entry of ALTERED saying ERROR instead of WRONG."""
+    """The project's expectations with the entry of ALTERED saying ERROR instead of WRONG
+    (the entry for the default releases: entries scoped to an older Hudi stay as they are)."""
     shutil.copytree(DEFAULT_EXPECTATIONS, folder)
     changed = 0
     for path in folder.glob("*.yaml"):
         data = yaml.safe_load(path.read_text())
         for entry in data["known"]:
             if (
-                entry.get("engine") == "spark"
+                not entry.get("hudi")
+                and entry.get("engine") == "spark"
                 and entry.get("scenario") == SCENARIO
                 and entry.get("variant") == "schema_on_read_off"
                 and entry.get("table_type") == "cow"
