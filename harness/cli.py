@@ -512,7 +512,7 @@ def _finish(result: RunResult, args: argparse.Namespace) -> int:
 def _qualify(args: argparse.Namespace) -> int:
     from harness.qualify import counts_line
     from harness.qualify_report import write_qualification
-    from harness.qualify_run import compare_runs, run_points
+    from harness.qualify_run import compare_runs, run_points, selected
     from harness.runner import RunOptions
     from harness.versions import load_versions, parse_points
 
@@ -522,17 +522,20 @@ def _qualify(args: argparse.Namespace) -> int:
             "qualify needs exactly one of: two run folders, --versions FILE, or --point (twice)"
         )
     names: tuple[str, str] | None = None
+    keep = None
     if args.runs:
         if len(args.runs) != 2:
             raise ValueError(f"qualify compares two runs; {len(args.runs)} given")
         baseline, candidate = args.runs
+        chosen = _selection(args)
+        keep = selected(chosen["pattern"], chosen["engines"], chosen["table_types"])
     else:
         plan = load_versions(args.versions) if args.versions else parse_points(args.points)
         runs = run_points(plan, RunOptions(**_selection(args)), args.quiet)
         base, cand = plan.baseline_point(), plan.candidate_point()
         baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir
         names = (base.name, cand.name)
-    result = compare_runs(baseline, candidate, names)
+    result = compare_runs(baseline, candidate, names, keep)
     out = args.out or args.reports / "qualify"
     paths = write_qualification(result, out)
     print(f"{result.baseline.label()} -> {result.candidate.label()}")

@@ -7,11 +7,14 @@ are started afresh for each point. The qualification files go to `<reports>/qual
 
 from __future__ import annotations
 
+import fnmatch
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.diff import load_cells
+from harness.outcomes import Cell
 from harness.progress import Progress
 from harness.qualify import Point, Qualification, qualify
 from harness.run_options import RunOptions
@@ -84,13 +87,36 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
             ) from None
 
 
+def selected(
+    pattern: str | None, engines: tuple[str, ...], table_types: tuple[str, ...]
+) -> Callable[[Cell], bool]:
+    """Whether a finished run's cell is among those `--scenarios`, `--engines` and
+    `--table-types` select (as they select the cells of a run)."""
+    globs = [g.strip() for g in (pattern or "").split(",") if g.strip()]
+
+    def keep(cell: Cell) -> bool:
+        return (
+            cell.engine in engines
+            and cell.table_type in table_types
+            and (not globs or any(fnmatch.fnmatchcase(cell.scenario, g) for g in globs))
+        )
+
+    return keep
+
+
 def compare_runs(
-    baseline: Path, candidate: Path, names: tuple[str, str] | None = None
+    baseline: Path,
+    candidate: Path,
+    names: tuple[str, str] | None = None,
+    keep: Callable[[Cell], bool] | None = None,
 ) -> Qualification:
-    """The qualification of two run folders (or results.json files); names default to the
-    run ids."""
+    """The qualification of two run folders (or results.json files), of the cells `keep`
+    selects (default: all); names default to the run ids."""
     base_info, base_cells = load_cells(baseline)
     cand_info, cand_cells = load_cells(candidate)
+    if keep is not None:
+        base_cells = [c for c in base_cells if keep(c)]
+        cand_cells = [c for c in cand_cells if keep(c)]
     base_name, cand_name = names or (
         str(base_info.get("run_id") or baseline.name),
         str(cand_info.get("run_id") or candidate.name),

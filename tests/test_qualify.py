@@ -298,3 +298,16 @@ def to_yaml_text(entries: list) -> str:
     from harness.known_draft import to_yaml
 
     return to_yaml(entries)
+
+
+def test_two_finished_runs_are_compared_on_the_selected_cells_only(tmp_path: Path) -> None:
+    base, cand = pair(tmp_path)
+    out = tmp_path / "out"
+    args = [str(base), str(cand), "--out", str(out), "--quiet"]
+    assert main(["qualify", *args, "--engines", "trino"]) == 0
+    document = json.loads((out / "qualify.json").read_text())
+    assert [c["id"] for c in document["cells"]] == ["trino.cow.snapshot.add_column/after[default]"]
+    # The one merge-on-read cell fails on both runs (another outcome): nothing newly breaks.
+    assert main(["qualify", *args, "--scenarios", "add_column/*", "--table-types", "mor"]) == 0
+    document = json.loads((out / "qualify.json").read_text())
+    assert [c["id"] for c in document["cells"]] == ["spark.mor.snapshot.add_column/after[default]"]
