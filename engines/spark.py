@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from engines.base import Engine, TableRef, Variant, log_tail, reference_instant
 from engines.spark_process import SparkProcess
+from engines.spark_runtime import SparkRuntime
 from harness.types import canonical_json
 
 _SIMPLE = {
@@ -129,6 +130,10 @@ class SparkEngine(Engine):
             self._remote = SparkProcess(self.hudi_version, log_dir, tables, 0)
         return self._remote
 
+    def _spark(self) -> SparkProcess | SparkRuntime:
+        """Whichever Spark reads: the reader's own process, or the writer's session."""
+        return self.remote or self.context.spark
+
     def start(self) -> None:
         self.context.spark.session()
         if self.remote is not None:
@@ -139,22 +144,13 @@ class SparkEngine(Engine):
             self.remote.stop()
 
     def alive(self) -> bool:
-        if self.remote is not None:
-            return self.remote.alive()
-        return self.context.spark.alive()
+        return self._spark().alive()
 
     def kill(self) -> None:
-        if self.remote is not None:
-            self.remote.kill()
-        else:
-            self.context.spark.kill()
+        self._spark().kill()
 
     def restart(self) -> None:
-        if self.remote is not None:
-            self.remote.kill()
-            self.remote.start()
-        else:
-            self.context.spark.restart()
+        self._spark().restart()
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":
@@ -180,6 +176,4 @@ class SparkEngine(Engine):
         return run_query(self.context.spark.session(), sql, variant.settings)
 
     def log_excerpt(self) -> str:
-        if self.remote is not None:
-            return log_tail(self.remote.log_path)
-        return log_tail(self.context.spark.log_path)
+        return log_tail(self._spark().log_path)

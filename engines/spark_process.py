@@ -146,6 +146,11 @@ class SparkProcess:
             process.kill()
             process.join(10)
 
+    def restart(self) -> None:
+        """A new child after the old one died or was killed."""
+        self.kill()
+        self.start()
+
     def stop(self) -> None:
         """Ask the child to stop Spark and exit; kill it when it does not."""
         process, conn = self._process, self._conn
