@@ -234,16 +234,17 @@ class HudiWriter:
         done = WriteResult(table, sql=[], step_seconds=[], instants=[])
         upgrade = spec.upgrade
         mine = self.runtime.hudi_version
-        if stop is None and upgrade and upgrade[1].from_ != mine:
+        older = self._older_release(spec)
+        if stop is None and upgrade and older:
             start = upgrade[0] + 1
             try:
-                done = self._older(upgrade[1].from_).write(scenario, table_type, start)
+                done = self._older(older).write(scenario, table_type, start)
             except RuntimeError as exc:
                 return replace(done, failed_at="the seed rows", message=str(exc))
             if not done.ok:  # say which release stopped
-                return replace(done, message=f"Hudi {upgrade[1].from_}: {done.message}")
+                return replace(done, message=f"Hudi {older}: {done.message}")
             history = (
-                f"Hudi {upgrade[1].from_} wrote the steps before steps[{upgrade[0]}] (table "
+                f"Hudi {older} wrote the steps before steps[{upgrade[0]}] (table "
                 f"version {table_version(table.path)}); Hudi {mine} wrote the rest"
             )
         else:
@@ -322,9 +323,16 @@ class HudiWriter:
         """Start the writer processes of the older releases these scenarios upgrade from, so
         that their Spark warms up while the run goes on."""
         for scenario in scenarios:
-            upgrade = scenario.spec.upgrade
-            if upgrade and upgrade[1].from_ != self.runtime.hudi_version:
-                self._older(upgrade[1].from_).start()
+            older = self._older_release(scenario.spec)
+            if older:
+                self._older(older).start()
+
+    def _older_release(self, spec: sc.ScenarioSpec) -> str | None:
+        """The release an `upgrade_writer` step upgrades from, when it is not this writer's."""
+        upgrade = spec.upgrade
+        if upgrade is None or upgrade[1].from_ == self.runtime.hudi_version:
+            return None
+        return upgrade[1].from_
 
     def close(self) -> None:
         """Stop the older releases' writer processes."""
