@@ -61,10 +61,6 @@ class RunContext:
     registered: dict[str, TableRef] = field(default_factory=dict)
     #: How often the Metastore was (re)started; engines started before a restart reconnect.
     metastore_generation: int = 0
-    #: The Hudi release on HiveServer2's classpath, when it is not the writer's (version skew).
-    hive_hudi: str | None = None
-    #: The Hudi release the Spark reader reads with, when it is not the writer's (version skew).
-    spark_hudi: str | None = None
     #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
     _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -135,8 +131,16 @@ class Engine(ABC):
     #: the writes; the other engines read one table while the writer writes the next.
     shares_writer: ClassVar[bool] = False
 
-    def __init__(self, context: RunContext) -> None:
+    def __init__(
+        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+    ) -> None:
         self.context = context
+        #: The Hudi release this reader reads with, where it carries Hudi's jars and they are
+        #: not the writer's (version skew); None: the writer's release.
+        self.reader_hudi = reader_hudi
+        #: Names the engine's own files (logs, scratch folder); it differs from `name` when a
+        #: run reads with two instances of one engine (two Hudi releases).
+        self.label = label or self.name
 
     @property
     @abstractmethod

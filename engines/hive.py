@@ -187,9 +187,13 @@ class HiveEngine(MetastoreReader):
         Variant("mapreduce", {"hive.fetch.task.conversion": "none"}),
     )
 
-    def __init__(self, context: RunContext) -> None:
-        super().__init__(context)
-        self.home = context.run_dir / "hiveserver2"
+    def __init__(
+        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+    ) -> None:
+        super().__init__(context, reader_hudi, label)
+        #: HiveServer2's folder and log name (`hiveserver2.log`, or with the label's suffix).
+        self.service_name = "hiveserver2" + self.label.removeprefix(self.name)
+        self.home = context.run_dir / self.service_name
         self._service: Service | None = None
         self._connection: Any = None
         self._port = 0
@@ -202,7 +206,7 @@ class HiveEngine(MetastoreReader):
 
     @property
     def hudi_version(self) -> str:
-        return self.context.hive_hudi or self.context.spark.hudi_version
+        return self.reader_hudi or self.context.spark.hudi_version
 
     def start(self) -> None:
         metastore = self.context.metastore()
@@ -234,7 +238,7 @@ class HiveEngine(MetastoreReader):
             f"hive.server2.thrift.port={port}",
         ]
         self._service = Service(
-            "hiveserver2",
+            self.service_name,
             argv,
             self.context.log_dir,
             # The thrift port opens before sessions work: ready means `SELECT 1` answers.
@@ -303,7 +307,7 @@ class HiveEngine(MetastoreReader):
             shared = tuple(sorted(settings.items()))
             connection = self._sessions.get(shared) or self._session_with(settings)
             self._sessions[shared] = connection
-        log = self.context.log_dir / "hiveserver2.log"
+        log = self.context.log_dir / f"{self.service_name}.log"
         start = log.stat().st_size if log.is_file() else 0
         finished = False
         try:
@@ -339,7 +343,7 @@ class HiveEngine(MetastoreReader):
 
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
-        return log_tail(logs / "hiveserver2.log") or log_tail(logs / "hive-metastore.log")
+        return log_tail(logs / f"{self.service_name}.log") or log_tail(logs / "hive-metastore.log")
 
     def _open_session(self, port: int | None = None) -> Any:
         from pyhive import hive

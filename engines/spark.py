@@ -116,7 +116,7 @@ class SparkEngine(Engine):
 
     @property
     def hudi_version(self) -> str:
-        return self.context.spark_hudi or self.context.spark.hudi_version
+        return self.reader_hudi or self.context.spark.hudi_version
 
     @property
     def remote(self) -> SparkProcess | None:

@@ -158,8 +158,10 @@ class TrinoEngine(MetastoreReader):
         Variant("hive_catalog", {CATALOG: "hive"}),
     )
 
-    def __init__(self, context: RunContext) -> None:
-        super().__init__(context)
+    def __init__(
+        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+    ) -> None:
+        super().__init__(context, reader_hudi, label)
         self._server: TrinoServer | None = None
         self._version = trino_version()
 

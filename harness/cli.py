@@ -249,12 +249,14 @@ QUALIFY_EPILOG = """\
 examples:
   lakecompat qualify --versions versions/hudi-1.1-to-1.2.yaml
   lakecompat qualify --point old:hudi=1.1.1 --point new:hudi=1.2.0 --scenarios 'rename_column/*'
+  lakecompat qualify --versions versions/readers-lag-writer-1.2.yaml   # readers on older jars
   lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
 
 A version point may set: hudi (the release Spark writes with), hive_hudi (the Hudi jars
 HiveServer2 reads with; default: the writer's), spark_hudi (the Hudi release the Spark reader
 reads with; default: the writer's), trino, hive. A field a point leaves out keeps
-the default release.
+the default release. Points that differ only in hive_hudi and spark_hudi share one run: the
+tables are written once and each distinct reader reads them once.
 
 exit codes:
   0  the candidate breaks no cell that passed on the baseline

@@ -28,6 +28,16 @@ class EngineState:
     log: str = ""
 
 
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine to start: its class, the Hudi release it reads with when that is not the
+    writer's (None: the writer's), and the label of its files (None: its name)."""
+
+    cls: type[Engine]
+    reader_hudi: str | None = None
+    label: str | None = None
+
+
 class Stopped(Exception):
     """The run is stopping: the readers' thread must not record or restart anything."""
 
@@ -45,15 +55,15 @@ class Fleet:
     def running(
         self,
         context: RunContext,
-        classes: list[type[Engine]],
+        specs: list[EngineSpec],
         settings: dict[str, dict[str, str]],
     ) -> Iterator[list[EngineState]]:
         """Start the engines (with `settings` added to every variant); stop them on exit."""
         states = []
         with ExitStack() as stack:
-            for cls in classes:
-                engine = cls(context)
-                extra = settings.get(cls.name)
+            for spec in specs:
+                engine = spec.cls(context, spec.reader_hudi, spec.label)
+                extra = settings.get(spec.cls.name)
                 if extra:
                     engine.variants = tuple(
                         Variant(v.name, {**v.settings, **extra}) for v in engine.variants

@@ -1,8 +1,10 @@
 """`lakecompat qualify`: run the matrix at each version point, then compare two of them.
 
-Each point is an ordinary run in `<reports>/points/<point>/runs/<id>/` (its own `latest/`
-too), so any point can be re-rendered, resumed or diffed like a run of its own. The engines
-are started afresh for each point. The qualification files go to `<reports>/qualify/`.
+Each point is an ordinary run folder in `<reports>/points/<point>/runs/<id>/` (its own
+`latest/` too), so any point can be re-rendered, resumed or diffed like a run of its own.
+Points that write with the same releases share one run (`share_groups`): the tables are
+written once and each distinct reader reads them once; otherwise the engines are started
+afresh for each point. The qualification files go to `<reports>/qualify/`.
 """
 
 from __future__ import annotations
@@ -34,25 +36,56 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
 
 @dataclass(frozen=True)
 class PointRun:
-    """A point's finished run: its folder and how long it took (engine starts included)."""
+    """A point's finished run: its folder, and how long the run that measured it took
+    (engine starts included; points that shared a run share its time)."""
 
     run_dir: Path
     seconds: float
+    #: The names of the other points measured in the same run (see `share_groups`).
+    shared_with: tuple[str, ...] = ()
+
+
+def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoint]]:
+    """The points in groups that can share one run, in the plan's order of first appearance.
+
+    Points share a run when they write with the same Hudi release and run the same Hive and
+    Trino: they differ at most in the Hudi jars a reader carries (`hive_hudi`, `spark_hudi`),
+    so their tables are the same, written once, and each reader reads them once.
+    """
+    from engines.hive_metastore import hive_version
+    from engines.spark_runtime import hudi_version
+    from engines.trino_runtime import trino_version
+
+    groups: dict[tuple[str, str, str], list[VersionPoint]] = {}
+    for point in plan.points:
+        with engine_releases(point):
+            writer = point.hudi or options.hudi_version or hudi_version()
+            groups.setdefault((writer, hive_version(), trino_version()), []).append(point)
+    return list(groups.values())
 
 
 def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
-    """Run the matrix at every point of the plan, in order; each point's run by name."""
+    """Run the matrix at every point of the plan, each group of points that can share a run
+    (`share_groups`) in one run; each point's run by name."""
     from harness.runner import Runner
 
     provision_points(plan, options.engines, quiet)
     runs: dict[str, PointRun] = {}
-    for number, point in enumerate(plan.points, start=1):
+    groups = share_groups(plan, options)
+    for number, group in enumerate(groups, start=1):
         if not quiet:
-            print(f"version point {number}/{len(plan.points)}: {point.name} ({point.describe()})")
+            described = "; ".join(f"{p.name} ({p.describe()})" for p in group)
+            together = ", sharing the written tables" if len(group) > 1 else ""
+            print(f"run {number}/{len(groups)}: {described}{together}")
         started = time.monotonic()
-        with engine_releases(point):
-            result = Runner(point_options(options, point), Progress(quiet=quiet)).run()
-        runs[point.name] = PointRun(result.run_dir, time.monotonic() - started)
+        first, *others = [point_options(options, point) for point in group]
+        with engine_releases(group[0]):
+            results = Runner(first, Progress(quiet=quiet), sharing=others).run_all()
+        seconds = time.monotonic() - started
+        names = tuple(point.name for point in group)
+        for point, result in zip(group, results, strict=True):
+            others_names = tuple(name for name in names if name != point.name)
+            runs[point.name] = PointRun(result.run_dir, seconds, others_names)
     return runs
 
 

@@ -14,11 +14,12 @@ from harness.run_plan import select_scenarios
 from harness.scenario import Scenario
 
 #: Folders of a run that only the services need; a resumed run starts them afresh.
-SERVICE_STATE = ("hive-metastore", "hiveserver2", "warehouse", "spark", "trino")
+#: (Patterns: a HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.)
+SERVICE_STATE = ("hive-metastore", "hiveserver2*", "warehouse", "spark", "trino")
 #: What a completed run deletes: the services' data (their configuration and logs stay).
 SCRATCH = (
     "hive-metastore/metastore_db",
-    "hiveserver2/scratch",
+    "hiveserver2*/scratch",
     "warehouse",
     "spark",
     "trino/var",
@@ -60,14 +61,16 @@ def new_run_dir(reports_dir: Path) -> Path:
 def prepare_resume(run_dir: Path) -> Path:
     """Clear the services' state of an interrupted run; its finished cells stay."""
     for state in SERVICE_STATE:
-        shutil.rmtree(run_dir / state, ignore_errors=True)
+        for path in run_dir.glob(state):
+            shutil.rmtree(path, ignore_errors=True)
     return run_dir
 
 
 def clean(run_dir: Path, keep_tables: bool) -> None:
     """Delete what only the engines needed (and the tables, unless kept)."""
     for name in [*SCRATCH, *(() if keep_tables else ("tables",))]:
-        shutil.rmtree(run_dir / name, ignore_errors=True)
+        for path in run_dir.glob(name):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def run_info(

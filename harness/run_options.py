@@ -50,6 +50,10 @@ class RunOptions:
     #: it to show that no cell depends on what an engine read before.
     reverse_order: bool = False
 
+    def reader_hudi(self, engine: str) -> str | None:
+        """The Hudi release `engine` reads with when the run sets one (version skew)."""
+        return {"hive": self.hive_hudi_version, "spark": self.spark_hudi_version}.get(engine)
+
 
 @dataclass
 class RunResult:

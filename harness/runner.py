@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from functools import partial
@@ -25,6 +25,7 @@ from harness import cells, run_folder, run_plan
 from harness.cells import BASELINE_NOTE, Baselines
 from harness.fleet import EngineState, Fleet, Stopped
 from harness.outcomes import Cell, Evidence, Outcome
+from harness.outlets import Outlet, check_shareable, plan_engines
 from harness.pipeline import Pipeline
 from harness.progress import Progress
 from harness.report import write_reports
@@ -32,6 +33,9 @@ from harness.results import ResultsWriter, load_run, record_event, write_run_inf
 from harness.run_folder import MIN_FREE_BYTES, check_free_disk, resume_options
 from harness.run_options import DEFAULT_ENGINES, RunOptions, RunResult
 from harness.scenario import Scenario, load_scenarios
+
+#: A cell and the engine instance that measured it (a shared run may have two of an engine).
+Measured = tuple[EngineState, Cell]
 
 __all__ = [
     "BASELINE_NOTE",
@@ -48,12 +52,24 @@ __all__ = [
 class Runner:
     """Runs the matrix of scenarios × table types × engines × query types × variants."""
 
-    def __init__(self, options: RunOptions, progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        options: RunOptions,
+        progress: Progress | None = None,
+        sharing: Sequence[RunOptions] = (),
+    ) -> None:
+        """`sharing`: the options of further version points that read the tables this run
+        writes (they differ only in the Hudi release a reader carries); each gets a run
+        folder of its own (see `harness.outlets`)."""
         self.options = options
+        self.points = [options, *sharing]
+        for other in sharing:
+            check_shareable(options, other)
         self.progress = progress or Progress()
         self.scenarios = run_plan.select_scenarios(options)
         self.known = run_plan.load_known(options)
-        self.engine_classes = [engine_class(name) for name in options.engines]
+        for name in options.engines:
+            engine_class(name)  # an unknown engine is an error before anything starts
         for name in options.engine_settings:
             if name not in options.engines:
                 raise ValueError(f"--set names engine {name!r}, which this run does not read with")
@@ -62,7 +78,8 @@ class Runner:
         if options.resume_dir is not None:
             _, finished = load_run(options.resume_dir)
             self._done = {cell.key: cell for cell in finished}
-        self._baselines = Baselines(list(self._done.values()))
+        # The baseline's outcomes, per engine instance (a shared run may have two Hives).
+        self._baselines: dict[str, Baselines] = {}
         # Set when the run stops early; held while a table's cells are recorded.
         self._stopping = threading.Event()
         self._record_lock = threading.Lock()
@@ -70,52 +87,79 @@ class Runner:
 
     def run(self) -> RunResult:
         """Execute the run; every cell is on disk the moment it is known."""
+        return self.run_all()[0]
+
+    def run_all(self) -> list[RunResult]:
+        """Execute the run; the result of every point, in order (one for an ordinary run)."""
         options = self.options
         check_free_disk(options.resume_dir or options.reports_dir)
         if options.resume_dir:
-            run_dir = run_folder.prepare_resume(options.resume_dir)
+            run_dirs = [run_folder.prepare_resume(options.resume_dir)]
         else:
-            run_dir = run_folder.new_run_dir(options.reports_dir)
-        result = RunResult(run_dir, cells=list(self._done.values()))
+            run_dirs = [run_folder.new_run_dir(point.reports_dir) for point in self.points]
+        outlets = [
+            Outlet(
+                point,
+                run_dir,
+                ResultsWriter(run_dir),
+                RunResult(run_dir, cells=list(self._done.values())),
+                self.known if point is options else run_plan.load_known(point),
+            )
+            for point, run_dir in zip(self.points, run_dirs, strict=True)
+        ]
+        home = outlets[0].run_dir
         completed = False
-        runtime = SparkRuntime(run_dir / "logs", options.hudi_version)
-        context = RunContext(
-            run_dir,
-            runtime,
-            hive_hudi=options.hive_hudi_version,
-            spark_hudi=options.spark_hudi_version,
-        )
-        writer = HudiWriter(runtime, run_dir / "tables", options.step_timeout)
-        results = ResultsWriter(run_dir)
+        runtime = SparkRuntime(home / "logs", options.hudi_version)
+        context = RunContext(home, runtime)
+        writer = HudiWriter(runtime, home / "tables", options.step_timeout)
+        specs, routes = plan_engines(self.points, runtime.hudi_version)
+        for outlet, route in zip(outlets, routes, strict=True):
+            outlet.engine_indexes = route
         try:
-            with self.fleet.running(
-                context, self.engine_classes, options.engine_settings
-            ) as engines:
-                versions = {
-                    s.engine.name: s.engine.version if not s.failure else "?" for s in engines
-                }
-                info = run_folder.run_info(
-                    run_dir, options, writer.versions, versions, self.scenarios, self.known
-                )
-                write_run_info(run_dir, info)
+            with self.fleet.running(context, specs, options.engine_settings) as engines:
+                for outlet in outlets:
+                    self._write_run_info(outlet, outlets, writer, engines)
                 self.fleet.control_checks(writer, engines)
                 writer.prepare(self.scenarios)
                 planned = run_plan.planned_cells(self._tables(), [s.engine for s in engines])
                 self.progress.begin(planned - len(self._done))
-                self._run_tables(self._tables(), context, writer, engines, results, result)
+                self._run_tables(self._tables(), context, writer, engines, outlets)
                 if options.rerun_pattern:
-                    result.rerun_seconds, result.rerun_cells = self._rerun(context, writer, engines)
+                    first = outlets[0].result
+                    first.rerun_seconds, first.rerun_cells = self._rerun(context, writer, engines)
             completed = True
         finally:
-            results.close()
+            for outlet in outlets:
+                outlet.results.close()
             writer.close()
             context.close()
             self.progress.end()
-            if completed:
-                run_folder.clean(run_dir, options.keep_tables)
-            if result.cells:
-                result.judged = write_reports(run_dir, [run_dir, options.reports_dir / "latest"])
-        return result
+            for outlet in outlets:
+                if completed:
+                    run_folder.clean(outlet.run_dir, options.keep_tables)
+                if outlet.result.cells:
+                    latest = outlet.options.reports_dir / "latest"
+                    outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, latest])
+        return [outlet.result for outlet in outlets]
+
+    def _write_run_info(
+        self,
+        outlet: Outlet,
+        outlets: list[Outlet],
+        writer: HudiWriter,
+        engines: list[EngineState],
+    ) -> None:
+        """The point's `run.json`; in a shared run it names the other points' folders (the
+        first point's folder holds the engines' logs)."""
+        mine = outlet.engines(engines)
+        versions = {s.engine.name: s.engine.version if not s.failure else "?" for s in mine}
+        info = run_folder.run_info(
+            outlet.run_dir, outlet.options, writer.versions, versions, self.scenarios, outlet.known
+        )
+        if len(outlets) > 1:
+            info["shared_with"] = [str(o.run_dir) for o in outlets if o is not outlet]
+            info["logs_in"] = str(outlets[0].run_dir / "logs")
+        write_run_info(outlet.run_dir, info)
 
     def _tables(self, scenarios: list[Scenario] | None = None) -> Iterator[tuple[Scenario, str]]:
         chosen = self.scenarios if scenarios is None else scenarios
@@ -132,13 +176,14 @@ class Runner:
             raise ValueError(f"no scenario matches {pattern!r}")
         folder = context.run_dir / "rerun"
         folder.mkdir(exist_ok=True)
-        discarded, again = ResultsWriter(folder), RunResult(folder)
+        discarded = Outlet(self.options, folder, ResultsWriter(folder), RunResult(folder), [])
+        discarded.engine_indexes = list(range(len(engines)))
         started = time.monotonic()
         try:
-            self._run_tables(self._tables(chosen), context, writer, engines, discarded, again)
+            self._run_tables(self._tables(chosen), context, writer, engines, [discarded])
         finally:
-            discarded.close()
-        return time.monotonic() - started, again.cells
+            discarded.results.close()
+        return time.monotonic() - started, discarded.result.cells
 
     def _run_tables(
         self,
@@ -146,10 +191,10 @@ class Runner:
         context: RunContext,
         writer: HudiWriter,
         engines: list[EngineState],
-        results: ResultsWriter,
-        result: RunResult,
+        outlets: list[Outlet],
     ) -> None:
-        """Write every table and read it with every engine.
+        """Write every table and read it with every engine; each cell goes to the outlets of
+        the points that read with its engine.
 
         Spark reads a table as soon as it is written (it shares the writer's JVM); the other
         engines read it on threads of their own while the writer writes the next table. The
@@ -176,12 +221,12 @@ class Runner:
                     record_event(context.run_dir, {"event": "restart", "engine": "spark-writer"})
                     context.spark.restart()
                 written = writer.write(scenario, table_type)
-                result.write_seconds.extend(written.step_seconds)
-                first: Iterable[Cell] = self._read_everywhere(scenario, written, inline, writer)
+                outlets[0].result.write_seconds.extend(written.step_seconds)
+                first: Iterable[Measured] = self._read_everywhere(scenario, written, inline, writer)
                 if not pipeline.inline:  # Spark's reads happen here, in the writer's thread
                     first = list(first)
                 read_rest = partial(self._read_and_record, scenario, written, beside, writer)
-                pipeline.submit(partial(read_rest, first, helpers, results, result))
+                pipeline.submit(partial(read_rest, first, helpers, engines, outlets))
             pipeline.finish()
         except BaseException:
             self._stop_readers(beside, pipeline)
@@ -195,10 +240,10 @@ class Runner:
         written: WriteResult,
         engines: list[EngineState],
         writer: HudiWriter,
-        first: Iterable[Cell],
+        first: Iterable[Measured],
         helpers: ThreadPoolExecutor,
-        results: ResultsWriter,
-        result: RunResult,
+        every: list[EngineState],
+        outlets: list[Outlet],
     ) -> None:
         """Record the cells of `first` (read already, or read now when the pipeline is inline),
         then read the table with `engines`.
@@ -214,25 +259,30 @@ class Runner:
             for state, error in registered[1:]
         ]
         try:
-            now: Iterator[Cell] = iter(())
+            now: Iterator[Measured] = iter(())
             if registered:
                 state, error = registered[0]
                 now = self._read_with(scenario, written, state, writer, error)
-            for cell in itertools.chain(first, now):
-                self._record(cell, results, result)
+            for measured in itertools.chain(first, now):
+                self._record(measured, every, outlets)
             for future in later:
-                for cell in future.result():
-                    self._record(cell, results, result)
+                for measured in future.result():
+                    self._record(measured, every, outlets)
         finally:
             wait_for(later)
 
-    def _record(self, cell: Cell, results: ResultsWriter, result: RunResult) -> None:
-        """Append a cell to the results file and report it (nothing once the run stops)."""
+    def _record(self, measured: Measured, every: list[EngineState], outlets: list[Outlet]) -> None:
+        """Append a cell to the results file of every point that reads with its engine, and
+        report it (nothing once the run stops)."""
+        state, cell = measured
+        index = next(i for i, known in enumerate(every) if known is state)
         with self._record_lock:
             if self._stopping.is_set():
                 raise Stopped
-            results.append(cell)
-            result.cells.append(cell)
+            for outlet in outlets:
+                if index in outlet.engine_indexes:
+                    outlet.results.append(cell)
+                    outlet.result.cells.append(cell)
             self.progress.cell(cell)
 
     def _stop_readers(self, engines: list[EngineState], pipeline: Pipeline) -> None:
@@ -250,7 +300,7 @@ class Runner:
         written: WriteResult,
         engines: list[EngineState],
         writer: HudiWriter,
-    ) -> Iterator[Cell]:
+    ) -> Iterator[Measured]:
         for state in engines:
             register_error = self.fleet.register(state, written)
             yield from self._read_with(scenario, written, state, writer, register_error)
@@ -262,8 +312,11 @@ class Runner:
         state: EngineState,
         writer: HudiWriter,
         register_error: str | None,
-    ) -> Iterator[Cell]:
+    ) -> Iterator[Measured]:
         """Every cell of one engine for a written (and registered) table."""
+        label = state.engine.label
+        if label not in self._baselines:
+            self._baselines[label] = Baselines(list(self._done.values()))
         for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
             for variant in state.engine.variants:
                 key = (state.engine.name, written.table.table_type, query_type)
@@ -287,4 +340,4 @@ class Runner:
                         cell, Outcome.ERROR, reason, Evidence(error=register_error)
                     )
                 cell.evidence.files = written.files
-                yield self._baselines.note(scenario, cell)
+                yield state, self._baselines[label].note(scenario, cell)

@@ -311,3 +311,56 @@ def test_two_finished_runs_are_compared_on_the_selected_cells_only(tmp_path: Pat
     assert main(["qualify", *args, "--scenarios", "add_column/*", "--table-types", "mor"]) == 0
     document = json.loads((out / "qualify.json").read_text())
     assert [c["id"] for c in document["cells"]] == ["spark.mor.snapshot.add_column/after[default]"]
+
+
+def test_points_with_the_same_writer_share_a_run() -> None:
+    from harness.qualify_run import share_groups
+    from harness.run_options import RunOptions
+
+    plan = parse_points(
+        [
+            "old:hudi=0.15.0",
+            "current:hudi=1.2.0",
+            "lagging:hudi=1.2.0,hive_hudi=0.15.0,spark_hudi=0.15.0",
+            "default:",
+            "other-hive:hudi=1.2.0,hive=4.0.0",
+        ]
+    )
+    groups = share_groups(plan, RunOptions(hudi_version="1.2.0"))
+    assert [[p.name for p in group] for group in groups] == [
+        ["old"],
+        ["current", "lagging", "default"],
+        ["other-hive"],
+    ]
+
+
+def test_a_shared_run_starts_each_distinct_reader_once() -> None:
+    from harness.outlets import plan_engines
+    from harness.run_options import RunOptions
+
+    current = RunOptions(engines=("spark", "hive", "trino"))
+    lagging = RunOptions(engines=current.engines, hive_hudi_version="0.15.0")
+    same_as_writer = RunOptions(engines=current.engines, spark_hudi_version="1.2.0")
+    specs, routes = plan_engines([current, lagging, same_as_writer], "1.2.0")
+    assert [(s.cls.name, s.reader_hudi, s.label) for s in specs] == [
+        ("spark", None, "spark"),
+        ("hive", None, "hive"),
+        ("hive", "0.15.0", "hive-hudi-0.15.0"),
+        ("trino", None, "trino"),
+    ]
+    assert routes == [[0, 1, 3], [0, 2, 3], [0, 1, 3]]
+    # A run of one point: one instance of each engine, named as always, skew or not.
+    specs, routes = plan_engines([lagging], "1.2.0")
+    assert [(s.label, s.reader_hudi) for s in specs] == [
+        ("spark", None),
+        ("hive", "0.15.0"),
+        ("trino", None),
+    ]
+
+
+def test_points_that_choose_different_cells_cannot_share_a_run() -> None:
+    from harness.outlets import check_shareable
+    from harness.run_options import RunOptions
+
+    with pytest.raises(ValueError, match="must agree on pattern, table_types"):
+        check_shareable(RunOptions(), RunOptions(pattern="x/*", table_types=("cow",)))
