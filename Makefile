@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: matrix test lint format bench clean browser
+.PHONY: matrix merge test lint format bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 
 matrix: $(STAMP)
 	$(BIN)/lakecompat run $(ARGS)
+
+# Merge the run folders of a sharded run: make merge ARGS="shard1/runs/<id> shard2/runs/<id>"
+merge: $(STAMP)
+	$(BIN)/lakecompat merge $(ARGS)
 
 test: lint browser
 	$(BIN)/python -m pytest $(ARGS)

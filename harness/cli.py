@@ -114,12 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated Hudi table types: cow (copy-on-write), mor (merge-on-read); "
         "default: cow,mor",
     )
-    run.add_argument(
-        "--reports",
-        type=Path,
-        default=Path("reports"),
-        help="folder for run folders and latest/ (default: ./reports)",
-    )
+    _reports_option(run, "folder for run folders and latest/ (default: ./reports)")
     run.add_argument(
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
@@ -166,6 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="complete an interrupted run: run only its missing cells, with the options it was "
         "started with (scenarios, engines, table types, settings, known outcomes), into the "
         "same folder",
+    )
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N shares of the tables (scenario x table type), the same "
+        "share on every machine for the same options; the baselines run in every shard. "
+        "Merge the N run folders with `lakecompat merge`",
+    )
+    run.add_argument(
+        "--shard-costs",
+        type=Path,
+        metavar="FILE",
+        help="balance the shards by the seconds each table took in an earlier run: its "
+        "costs.json (or its run folder); default: an estimate from steps and cells",
     )
     run.add_argument(
         "--set",
@@ -226,6 +235,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder of reviewed known-outcome files (e.g. expectations/): draft only the "
         "entries each run needs before them, scoped to the run's Hudi release",
+    )
+    merge = commands.add_parser(
+        "merge",
+        help="make one run folder from the run folders of a sharded run",
+        description="Merge the run folders of the N shards of one run (`lakecompat run "
+        "--shard K/N`) into a new run folder under --reports, with every report as if one "
+        "run had measured every cell. Refuses shards of different runs, a shard given twice, "
+        "a missing shard and an unfinished one (complete it with `lakecompat run --resume`). "
+        "The exit code judges the merged run like `lakecompat run` does.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    merge.add_argument(
+        "shard_dirs", type=Path, nargs="+", metavar="RUN", help="the run folder of every shard"
+    )
+    _reports_option(merge, "folder for the merged run folder and latest/ (default: ./reports)")
+    merge.add_argument(
+        "--scenario-dir",
+        type=Path,
+        default=DEFAULT_SCENARIOS,
+        help=f"folder of the scenario files the shards ran (default: {DEFAULT_SCENARIOS})",
+    )
+    merge.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when a known failure now passes (fixed upstream); the known outcomes "
+        "are those the shards recorded",
     )
     diff = commands.add_parser(
         "diff",
@@ -307,11 +343,9 @@ def _qualify_parser(commands: argparse._SubParsersAction) -> None:
     qualify.add_argument(
         "--table-types", type=_csv, default=TABLE_TYPES, help="cow and/or mor (default: both)"
     )
-    qualify.add_argument(
-        "--reports",
-        type=Path,
-        default=Path("reports"),
-        help="folder for the points' runs (points/<name>/) and the qualification (qualify/); "
+    _reports_option(
+        qualify,
+        "folder for the points' runs (points/<name>/) and the qualification (qualify/); "
         "default: ./reports",
     )
     qualify.add_argument(
@@ -326,6 +360,10 @@ def _qualify_parser(commands: argparse._SubParsersAction) -> None:
         "--out", type=Path, help="where to write the qualification files (default: REPORTS/qualify)"
     )
     qualify.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def _reports_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--reports", type=Path, default=Path("reports"), help=help_text)
 
 
 def _judging_options(parser: argparse.ArgumentParser, default: str) -> None:
@@ -425,6 +463,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         else:
             print(text, end="")
         return 0
+    if args.command == "merge":
+        from harness.merge import merge
+
+        run_dir, judged = merge(args.shard_dirs, args.reports, args.scenario_dir)
+        cells = [j.cell for j in judged]
+        print(f"merged {len(args.shard_dirs)} shards: {summary_line(cells)}")
+        print(f"report: {args.reports / 'latest' / 'matrix.html'}  run: {run_dir}")
+        return _judgement(judged, args.strict)
     if args.command == "report":
         from harness.report import REPORT_FILES, write_reports
 
@@ -468,6 +514,7 @@ def _judgement(judged: list[Judged], strict: bool) -> int:
 def _run(args: argparse.Namespace) -> int:
     from harness.progress import Progress
     from harness.runner import Runner, RunOptions, resume_options
+    from harness.shards import Shard
 
     if args.resume:
         options = resume_options(args.resume, args.scenario_dir, args.reports)
@@ -484,7 +531,11 @@ def _run(args: argparse.Namespace) -> int:
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,
         keep_tables=args.keep_tables,
+        shard=Shard.parse(args.shard) if args.shard else None,
+        shard_costs=args.shard_costs,
     )
+    if args.shard_costs and not args.shard:
+        raise ValueError("--shard-costs balances shards: give --shard K/N too")
     result = Runner(options, Progress(quiet=args.quiet)).run()
     return _finish(result, args)
 

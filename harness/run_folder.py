@@ -125,6 +125,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         engine_settings=info.get("engine_settings") or {},
         resume_dir=run_dir.resolve(),
         known_records=info.get("known") or [],
+        shard_record=info.get("shard"),
     )
     chosen = [s.id for s in select_scenarios(options)]
     if chosen != info["scenarios"]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.expectations import Judged
 from harness.outcomes import Cell
+from harness.shards import Shard
 
 DEFAULT_ENGINES = ("spark", "hive", "trino")
 
@@ -49,6 +50,12 @@ class RunOptions:
     #: Run the chosen scenarios in reverse order (baselines still first); the order test uses
     #: it to show that no cell depends on what an engine read before.
     reverse_order: bool = False
+    #: Run only this shard's share of the tables (baselines always run); None: every table.
+    shard: Shard | None = None
+    #: A cost file (or run folder) to balance the shards by; None: estimated costs.
+    shard_costs: Path | None = None
+    #: The shard as a run recorded it in `run.json` (a resumed shard keeps its share).
+    shard_record: dict[str, Any] | None = None
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""

@@ -4,13 +4,15 @@ which known outcomes judge them, and which tables a resumed run has finished alr
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
-from engines import known_engines
+from engines import engine_class, known_engines
 from engines.base import TABLE_QUERY_TYPES, Engine
 from harness.expectations import Known, check_references, from_records, load_expectations
 from harness.outcomes import Cell
 from harness.run_options import RunOptions
 from harness.scenario import Scenario, load_scenarios
+from harness.shards import assign, estimate, load_costs, plan_digest, table_id
 
 
 def select_scenarios(options: RunOptions) -> list[Scenario]:
@@ -73,3 +75,29 @@ def load_known(options: RunOptions) -> list[Known]:
     scenario_ids = [s.id for s in load_scenarios(options.scenarios_dir)]
     check_references(known, scenario_ids, known_engines())
     return known
+
+
+def shard_plan(options: RunOptions, scenarios: list[Scenario]) -> dict[str, Any] | None:
+    """What `run.json` records of the run's shard (None when the run is not a shard):
+    `index`, `count`, its `tables`, the `plan` fingerprint of every shard's share, and the
+    cost file. Baseline tables are in every shard and in no share."""
+    if options.shard_record is not None:
+        return options.shard_record
+    if options.shard is None:
+        return None
+    per_table = sum(len(engine_class(name).variants) for name in options.engines)
+    planned = [(s, t) for s, t in tables(scenarios, options.table_types) if not s.spec.baseline]
+    measured = load_costs(options.shard_costs) if options.shard_costs else {}
+    costs = {
+        table_id(s, t): measured.get(table_id(s, t))
+        or estimate(s, t, per_table * len(TABLE_QUERY_TYPES[t]))
+        for s, t in planned
+    }
+    shares = assign(costs, options.shard.count)
+    return {
+        "index": options.shard.index,
+        "count": options.shard.count,
+        "tables": shares[options.shard.index - 1],
+        "plan": plan_digest(shares),
+        "costs": str(options.shard_costs) if options.shard_costs else None,
+    }

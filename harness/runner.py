@@ -1,10 +1,11 @@
 """One run: write every table, read it with every engine, record every cell as it is known.
 
 The parts a run is made of have modules of their own: `run_options` (what to run),
-`run_plan` (scenarios, tables, known outcomes), `run_folder` (the folder, `run.json`,
-resume and clean-up), `fleet` (the engines: start, control check, registration, restart)
-and `cells` (one cell: query, judge, baseline note). This module schedules them: the writer
-and Spark on one thread, the other engines one table behind on threads of their own.
+`run_plan` (scenarios, tables, a shard's share, known outcomes), `run_folder` (the folder,
+`run.json`, resume and clean-up), `fleet` (the engines: start, control check, registration,
+restart), `cells` (one cell: query, judge, baseline note) and `outlets` (the run folder of
+each version point when several share the run). This module schedules them: the writer and
+Spark on one thread, the other engines one table behind on threads of their own.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from harness.results import ResultsWriter, load_run, record_event, write_run_inf
 from harness.run_folder import MIN_FREE_BYTES, check_free_disk, resume_options
 from harness.run_options import DEFAULT_ENGINES, RunOptions, RunResult
 from harness.scenario import Scenario, load_scenarios
+from harness.shards import table_id, write_costs
 
 #: A cell and the engine instance that measured it (a shared run may have two of an engine).
 Measured = tuple[EngineState, Cell]
@@ -68,6 +70,11 @@ class Runner:
         self.progress = progress or Progress()
         self.scenarios = run_plan.select_scenarios(options)
         self.known = run_plan.load_known(options)
+        #: This run's shard (`run.json`'s `shard`), or None for every table.
+        self.shard = run_plan.shard_plan(options, self.scenarios)
+        #: Seconds each table cost this run (writing, and every cell's query), by table name.
+        self.costs: dict[str, float] = {}
+        self._cost_lock = threading.Lock()
         for name in options.engines:
             engine_class(name)  # an unknown engine is an error before anything starts
         for name in options.engine_settings:
@@ -131,6 +138,7 @@ class Runner:
         finally:
             for outlet in outlets:
                 outlet.results.close()
+                write_costs(outlet.run_dir, self.costs)
             writer.close()
             context.close()
             self.progress.end()
@@ -156,6 +164,8 @@ class Runner:
         info = run_folder.run_info(
             outlet.run_dir, outlet.options, writer.versions, versions, self.scenarios, outlet.known
         )
+        if self.shard is not None:
+            info["shard"] = self.shard
         if len(outlets) > 1:
             info["shared_with"] = [str(o.run_dir) for o in outlets if o is not outlet]
             info["logs_in"] = str(outlets[0].run_dir / "logs")
@@ -163,7 +173,11 @@ class Runner:
 
     def _tables(self, scenarios: list[Scenario] | None = None) -> Iterator[tuple[Scenario, str]]:
         chosen = self.scenarios if scenarios is None else scenarios
-        return run_plan.tables(chosen, self.options.table_types)
+        planned = run_plan.tables(chosen, self.options.table_types)
+        if self.shard is None:
+            return planned
+        share = set(self.shard["tables"])
+        return ((s, t) for s, t in planned if s.spec.baseline or table_id(s, t) in share)
 
     def _rerun(
         self, context: RunContext, writer: HudiWriter, engines: list[EngineState]
@@ -179,10 +193,12 @@ class Runner:
         discarded = Outlet(self.options, folder, ResultsWriter(folder), RunResult(folder), [])
         discarded.engine_indexes = list(range(len(engines)))
         started = time.monotonic()
+        costs = dict(self.costs)  # the re-run's tables cost nothing of the run's
         try:
             self._run_tables(self._tables(chosen), context, writer, engines, [discarded])
         finally:
             discarded.results.close()
+            self.costs = costs
         return time.monotonic() - started, discarded.result.cells
 
     def _run_tables(
@@ -222,6 +238,7 @@ class Runner:
                     context.spark.restart()
                 written = writer.write(scenario, table_type)
                 outlets[0].result.write_seconds.extend(written.step_seconds)
+                self._add_cost(table_id(scenario, table_type), sum(written.step_seconds))
                 first: Iterable[Measured] = self._read_everywhere(scenario, written, inline, writer)
                 if not pipeline.inline:  # Spark's reads happen here, in the writer's thread
                     first = list(first)
@@ -279,11 +296,16 @@ class Runner:
         with self._record_lock:
             if self._stopping.is_set():
                 raise Stopped
+            self._add_cost(table_id(cell.scenario, cell.table_type), cell.seconds)
             for outlet in outlets:
                 if index in outlet.engine_indexes:
                     outlet.results.append(cell)
                     outlet.result.cells.append(cell)
             self.progress.cell(cell)
+
+    def _add_cost(self, table: str, seconds: float) -> None:
+        with self._cost_lock:
+            self.costs[table] = self.costs.get(table, 0.0) + seconds
 
     def _stop_readers(self, engines: list[EngineState], pipeline: Pipeline) -> None:
         """The run stops early: record nothing more, and end a read in progress at once."""

@@ -71,6 +71,7 @@ def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
         "",
         f"Writer Spark {writer.get('spark', '?')} + Hudi {writer.get('hudi', '?')}; "
         f"readers {engines}.",
+        *_shard_lines(info),
         "",
         f"- Cells: {len(judged)} ({summary_line([j.cell for j in judged])})",
         f"- Against the known outcomes: {verdict_counts(judged)}",
@@ -79,6 +80,21 @@ def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
         "Full report: `matrix.html` (or `matrix.md`); per-cell data: `results.json`.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _shard_lines(info: dict[str, Any]) -> list[str]:
+    """What a shard or a merge of shards says about itself (nothing for other runs)."""
+    shard = info.get("shard")
+    if isinstance(shard, dict):
+        return [
+            "",
+            f"Shard {shard['index']}/{shard['count']}: {len(shard['tables'])} tables and the "
+            "baselines; merge every shard's run folder with `lakecompat merge`.",
+        ]
+    merged = info.get("merged_from")
+    if merged:
+        return ["", f"Merged from {len(merged)} shards (`run.json` lists their run folders)."]
+    return []
 
 
 def _md(text: str) -> str:

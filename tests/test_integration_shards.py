@@ -1,0 +1,63 @@
+"""Integration: a small catalog run whole, and in two shards merged, with the real engines.
+
+`lakecompat run --shard 1/2` and `--shard 2/2` must split the tables between them (the
+baselines run in both), and `lakecompat merge` must make a run whose cells equal, cell for
+cell and in the same order, those of the unsharded run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_integration_reports import lakecompat
+
+from harness.diff import load_cells
+from harness.outcomes import Cell
+
+pytestmark = pytest.mark.integration
+SCENARIOS = "rename_column/rename,add_column/add_nullable_column,drop_column/drop"
+OPTIONS = ("--scenarios", SCENARIOS, "--table-types", "cow", "--quiet")
+
+
+def _verdicts(cells: list[Cell]) -> list[tuple[object, ...]]:
+    return [(c.key, c.outcome, c.reason, c.engine_version, c.reader_hudi) for c in cells]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("shards")
+    folders = {}
+    for name, extra in (("whole", ()), ("one", ("--shard", "1/2")), ("two", ("--shard", "2/2"))):
+        reports = base / name
+        done = lakecompat("run", *OPTIONS, *extra, "--reports", reports, cwd=base)
+        assert done.returncode in (0, 1), done.stderr[-3000:]
+        (folders[name],) = (reports / "runs").iterdir()
+    return folders
+
+
+def test_shards_split_the_tables_and_each_runs_the_baselines(runs: dict[str, Path]) -> None:
+    one = json.loads((runs["one"] / "run.json").read_text())["shard"]
+    two = json.loads((runs["two"] / "run.json").read_text())["shard"]
+    assert (one["index"], two["index"], one["count"]) == (1, 2, 2)
+    assert one["plan"] == two["plan"] and one["tables"] and two["tables"]
+    assert not set(one["tables"]) & set(two["tables"])
+    assert len(one["tables"]) + len(two["tables"]) == 3  # three scenarios, cow
+    for name in ("one", "two"):
+        _, cells = load_cells(runs[name])
+        assert {c.scenario for c in cells if c.category == "baseline"} == {"baseline/no_change"}
+        costs = json.loads((runs[name] / "costs.json").read_text())["tables"]
+        assert all(seconds > 0 for seconds in costs.values())
+
+
+def test_merged_shards_equal_the_whole_run(runs: dict[str, Path], tmp_path: Path) -> None:
+    done = lakecompat(
+        "merge", runs["two"], runs["one"], "--reports", tmp_path / "merged", cwd=tmp_path
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    _, merged = load_cells(tmp_path / "merged" / "latest")
+    _, whole = load_cells(runs["whole"])
+    assert _verdicts(merged) == _verdicts(whole)
+    again = lakecompat("merge", runs["one"], runs["one"], "--reports", tmp_path, cwd=tmp_path)
+    assert again.returncode == 2 and "given twice" in again.stderr

@@ -1,0 +1,185 @@
+"""Shards and merging (no engine runs here): the share of each shard, cost files, and every
+way `lakecompat merge` must refuse folders that are not the shards of one run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_results_report import cell, write_run
+
+from engines import engine_class
+from engines.base import TABLE_QUERY_TYPES
+from harness.cli import main
+from harness.merge import MergeError, merge
+from harness.run_options import RunOptions
+from harness.run_plan import select_scenarios, shard_plan, tables
+from harness.shards import Shard, ShardError, assign, estimate, load_costs, table_id
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+CHOSEN = "rename_column/rename,add_column/add_nullable_column,drop_column/drop"
+
+
+def test_shard_is_k_of_n() -> None:
+    assert Shard.parse("2/4") == Shard(2, 4)
+    for bad in ("0/2", "3/2", "1", "a/b", "1/0"):
+        with pytest.raises(ShardError, match="--shard"):
+            Shard.parse(bad)
+
+
+def test_tables_are_dealt_most_costly_first_to_the_lightest_shard() -> None:
+    costs = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 3.0, "e": 1.0}
+    shares = assign(costs, 2)
+    assert shares == [["a", "d"], ["b", "c", "e"]]
+    assert sorted(n for share in shares for n in share) == sorted(costs)
+    assert assign(costs, 2) == shares  # the same inputs give the same shares
+    assert assign(costs, 1) == [list(costs)]
+
+
+def test_the_catalog_is_dealt_once_and_evenly_over_four_shards() -> None:
+    options = RunOptions(scenarios_dir=SCENARIOS, shard=Shard(1, 4))
+    scenarios = select_scenarios(options)
+    plans = [
+        shard_plan(RunOptions(scenarios_dir=SCENARIOS, shard=Shard(k, 4)), scenarios)
+        for k in range(1, 5)
+    ]
+    assert len({plan["plan"] for plan in plans if plan}) == 1
+    shares = [set(plan["tables"]) for plan in plans if plan]
+    every = {table_id(s, t) for s, t in tables(scenarios, ("cow", "mor")) if not s.spec.baseline}
+    assert set().union(*shares) == every and sum(map(len, shares)) == len(every)
+    cells = sum(len(engine_class(e).variants) for e in options.engines)
+    cost = {
+        table_id(s, t): estimate(s, t, cells * len(TABLE_QUERY_TYPES[t]))
+        for s, t in tables(scenarios, ("cow", "mor"))
+    }
+    loads = [sum(cost[name] for name in share) for share in shares]
+    assert max(loads) <= 1.15 * min(loads), loads
+
+
+def test_cost_files_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ShardError, match="no cost file"):
+        load_costs(tmp_path)
+    (tmp_path / "costs.json").write_text('{"tables": {"x (cow)": "slow"}}')
+    with pytest.raises(ShardError, match="'tables' must map table names to seconds"):
+        load_costs(tmp_path)
+    (tmp_path / "costs.json").write_text('{"tables": {"x (cow)": 2.5}}')
+    assert load_costs(tmp_path) == {"x (cow)": 2.5}
+
+
+def test_a_cost_file_moves_tables_between_shards(tmp_path: Path) -> None:
+    options = RunOptions(scenarios_dir=SCENARIOS, pattern=CHOSEN, shard=Shard(1, 2))
+    scenarios = select_scenarios(options)
+    estimated = shard_plan(options, scenarios)
+    second = shard_plan(replace(options, shard=Shard(2, 2)), scenarios)
+    assert estimated is not None and second is not None
+    costly = second["tables"][-1]  # dealt to shard 2 by the estimate; measured, the costliest
+    (tmp_path / "costs.json").write_text(json.dumps({"tables": {costly: 1000.0}}))
+    options.shard_costs = tmp_path / "costs.json"
+    measured = shard_plan(options, scenarios)
+    assert measured is not None and measured["tables"] == [costly]
+    assert measured["plan"] != estimated["plan"]
+
+
+# Merging: shard folders written by hand, with every cell their tables need.
+
+
+def _cells(scenario: str, table_type: str, category: str, reason: str = "") -> list[Any]:
+    engine = engine_class("trino")
+    return [
+        cell(
+            scenario=scenario,
+            category=category,
+            table_type=table_type,
+            query_type=query_type,
+            engine="trino",
+            variant=variant.name,
+            reason=reason,
+        )
+        for query_type in TABLE_QUERY_TYPES[table_type]
+        for variant in engine.variants
+    ]
+
+
+def _shards(tmp_path: Path, count: int = 2) -> list[Path]:
+    """The run folders of a run of two scenarios on Trino, cow only, in `count` shards."""
+    options = RunOptions(
+        scenarios_dir=SCENARIOS, pattern=CHOSEN, engines=("trino",), table_types=("cow",)
+    )
+    scenarios = select_scenarios(options)
+    folders = []
+    for k in range(1, count + 1):
+        options.shard = Shard(k, count)
+        plan = shard_plan(options, scenarios)
+        assert plan is not None
+        info = {
+            "run_id": f"shard{k}",
+            "started": f"2026-11-24T0{k}:00:00+00:00",
+            "writer": {"spark": "3.5.9", "hudi": "1.2.0"},
+            "engines": {"trino": "483"},
+            "engine_order": ["trino"],
+            "scenarios": [s.id for s in scenarios],
+            "table_types": ["cow"],
+            "known": [],
+            "shard": plan,
+        }
+        cells = []
+        for scenario, table_type in tables(scenarios, ("cow",)):
+            if scenario.spec.baseline or table_id(scenario, table_type) in plan["tables"]:
+                cells += _cells(scenario.id, table_type, scenario.category, f"by shard {k}")
+        folders.append(write_run(tmp_path / f"shard{k}", cells, info))
+    return folders
+
+
+def test_merge_puts_every_table_in_the_run_order(tmp_path: Path) -> None:
+    folders = _shards(tmp_path, 3)
+    run_dir, judged = merge(list(reversed(folders)), tmp_path / "reports", SCENARIOS)
+    cells = [j.cell for j in judged]
+    scenarios = [c.scenario for c in cells]
+    order = json.loads((run_dir / "run.json").read_text())["scenarios"]
+    assert sorted(set(scenarios), key=order.index) == list(dict.fromkeys(scenarios))
+    assert set(scenarios) == set(order)
+    baseline = [c for c in cells if c.category == "baseline"]
+    assert baseline and {c.reason for c in baseline} == {"by shard 1"}
+    info = json.loads((run_dir / "run.json").read_text())
+    assert "shard" not in info and len(info["merged_from"]) == 3
+    assert (tmp_path / "reports" / "latest" / "matrix.html").is_file()
+    assert "Merged from 3 shards" in (run_dir / "summary.md").read_text()
+
+
+def test_merge_refuses_what_is_not_one_whole_run(tmp_path: Path) -> None:
+    one, two = _shards(tmp_path)
+    reports = tmp_path / "reports"
+    with pytest.raises(MergeError, match="shard 1/2 given twice"):
+        merge([one, one], reports, SCENARIOS)
+    with pytest.raises(MergeError, match="at least two shards"):
+        merge([one], reports, SCENARIOS)
+    three = _shards(tmp_path / "three", 3)
+    with pytest.raises(MergeError, match="planned differently"):
+        merge([one, three[1]], reports, SCENARIOS)
+    with pytest.raises(MergeError, match="shard 3/3 missing"):
+        merge(three[:2], reports, SCENARIOS)
+    plain = write_run(tmp_path / "plain", [cell()], {"run_id": "plain"})
+    with pytest.raises(MergeError, match="not a shard"):
+        merge([one, plain], reports, SCENARIOS)
+    info = json.loads((two / "run.json").read_text())
+    (two / "run.json").write_text(json.dumps({**info, "engines": {"trino": "482"}}))
+    with pytest.raises(MergeError, match="'engines' differs"):
+        merge([one, two], reports, SCENARIOS)
+    (two / "run.json").write_text(json.dumps(info))
+    lines = (two / "results.jsonl").read_text().splitlines()
+    (two / "results.jsonl").write_text("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(MergeError, match=r"shard 2/2 is incomplete.*--resume"):
+        merge([one, two], reports, SCENARIOS)
+
+
+def test_merge_command_reports_bad_shards_as_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, _ = _shards(tmp_path)
+    assert main(["merge", str(one), str(one), "--reports", str(tmp_path / "r")]) == 2
+    assert "given twice" in capsys.readouterr().err
+    assert main(["run", "--shard", "3/2", "--reports", str(tmp_path / "r")]) == 2
+    assert "K must be from 1 to N" in capsys.readouterr().err
