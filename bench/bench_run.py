@@ -278,7 +278,9 @@ def report(figures: dict[str, object], targets: dict[str, float], out: Path) -> 
     """Print one line per figure (with its target, if it has one) and write them to `out`."""
     for name, value in figures.items():
         shown = (
-            "skipped" if value is None else (f"{value:.2f}" if isinstance(value, float) else value)
+            "skipped"
+            if value is None
+            else (f"{value:.2f}" if isinstance(value, float) else str(value))
         )
         target = targets.get(name)
         verdict = ""

@@ -3,6 +3,7 @@ which known outcomes judge them, and which tables a resumed run has finished alr
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -22,6 +23,12 @@ def select_scenarios(options: RunOptions) -> list[Scenario]:
     chosen = load_scenarios(options.scenarios_dir, options.pattern)
     if not chosen:
         raise ValueError(f"no scenario matches {options.pattern!r}")
+    for glob in [g.strip() for g in (options.pattern or "").split(",") if g.strip()]:
+        if not any(fnmatch.fnmatch(s.id, glob) for s in everything):
+            raise ValueError(
+                f"no scenario matches {glob!r} (one of the --scenarios globs); "
+                "`lakecompat scenarios` lists them"
+            )
     baselines = [s for s in everything if s.spec.baseline and s not in chosen]
     if options.reverse_order:
         chosen = [s for s in chosen if s.spec.baseline] + [

@@ -17,7 +17,7 @@ from harness.diff import load_cells
 from harness.outcomes import Cell
 
 pytestmark = pytest.mark.integration
-SCENARIOS = "rename_column/rename,add_column/add_nullable_column,drop_column/drop"
+SCENARIOS = "rename_column/rename,add_column/at_end,drop_column/drop_one"
 OPTIONS = ("--scenarios", SCENARIOS, "--table-types", "cow", "--quiet")
 
 

@@ -20,7 +20,7 @@ from harness.run_plan import select_scenarios, shard_plan, tables
 from harness.shards import Shard, ShardError, assign, estimate, load_costs, table_id
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
-CHOSEN = "rename_column/rename,add_column/add_nullable_column,drop_column/drop"
+CHOSEN = "rename_column/rename,add_column/at_end,drop_column/drop_one"
 
 
 def test_shard_is_k_of_n() -> None:
