@@ -18,6 +18,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -457,17 +458,45 @@ def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
 
 
 def _with_job_cause(message: str, log: Path, start: int) -> str:
-    """A failed MapReduce job says only "return code 2 from ...MapRedTask" to the client; the
-    cause is in the server log the query wrote (queries of HiveServer2 run one at a time)."""
-    if "MapRedTask" not in message or not log.is_file():
+    """What the server log the query wrote adds to HiveServer2's message (queries of one
+    HiveServer2 run one at a time):
+
+    - a failed MapReduce job says only "return code 2 from ...MapRedTask" to the client: the
+      job's cause is appended;
+    - an exception without a message ("java.io.IOException: java.lang.IllegalArgumentException")
+      says nothing of where it came from: the Hudi frame that threw it is appended.
+    """
+    bare = _BARE_EXCEPTION.search(message)
+    if ("MapRedTask" not in message and not bare) or not log.is_file():
         return message
     with log.open("rb") as handle:
         handle.seek(start)
-        written = handle.read().decode(errors="replace")
-    causes = [line.strip() for line in written.splitlines() if line.startswith("Caused by: ")]
+        written = handle.read().decode(errors="replace").splitlines()
+    frame = _throwing_frame(written, bare[1]) if bare else None
+    if frame:
+        return f"{message} (no message) at {frame}"
+    causes = [line.strip() for line in written if line.startswith("Caused by: ")]
     if not causes:
         return message
     return f"{message}; the MapReduce job failed with {causes[-1].removeprefix('Caused by: ')}"
+
+
+#: A message that ends in a Java exception's class name, i.e. an exception without a message.
+_BARE_EXCEPTION = re.compile(r"\b((?:java|org)\.[\w.$]+(?:Exception|Error))\s*$")
+
+
+def _throwing_frame(lines: list[str], exception: str) -> str | None:
+    """The first Hudi frame (not a validation helper) under `Caused by: <exception>`."""
+    for number, line in enumerate(lines):
+        if line.strip() != f"Caused by: {exception}":
+            continue
+        for frame in lines[number + 1 :]:
+            frame = frame.strip()
+            if not frame.startswith("at "):
+                break
+            if frame.startswith("at org.apache.hudi.") and ".ValidationUtils." not in frame:
+                return frame.removeprefix("at ")
+    return None
 
 
 def _close(connection: Any) -> None:

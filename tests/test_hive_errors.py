@@ -31,3 +31,31 @@ def test_other_errors_and_a_silent_log_keep_the_message(tmp_path: Path) -> None:
     )
     assert _with_job_cause(FAILED, log, log.stat().st_size) == FAILED
     assert _with_job_cause(FAILED, tmp_path / "missing.log", 0) == FAILED
+
+
+BARE = "Error while compiling statement: java.io.IOException: java.lang.IllegalArgumentException"
+LAYOUT = "org.apache.hudi.common.table.timeline.versioning.TimelineLayoutVersion"
+TRACE = "\n".join(
+    [
+        "java.io.IOException: java.lang.IllegalArgumentException",
+        "\tat org.apache.hadoop.hive.ql.exec.FetchOperator.getNextRow(FetchOperator.java:628)",
+        "Caused by: java.lang.IllegalArgumentException",
+        "\tat org.apache.hudi.common.util.ValidationUtils.checkArgument(ValidationUtils.java:33)",
+        f"\tat {LAYOUT}.<init>(TimelineLayoutVersion.java:40)",
+        "\tat org.apache.hudi.common.table.HoodieTableConfig.getTimelineLayoutVersion(X.java:5)",
+    ]
+)
+
+
+def test_an_exception_without_a_message_names_the_hudi_frame_that_threw_it(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "hiveserver2.log"
+    log.write_text(TRACE)
+    assert _with_job_cause(BARE, log, 0) == (
+        f"{BARE} (no message) at {LAYOUT}.<init>(TimelineLayoutVersion.java:40)"
+    )
+    # Only what the query wrote counts; without its trace the message stays as it is.
+    assert _with_job_cause(BARE, log, log.stat().st_size) == BARE
+    job = f"{FAILED}. java.lang.IllegalArgumentException"
+    assert _with_job_cause(job, log, 0).endswith("TimelineLayoutVersion.java:40)")
