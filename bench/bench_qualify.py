@@ -69,7 +69,9 @@ def main() -> int:
         "versions": args.versions.name,
         "scenarios": args.scenarios or "the full default matrix",
         "points": len(plan.points),
-        "shared_runs": [sorted([n, *r.shared_with]) for n, r in runs.items() if r.shared_with],
+        "shared_runs": sorted(
+            {tuple(sorted([n, *r.shared_with])) for n, r in runs.items() if r.shared_with}
+        ),
         "cells_per_point": len(result.rows),
         **{f"point_{name}_s": run.seconds for name, run in runs.items()},
         "one_point_s": one,
