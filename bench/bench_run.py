@@ -46,7 +46,18 @@ FETCH = (
     "from engines.trino_runtime import provision; "
     "t = time.monotonic(); fetch(hudi_bundle(hudi_version()), progress=lambda m: None); "
     "metastore_classpath(hive_version()); hiveserver2_classpath(hive_version(), hudi_version()); "
-    "provision(); print(time.monotonic() - t)"
+    "provision(); from engines.python_env import provision as environment; "
+    "from engines.hudi_rs import HudiRsEngine; from engines.daft import DaftEngine; "
+    "[environment(e.name, e(None).packages) for e in (HudiRsEngine, DaftEngine)]; "
+    "print(time.monotonic() - t)"
+)
+#: A Python-library reader's start: its worker process, up to importing the library.
+LIBRARY_START = (
+    "import time, tempfile, pathlib; from engines.base import RunContext; "
+    "from engines.spark_runtime import SparkRuntime; from engines import engine_class; "
+    "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
+    "e = engine_class({name!r})(c); "
+    "t = time.monotonic(); e.start(); s = time.monotonic() - t; e.stop(); print(s)"
 )
 HIVE_START = (
     "import time, tempfile, pathlib; from engines.base import RunContext; "
@@ -99,6 +110,8 @@ PROCESS_MARKERS = {
     "org.apache.hadoop.hive.metastore.HiveMetaStore": "metastore",
     "org.apache.hive.service.server.HiveServer2": "hiveserver2",
     "lakecompat.TrinoMain": "trino",
+    "readers/hudi-rs": "hudi-rs",
+    "readers/daft": "daft",
 }
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -209,6 +222,8 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
     (figures["spark_start_s"],) = timed_child(SPARK_START)
     figures["metastore_start_s"], figures["hiveserver2_start_s"] = timed_child(HIVE_START)
     (figures["trino_start_s"],) = timed_child(TRINO_START)
+    for name in ("hudi-rs", "daft"):
+        (figures[f"{name}_start_s"],) = timed_child(LIBRARY_START.format(name=name))
     say(f"the matrix ({pattern or 'the full default matrix, about 10 minutes'}), then a re-run")
     sampler = ProcessSampler()
     sampler.start()

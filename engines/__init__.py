@@ -7,7 +7,9 @@ import importlib
 from engines.base import Engine
 
 _REGISTRY = {
+    "daft": "engines.daft:DaftEngine",
     "hive": "engines.hive:HiveEngine",
+    "hudi-rs": "engines.hudi_rs:HudiRsEngine",
     "spark": "engines.spark:SparkEngine",
     "trino": "engines.trino:TrinoEngine",
 }

@@ -37,7 +37,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _PROVISIONING = threading.RLock()
 
 
-def _one_at_a_time(function: _F) -> _F:
+def one_at_a_time(function: _F) -> _F:
+    """Run `function` while holding the provisioning lock."""
+
     @functools.wraps(function)
     def locked(*args: Any, **kwargs: Any) -> Any:
         with _PROVISIONING:
@@ -83,11 +85,11 @@ def maven_repo() -> Path:
     return cache_dir() / "m2"
 
 
-@_one_at_a_time
+@one_at_a_time
 def fetch(artifact: MavenArtifact, progress: Callable[[str], None] | None = None) -> Path:
     """The cached file of `artifact`, downloading it with `mvn dependency:get` on first use."""
     path = artifact.local_path(maven_repo())
-    say = progress or _stderr
+    say = progress or say_on_stderr
     if path.is_file() and not _drop_damaged([path], say):
         return path
     say(f"fetching {artifact.coords} with mvn (first use; cached in {maven_repo()})")
@@ -114,7 +116,7 @@ class Dependency:
     exclusions: tuple[str, ...] = ()  # "group:artifact", "*" allowed as either part
 
 
-@_one_at_a_time
+@one_at_a_time
 def resolve_classpath(
     name: str,
     dependencies: list[Dependency],
@@ -130,7 +132,7 @@ def resolve_classpath(
     folder = cache_dir() / "classpaths" / name
     listing = folder / "classpath.txt"
     pom = _pom(name, dependencies, bom)
-    say = progress or _stderr
+    say = progress or say_on_stderr
     if listing.is_file() and (folder / "pom.xml").read_text() == pom:
         jars = [Path(p) for p in listing.read_text().strip().split(os.pathsep) if p]
         if jars and all(j.is_file() for j in jars) and not _drop_damaged(jars, say):
@@ -159,7 +161,7 @@ def resolve_classpath(
     return jars
 
 
-@_one_at_a_time
+@one_at_a_time
 def excerpt_jar(jar: Path, prefix: str, progress: Callable[[str], None] | None = None) -> Path:
     """A small jar holding the manifest of the cached `jar` and its entries below `prefix`.
 
@@ -172,7 +174,7 @@ def excerpt_jar(jar: Path, prefix: str, progress: Callable[[str], None] | None =
     target = cache_dir() / "excerpts" / name
     if target.is_file():
         return target
-    (progress or _stderr)(f"copying {prefix}* out of {jar.name} into {target.parent}")
+    (progress or say_on_stderr)(f"copying {prefix}* out of {jar.name} into {target.parent}")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
@@ -215,7 +217,7 @@ def sha1_matches(path: Path) -> bool:
     return digest.hexdigest() == expected
 
 
-@_one_at_a_time
+@one_at_a_time
 def _drop_damaged(paths: list[Path], say: Callable[[str], None]) -> list[Path]:
     """Check `paths` against their recorded SHA-1; delete the damaged ones and return them.
 
@@ -307,5 +309,6 @@ def _run_maven(goal_args: list[str], say: Callable[[str], None]) -> None:
         )
 
 
-def _stderr(message: str) -> None:
+def say_on_stderr(message: str) -> None:
+    """Print a provisioning message on standard error."""
     print(message, file=sys.stderr, flush=True)

@@ -127,6 +127,8 @@ class Engine(ABC):
     unsupported: ClassVar[dict[str, str]] = {}
     #: Reader configurations to run every cell under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
+    #: Whether `--set` can give the engine settings (an engine without any refuses them).
+    takes_settings: ClassVar[bool] = True
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
     #: the writes; the other engines read one table while the writer writes the next.
     shares_writer: ClassVar[bool] = False

@@ -54,7 +54,7 @@ exit codes:
 """
 
 
-_SETTING = re.compile(r"^([a-z][a-z0-9_]*):([A-Za-z0-9_.\-]+)=([A-Za-z0-9_.,:/\-]*)$")
+_SETTING = re.compile(r"^([a-z][a-z0-9_-]*):([A-Za-z0-9_.\-]+)=([A-Za-z0-9_.,:/\-]*)$")
 
 
 def _setting(value: str) -> tuple[str, str, str]:

@@ -43,7 +43,7 @@ class Known(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_]*|\*)$")]
+    engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_-]*|\*)$")]
     versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
     hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
     reader_hudi: str = Field(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 Job = Callable[[], None]
@@ -26,6 +27,8 @@ class Pipeline:
         self.inline = inline
         self._queue: queue.Queue[Job | None] = queue.Queue(maxsize=depth)
         self._failure: BaseException | None = None
+        #: Set while a job runs (an idle thread waits for the next job, not for anything).
+        self._busy = threading.Event()
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
         if not inline:
             self._thread.start()
@@ -63,9 +66,16 @@ class Pipeline:
         self._raise_failure()
 
     def wait_stopped(self, timeout: float) -> None:
-        """After the caller gave up: wait up to `timeout` s for the current job to end."""
-        if not self.inline:
-            self._thread.join(timeout)
+        """After the caller gave up: wait up to `timeout` s for the current job to end (not
+        at all when the thread is idle, waiting for a job that will not come)."""
+        deadline = time.monotonic() + timeout
+        while (
+            not self.inline
+            and self._thread.is_alive()
+            and self._busy.is_set()
+            and time.monotonic() < deadline
+        ):
+            self._thread.join(_POLL)
 
     def _raise_failure(self) -> None:
         if self._failure is not None:
@@ -80,9 +90,11 @@ class Pipeline:
                 if job is None:
                     return
                 if not failed:  # after a failure, jobs are only taken off the queue
+                    self._busy.set()
                     job()
             except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
                 failed = True
                 self._failure = exc
             finally:
+                self._busy.clear()
                 self._queue.task_done()

@@ -15,7 +15,7 @@ from harness.scenario import Scenario
 
 #: Folders of a run that only the services need; a resumed run starts them afresh.
 #: (Patterns: a HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.)
-SERVICE_STATE = ("hive-metastore", "hiveserver2*", "warehouse", "spark", "trino")
+SERVICE_STATE = ("hive-metastore", "hiveserver2*", "warehouse", "spark", "trino", "readers")
 #: What a completed run deletes: the services' data (their configuration and logs stay).
 SCRATCH = (
     "hive-metastore/metastore_db",
@@ -24,6 +24,7 @@ SCRATCH = (
     "spark",
     "trino/var",
     "trino/data",
+    "readers",
     "rerun",
 )
 #: Free space a run needs where it writes (tables, logs and the engines' scratch data).

@@ -10,7 +10,7 @@ from harness.expectations import Judged
 from harness.outcomes import Cell
 from harness.shards import Shard
 
-DEFAULT_ENGINES = ("spark", "hive", "trino")
+DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 
 
 @dataclass

@@ -80,6 +80,8 @@ class Runner:
         for name in options.engine_settings:
             if name not in options.engines:
                 raise ValueError(f"--set names engine {name!r}, which this run does not read with")
+            if not engine_class(name).takes_settings:
+                raise ValueError(f"--set names engine {name!r}, which reads with no settings")
         # Cells an interrupted run already finished, by key (empty for a new run).
         self._done: dict[tuple[str, ...], Cell] = {}
         if options.resume_dir is not None:

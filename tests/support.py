@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +209,48 @@ def headless_chromium() -> Any:
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
         options.add_argument(argument)
     return webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+
+
+def process_of(marker: str) -> int:
+    """The one live child process of this test whose command line contains `marker`."""
+    found = []
+    for pid in descendants(os.getpid()):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in command and "/bin/sh" not in command.split(" ", 1)[0]:
+            found.append(pid)
+    assert len(found) == 1, (marker, found)
+    return found[0]
+
+
+class SignalAfter(Progress):
+    """Silent progress that sends `sig` to the process `marker` after `cells` cells."""
+
+    def __init__(self, marker: str, sig: int, cells: int) -> None:
+        super().__init__(quiet=True)
+        self.marker, self.sig, self.left = marker, sig, cells
+        self.victim: int | None = None
+
+    def cell(self, cell: Cell) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.victim = process_of(self.marker)
+            os.kill(self.victim, self.sig)
+            if self.sig == signal.SIGKILL:
+                gone(self.victim)  # the crash is over before the run goes on
+
+
+def gone(pid: int, timeout: float = 30) -> None:
+    """Wait until `pid` has exited (no process, or a zombie waiting to be reaped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} still runs {timeout} s after SIGKILL")

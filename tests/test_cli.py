@@ -56,7 +56,10 @@ def test_bad_scenario_stops_before_anything_starts(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--engines", "spark,presto"], "unknown engine 'presto'; known engines: hive, spark"),
+        (
+            ["--engines", "spark,presto"],
+            "unknown engine 'presto'; known engines: daft, hive, hudi-rs, spark, trino",
+        ),
         (["--table-types", "cow,xyz"], "unknown table type 'xyz'"),
         (["--scenarios", "nothing/*"], "no scenario matches"),
     ],

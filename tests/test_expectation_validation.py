@@ -37,7 +37,11 @@ CASES = [
     case("bad_version_range", "known[0].versions", "is not a version bound like '>=479'"),
     case("link_not_https", "known[0].link", "should match pattern '^https://"),
     case("engine_injection", "known[0].engine", "should match pattern"),
-    case("unknown_engine", "known[0].engine", "unknown engine 'sparkk'; known: hive, spark"),
+    case(
+        "unknown_engine",
+        "known[0].engine",
+        "unknown engine 'sparkk'; known: daft, hive, hudi-rs, spark, trino",
+    ),
     case("scenario_matches_nothing", "known[0].scenario", "'rename_colum/*' matches no scenario"),
     case("duplicate_entry", "known[1]", "matches the same cells as duplicate_entry.yaml known[0]"),
     case("any_engine_with_versions", "known[0]", "'versions' needs one engine"),

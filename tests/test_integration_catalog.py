@@ -1,4 +1,4 @@
-"""Integration: the CI subset of the catalog, one scenario per category, on all three engines.
+"""Integration: the CI subset of the catalog, one scenario per category, on every engine.
 
 `make matrix` runs every scenario; this subset touches every category, every engine, both
 table types and every query type in a few minutes.
@@ -32,7 +32,8 @@ SUBSET = (
     "merge_on_read/add_then_clustering",
     "writer_upgrade/rename_after_upgrade",
 )
-VARIANTS = 2 + 4 + 3  # Spark, Hive, Trino
+ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
+VARIANTS = 2 + 4 + 3 + 2 + 1  # Spark, Hive, Trino, hudi-rs, Daft
 
 
 WATCH = SocketWatch()
@@ -41,13 +42,14 @@ WATCH = SocketWatch()
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
     reports = tmp_path_factory.mktemp("reports")
-    return quiet_run(reports, ("spark", "hive", "trino"), ",".join(SUBSET), WATCH)
+    return quiet_run(reports, ENGINES, ",".join(SUBSET), WATCH)
 
 
 def test_every_service_listens_on_loopback_only(run: tuple[Path, list[Cell]]) -> None:
-    # Spark's JVM, the Metastore, HiveServer2 and Trino each listen on at least one port.
+    # Spark's JVM, the Metastore, HiveServer2, Trino and the library readers' workers each
+    # listen on at least one port.
     commands = " ".join(WATCH.commands.values())
-    for main_class in ("SparkSubmit", "HiveMetaStore", "HiveServer2", "TrinoMain"):
+    for main_class in ("SparkSubmit", "HiveMetaStore", "HiveServer2", "TrinoMain", "reader_worker"):
         assert main_class in commands, (main_class, WATCH.sockets)
     exposed = [(pid, a, WATCH.commands.get(pid)) for pid, a in WATCH.sockets if not is_loopback(a)]
     assert exposed == []
@@ -187,7 +189,7 @@ def test_no_cell_depends_on_what_ran_before(
     options = RunOptions(
         scenarios_dir=SCENARIOS,
         pattern=",".join(SUBSET),
-        engines=("spark", "hive", "trino"),
+        engines=ENGINES,
         reports_dir=tmp_path,
         reverse_order=order == "reverse",
         isolate_scenarios=order != "reverse",

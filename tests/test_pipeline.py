@@ -75,3 +75,17 @@ def test_inline_runs_each_job_at_once_in_the_callers_thread() -> None:
     pipeline.submit(lambda: names.append(threading.current_thread().name))
     assert names == [threading.current_thread().name]
     pipeline.finish()
+
+
+def test_wait_stopped_waits_for_a_running_job_but_not_for_an_idle_thread() -> None:
+    pipeline = Pipeline("test")
+    started = threading.Event()
+    pipeline.submit(lambda: (started.set(), time.sleep(0.5)))
+    started.wait(5)
+    began = time.monotonic()
+    pipeline.wait_stopped(timeout=30)
+    assert 0.2 < time.monotonic() - began < 5  # the job in progress ended first
+    began = time.monotonic()
+    pipeline.wait_stopped(timeout=30)  # now idle: nothing to wait for
+    assert time.monotonic() - began < 1
+    pipeline.finish()
