@@ -238,7 +238,9 @@ def _evidence(row: Judged) -> list[str]:
         link = f" ({row.known.link})" if row.known.link else ""
         lines += ["", f"Known {row.known.outcome.value}: {_md(row.known.reason)}{link}"]
     if cell.evidence.sql:
-        lines += ["", "```sql", cell.evidence.sql, "```"]
+        # The library readers' evidence is the Python code of their read, not SQL.
+        python = cell.evidence.sql.startswith(("import ", "from "))
+        lines += ["", "```python" if python else "```sql", cell.evidence.sql.rstrip("\n"), "```"]
     if cell.evidence.sample:
         lines += ["", "Diff sample:", "", "```json"]
         lines += [json.dumps(entry, sort_keys=True) for entry in cell.evidence.sample]
