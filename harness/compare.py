@@ -108,10 +108,16 @@ def compare(expected: pa.Table, actual: pa.Table, key: str) -> Comparison:
     common = [n for n in want if n in got]
     _compare_types(expected, actual, common, result)
     if [n for n in got if n in common] != common:
-        order = ", ".join(n for n in got if n in common)
-        result.note(f"column order differs: got {order}; expected {', '.join(common)}")
+        order = [n for n in got if n in common]
+        result.note(
+            f"column order differs: got {', '.join(order)}; expected {', '.join(common)}",
+            {"problem": "column order", "expected": common, "actual": order},
+        )
     if key not in got:
-        result.note(f"record key column `{key}` missing: rows cannot be matched")
+        result.note(
+            f"record key column `{key}` missing: rows cannot be matched",
+            {"column": key, "problem": "record key missing"},
+        )
         return result
     _compare_rows(expected, actual, key, common, result)
     return result

@@ -77,6 +77,13 @@ def test_column_order_differs() -> None:
     assert result.reasons == [
         "column order differs: got id, qty, name, origin; expected id, name, origin, qty"
     ]
+    assert result.sample == [
+        {
+            "problem": "column order",
+            "expected": ["id", "name", "origin", "qty"],
+            "actual": ["id", "qty", "name", "origin"],
+        }
+    ]
 
 
 def test_rows_missing() -> None:
@@ -124,6 +131,7 @@ def test_record_key_missing_stops_row_matching() -> None:
         "column missing: `id`",
         "record key column `id` missing: rows cannot be matched",
     ]
+    assert {"column": "id", "problem": "record key missing"} in result.sample
 
 
 def test_keys_are_matched_by_text() -> None:

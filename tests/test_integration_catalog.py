@@ -151,7 +151,7 @@ def test_cells_are_recorded_in_a_fixed_order(run: tuple[Path, list[Cell]]) -> No
         for scenario in info["scenarios"]
         for table_type in ("cow", "mor")
         if table_type in scenarios[scenario].spec.table_types
-        for engine in ("spark", "hive", "trino")
+        for engine in ENGINES
         for query_type in TABLE_QUERY_TYPES[table_type]
         for variant in engine_class(engine).variants
     ]
