@@ -10,6 +10,7 @@ table builder (`--set hudi-rs:hoodie.read.…=…`); the variants choose its fil
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from engines.base import TableRef, Variant, reference_instant
@@ -65,6 +66,14 @@ class HudiRsEngine(LibraryReader):
         "cow": ("snapshot", "incremental", "time_travel"),
         "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
     }
+    # hudi-rs reads file slices concurrently, so which batch differed first varies.
+    unstable_errors = (
+        (
+            re.compile(r"^ArrowInvalid: Schema at index \d+ was different"),
+            "ArrowInvalid: the record batches hudi-rs returned have different schemas "
+            "(pa.Table.from_batches refuses them)",
+        ),
+    )
     # hudi-rs has two file-group readers, which merge a file slice (and its log files).
     variants = (
         Variant("file_group_reader_v2", {_READER_VERSION: "2"}),

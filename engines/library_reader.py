@@ -44,6 +44,9 @@ class LibraryReader(Engine):
     extra_packages: ClassVar[tuple[str, ...]] = ()
     #: Modules the worker imports before it reports ready: a broken install fails the start.
     imports: ClassVar[tuple[str, ...]]
+    #: Errors whose text depends on timing (which of the library's concurrent reads came
+    #: first), each with the stable first line that replaces it; the text follows as evidence.
+    unstable_errors: ClassVar[tuple[tuple[re.Pattern[str], str], ...]] = ()
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
@@ -110,6 +113,9 @@ class LibraryReader(Engine):
             if error.startswith("PanicException"):
                 # Rust prints the panic's site, then its backtrace, to the worker's log.
                 error += _panic_site(log_tail(self.context.log_dir / f"{self.label}.log", 400))
+            stable = next((line for p, line in self.unstable_errors if p.match(error)), None)
+            if stable is not None:
+                error = f"{stable}\n{error}"
             raise QueryError(_failure_text(error, failure["trace"])) from None
         return comparable(answer)
 

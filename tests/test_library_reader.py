@@ -6,6 +6,7 @@ is tested is the protocol, the errors and the conversion, with real processes.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -79,6 +80,19 @@ def test_a_rust_panic_is_a_query_error_that_names_where_it_happened(
         "PanicException: not yet implemented (Rust panic at crates/core/src/x.rs:173:45)"
     )
     assert reader.responsive()  # the worker survived the panic
+
+
+def test_an_error_whose_text_depends_on_timing_gets_a_stable_first_line(
+    reader: PlainPython, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stable = ((re.compile(r"^ValueError: batch \d+ differs"), "ValueError: batches differ"),)
+    monkeypatch.setattr(PlainPython, "unstable_errors", stable)
+    with pytest.raises(QueryError) as raised:
+        reader.query("raise ValueError('batch 3 differs')\n", Variant("default"))
+    assert str(raised.value).splitlines()[:2] == [
+        "ValueError: batches differ",
+        "ValueError: batch 3 differs",
+    ]
 
 
 def test_a_read_that_leaves_no_table_is_an_error(reader: PlainPython) -> None:
