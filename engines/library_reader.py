@@ -112,7 +112,7 @@ class LibraryReader(Engine):
             error = failure["error"]
             if error.startswith("PanicException"):
                 # Rust prints the panic's site, then its backtrace, to the worker's log.
-                error += _panic_site(log_tail(self.context.log_dir / f"{self.label}.log", 400))
+                error += _panic_site(log_tail(self._log_path, 400))
             stable = next((line for p, line in self.unstable_errors if p.match(error)), None)
             if stable is not None:
                 error = f"{stable}\n{error}"
@@ -130,7 +130,12 @@ class LibraryReader(Engine):
             return False
 
     def log_excerpt(self) -> str:
-        return log_tail(self.context.log_dir / f"{self.label}.log")
+        return log_tail(self._log_path)
+
+    @property
+    def _log_path(self) -> Path:
+        """The worker's log (the supervisor names it after the engine's label)."""
+        return self.context.log_dir / f"{self.label}.log"
 
     @staticmethod
     def path_of(table: TableRef) -> str:
