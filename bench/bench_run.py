@@ -112,6 +112,7 @@ PROCESS_MARKERS = {
     "lakecompat.TrinoMain": "trino",
     "readers/hudi-rs": "hudi-rs",
     "readers/daft": "daft",
+    "lakecompat.FlinkSqlServer": "flink",
 }
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

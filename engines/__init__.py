@@ -8,6 +8,7 @@ from engines.base import Engine
 
 _REGISTRY = {
     "daft": "engines.daft:DaftEngine",
+    "flink": "engines.flink:FlinkEngine",
     "hive": "engines.hive:HiveEngine",
     "hudi-rs": "engines.hudi_rs:HudiRsEngine",
     "spark": "engines.spark:SparkEngine",

@@ -58,7 +58,7 @@ def test_bad_scenario_stops_before_anything_starts(
     [
         (
             ["--engines", "spark,presto"],
-            "unknown engine 'presto'; known engines: daft, hive, hudi-rs, spark, trino",
+            "unknown engine 'presto'; known engines: daft, flink, hive, hudi-rs, spark, trino",
         ),
         (["--table-types", "cow,xyz"], "unknown table type 'xyz'"),
         (["--scenarios", "nothing/*"], "no scenario matches"),
