@@ -33,7 +33,7 @@ from engines.artifacts import (
     say_on_stderr,
 )
 from engines.jdk import Jdk, compile_java, find_jdk
-from engines.supervisor import HttpReady, Service, free_port
+from engines.supervisor import HttpReady, Service, ServiceHolder, free_port
 
 FLINK_VERSION = "1.17.2"
 #: The newest Hudi Flink bundle served for any Flink (none of 0.15.0 or 1.x is).
@@ -152,7 +152,7 @@ def _compile_server(jdk: Jdk, flink_lib: list[Path]) -> Path:
     return compile_java(jdk, SERVER_CLASS, source, flink_lib, classes)
 
 
-class FlinkProcess:
+class FlinkProcess(ServiceHolder):
     """Our Flink SQL service on 127.0.0.1, its scratch files below `home`."""
 
     def __init__(self, name: str, home: Path, log_dir: Path, install: FlinkInstall) -> None:
@@ -199,15 +199,5 @@ class FlinkProcess:
         ).start()
 
     def stop(self) -> None:
-        if self._service is not None:
-            self._service.stop()
-            self._service = None
+        super().stop()
         shutil.rmtree(self.home / "tmp", ignore_errors=True)
-
-    @property
-    def running(self) -> bool:
-        return self._service is not None and self._service.running
-
-    def kill(self) -> None:
-        if self._service is not None:
-            self._service.kill()

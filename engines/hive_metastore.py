@@ -13,7 +13,7 @@ from pathlib import Path
 from engines.artifacts import Dependency, MavenArtifact, resolve_classpath
 from engines.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.jdk import QUICK_JIT, find_jdk
-from engines.supervisor import PortOpen, Service, free_port
+from engines.supervisor import PortOpen, Service, ServiceHolder, free_port
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
 DEFAULT_HIVE_VERSION = "4.0.1"
@@ -57,7 +57,7 @@ def metastore_classpath(version: str) -> list[Path]:
     )
 
 
-class HiveMetastore:
+class HiveMetastore(ServiceHolder):
     """Starts and stops the Metastore service; `uri` is what clients connect to."""
 
     def __init__(self, run_dir: Path, version: str | None = None) -> None:
@@ -106,15 +106,6 @@ class HiveMetastore:
             cwd=self.home,
             hint="the Metastore creates its Derby database on first start; see the log above",
         ).start()
-
-    def stop(self) -> None:
-        if self._service is not None:
-            self._service.stop()
-            self._service = None
-
-    @property
-    def running(self) -> bool:
-        return self._service is not None and self._service.running
 
     def _settings(self) -> dict[str, str]:
         derby = self.home / "metastore_db"

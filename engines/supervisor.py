@@ -263,6 +263,26 @@ class Service:
         self.stop()
 
 
+class ServiceHolder:
+    """An engine's server process, held as the Service it was last started as (or None):
+    stopping, killing and asking whether it runs are the same for every such server."""
+
+    _service: Service | None = None
+
+    def stop(self) -> None:
+        if self._service is not None:
+            self._service.stop()
+            self._service = None
+
+    @property
+    def running(self) -> bool:
+        return self._service is not None and self._service.running
+
+    def kill(self) -> None:
+        if self._service is not None:
+            self._service.kill()
+
+
 def process_running(proc: subprocess.Popen[Any]) -> bool:
     """Whether `proc` still runs. A killed multi-threaded process (a JVM) is a zombie while
     its other threads end, and cannot be reaped yet: that already counts as gone."""

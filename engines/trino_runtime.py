@@ -33,7 +33,7 @@ from engines.artifacts import (
     resolve_classpath,
 )
 from engines.jdk import QUICK_JIT, Jdk, compile_java, installed_jdks
-from engines.supervisor import HttpReady, Service, free_port
+from engines.supervisor import HttpReady, Service, ServiceHolder, free_port
 
 TRINO_VERSION_ENV = "LAKECOMPAT_TRINO_VERSION"
 DEFAULT_TRINO_VERSION = "483"
@@ -194,7 +194,7 @@ def _compile_main(folder: Path, jdk: Jdk, lib: list[Path]) -> Path:
     return compile_java(jdk, MAIN_CLASS, _MAIN_SOURCE, lib, classes)
 
 
-class TrinoServer:
+class TrinoServer(ServiceHolder):
     """One coordinator on 127.0.0.1 with the `hudi` and `hive` catalogs over the Metastore."""
 
     def __init__(self, home: Path, log_dir: Path, install: TrinoInstall) -> None:
@@ -259,19 +259,6 @@ class TrinoServer:
             hint=f"see {self.log_dir / 'trino-server.log'}; exit code 100 means a startup check "
             "or the configuration failed",
         ).start()
-
-    def stop(self) -> None:
-        if self._service is not None:
-            self._service.stop()
-            self._service = None
-
-    @property
-    def running(self) -> bool:
-        return self._service is not None and self._service.running
-
-    def kill(self) -> None:
-        if self._service is not None:
-            self._service.kill()
 
     def responsive(self) -> bool:
         """Whether the server answers `/v1/info` within a few seconds (not frozen or wedged)."""
