@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
+
+from engines.attached import DEFAULT_DATABASE, AttachedMetastore, Attachments
 
 if TYPE_CHECKING:
     from engines.hive_metastore import HiveMetastore
@@ -56,13 +60,27 @@ class RunContext:
 
     run_dir: Path
     spark: SparkRuntime
-    _metastore: HiveMetastore | None = None
+    #: Services the run attaches to instead of starting them (`--trino`, `--metastore`, ...).
+    attachments: Attachments = field(default_factory=Attachments)
+    #: The Metastore database the run's tables are registered in: `default` in services the
+    #: run started, a database carrying the run id where it shares a catalog.
+    database: str = DEFAULT_DATABASE
+    #: The folder the writer's tables go to; None: `tables/` in the run folder.
+    tables: Path | None = None
+    _metastore: HiveMetastore | AttachedMetastore | None = None
     #: Tables as they are currently registered in the Metastore, by table name.
     registered: dict[str, TableRef] = field(default_factory=dict)
     #: How often the Metastore was (re)started; engines started before a restart reconnect.
     metastore_generation: int = 0
     #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
     _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: What removes the run's database from attached services (run at the end, see
+    #: `remove_database`), added by the engines that created it.
+    removals: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def tables_dir(self) -> Path:
+        return self.tables or self.run_dir / "tables"
 
     @property
     def log_dir(self) -> Path:
@@ -70,14 +88,20 @@ class RunContext:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def metastore(self) -> HiveMetastore:
-        """The run's Hive Metastore, started on first use and shared by every engine."""
+    def metastore(self) -> HiveMetastore | AttachedMetastore:
+        """The run's Hive Metastore, started on first use and shared by every engine (or the
+        attached one, checked on first use)."""
         with self._metastore_lock:
             if self._metastore is None:
                 from engines.hive_metastore import HiveMetastore
 
-                metastore = HiveMetastore(self.run_dir)
+                uri = self.attachments.metastore
+                metastore = (
+                    AttachedMetastore(uri, self.run_dir) if uri else HiveMetastore(self.run_dir)
+                )
                 metastore.start()
+                if self.database != DEFAULT_DATABASE:
+                    self.removals.append(lambda: _drop_database(metastore.uri, self.database))
                 self._metastore = metastore
             return self._metastore
 
@@ -86,8 +110,9 @@ class RunContext:
         return self._metastore is None or self._metastore.running
 
     def restart_metastore(self) -> None:
-        """Start the Metastore again (same port, same database) after it died."""
-        if self._metastore is None:
+        """Start the Metastore again (same port, same database) after it died; an attached
+        one is not lakecompat's to start."""
+        if self._metastore is None or isinstance(self._metastore, AttachedMetastore):
             return
         self._metastore.stop()
         self._metastore.start()
@@ -100,8 +125,16 @@ class RunContext:
             return
         from engines.metastore_tables import register_over_thrift
 
-        register_over_thrift(self.metastore().uri, table)
+        register_over_thrift(self.metastore().uri, table, self.database)
         self.registered[table.name] = table
+
+    def remove_database(self) -> None:
+        """Drop the run's database wherever the run created it (attached services keep only
+        what they had); the table files are the run's to delete."""
+        for removal in self.removals:
+            with contextlib.suppress(Exception):  # a service gone by now keeps the database
+                removal()
+        self.removals.clear()
 
     def close(self) -> None:
         """Stop the shared services (engines stop their own first)."""
@@ -109,6 +142,12 @@ class RunContext:
             self._metastore.stop()
             self._metastore = None
         self.spark.stop()
+
+
+def _drop_database(metastore_uri: str, database: str) -> None:
+    from engines.metastore_tables import drop_database
+
+    drop_database(metastore_uri, database)
 
 
 class Engine(ABC):
@@ -175,6 +214,11 @@ class Engine(ABC):
     def log_excerpt(self) -> str:
         """The end of the engine's log, kept as evidence when the engine fails."""
         return ""
+
+    @property
+    def attached(self) -> bool:
+        """Whether the engine is a service someone else runs: never restarted or killed."""
+        return False
 
     def alive(self) -> bool:
         """Whether every process the engine needs still runs (False after a crash)."""

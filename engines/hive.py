@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -33,12 +34,14 @@ from engines.artifacts import (
     fetch,
     resolve_classpath,
 )
+from engines.attached import DEFAULT_DATABASE, AttachError, answers, host_port
 from engines.base import (
     MetastoreReader,
     QueryError,
     RunContext,
     TableRef,
     Variant,
+    describe_error,
     log_tail,
     reference_instant,
 )
@@ -63,6 +66,13 @@ from engines.spark_runtime import hudi_bundle
 from engines.supervisor import AllOf, PortOpen, Probe, Service, free_port
 from harness.types import canonical_json
 
+#: What Hudi's input formats need from Hive: its own input format, because the default
+#: `CombineHiveInputFormat` lists files itself and returns every file version, and no
+#: vectorized execution, because Hudi's record readers do not produce vectorized batches.
+READ_SETTINGS = {
+    "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
+    "hive.vectorized.execution.enabled": "false",
+}
 # HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
 OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
 # Hadoop's protobuf 2.5 and Avro 1.7 would shadow the newer ones inside hive-exec.
@@ -195,21 +205,31 @@ class HiveEngine(MetastoreReader):
         #: HiveServer2's folder and log name (`hiveserver2.log`, or with the label's suffix).
         self.service_name = "hiveserver2" + self.label.removeprefix(self.name)
         self.home = context.run_dir / self.service_name
-        self._service: Service | None = None
+        self._service: Service | AttachedHive | None = None
         self._connection: Any = None
         self._port = 0
+        self._host = "127.0.0.1"
+        self._address = context.attachments.hiveserver2
+        self._version = hive_version()
         #: The open session of each variant's settings (queries without settings of their own).
         self._sessions: dict[tuple[tuple[str, str], ...], Any] = {}
 
     @property
     def version(self) -> str:
-        return hive_version()
+        return self._version
 
     @property
     def hudi_version(self) -> str:
         return self.reader_hudi or self.context.spark.hudi_version
 
+    @property
+    def attached(self) -> bool:
+        return self._address is not None
+
     def start(self) -> None:
+        if self._address is not None:
+            self._attach(self._address)
+            return
         metastore = self.context.metastore()
         self._remember_metastore()
         port = free_port()
@@ -248,6 +268,37 @@ class HiveEngine(MetastoreReader):
             cwd=self.home,
             hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
         ).start()
+        self._use_run_database()
+
+    def _attach(self, address: str) -> None:
+        """Connect to a HiveServer2 someone else runs, and learn its version."""
+        self._host, port = host_port("--hiveserver2", address)
+        try:
+            self._connect(port)
+        except Exception as exc:  # noqa: BLE001 - re-raised, naming the option
+            raise AttachError(
+                f"--hiveserver2 {address}: no HiveServer2 answers `SELECT 1` there "
+                f"(binary transport, NOSASL): {describe_error(exc)}"
+            ) from None
+        self._service = AttachedHive(self._host, port)
+        cursor = self._connection.cursor()
+        _execute(cursor, "SELECT version()")
+        self._version = str(cursor.fetchall()[0][0]).split(" ")[0]
+        cursor.close()
+        self._use_run_database()
+
+    def _use_run_database(self) -> None:
+        """Create the run's database where it is not `default`, and register tables in it."""
+        database = self.context.database
+        if database == DEFAULT_DATABASE:
+            return
+        location = self.context.tables_dir.as_uri()
+        cursor = self._connection.cursor()
+        _execute(cursor, f"CREATE DATABASE IF NOT EXISTS {quote(database)} LOCATION '{location}'")
+        _execute(cursor, f"USE {quote(database)}")
+        cursor.close()
+        host, port = self._host, self._port
+        self.context.removals.append(lambda: _drop_database(host, port, database))
 
     def stop(self) -> None:
         for connection in self._sessions.values():
@@ -264,12 +315,14 @@ class HiveEngine(MetastoreReader):
         return self._service
 
     def register(self, table: TableRef) -> None:
+        self._running_on(self._connection)
         cursor = self._connection.cursor()
         try:
             for statement in registration_ddl(table):
                 _execute(cursor, statement)
         finally:
             cursor.close()
+            self._running_on(None)
         self.context.registered[table.name] = table
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
@@ -308,11 +361,12 @@ class HiveEngine(MetastoreReader):
             shared = tuple(sorted(settings.items()))
             connection = self._sessions.get(shared) or self._session_with(settings)
             self._sessions[shared] = connection
-        log = self.context.log_dir / f"{self.service_name}.log"
+        log = self.log_path
         start = log.stat().st_size if log.is_file() else 0
         finished = False
         try:
             cursor = connection.cursor()
+            self._running_on(connection)
             try:
                 _execute(cursor, select)
             except QueryError as exc:
@@ -324,10 +378,16 @@ class HiveEngine(MetastoreReader):
             finished = True
             return to_arrow(columns, rows, nested)
         finally:
+            self._running_on(None)
             if shared is None or not finished:
                 if shared is not None:
                     del self._sessions[shared]
                 _close(connection)
+
+    def _running_on(self, connection: Any) -> None:
+        """Tell an attached HiveServer2's handle which session a timeout must end."""
+        if isinstance(self._service, AttachedHive):
+            self._service.current = connection
 
     def _session_with(self, settings: dict[str, str]) -> Any:
         """A new session with `settings` SET in it."""
@@ -344,22 +404,37 @@ class HiveEngine(MetastoreReader):
 
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
-        return log_tail(logs / f"{self.service_name}.log") or log_tail(logs / "hive-metastore.log")
+        return log_tail(self.log_path) or log_tail(logs / "hive-metastore.log")
 
-    def _open_session(self, port: int | None = None) -> Any:
+    @property
+    def log_path(self) -> Path:
+        """HiveServer2's log: its own in the run's logs, or an attached one's, where given
+        (`--hiveserver2-log`; a path that does not exist adds nothing)."""
+        attached = self.context.attachments
+        if self._address is not None:
+            return attached.hiveserver2_log or self.home / "no-log-given"
+        return self.context.log_dir / f"{self.service_name}.log"
+
+    def _open_session(self, port: int | None = None, database: str | None = None) -> Any:
         from pyhive import hive
 
+        configuration = {"hive.resultset.use.unique.column.names": "false"}
+        if self._address is not None:
+            # The settings Hudi's input formats need, which lakecompat's own HiveServer2 has
+            # in its hive-site.xml, hold for every session of an attached one.
+            configuration.update(READ_SETTINGS)
         return hive.connect(
-            host="127.0.0.1",
+            host=self._host,
             port=port or self._port,
             auth="NOSASL",
             username="lakecompat",
-            configuration={"hive.resultset.use.unique.column.names": "false"},
+            database=database or self.context.database,
+            configuration=configuration,
         )
 
     def _connect(self, port: int) -> bool:
         """Open the session DDL uses, once `SELECT 1` answers on it."""
-        connection = self._open_session(port)
+        connection = self._open_session(port, DEFAULT_DATABASE)
         try:
             cursor = connection.cursor()
             cursor.execute("SELECT 1")
@@ -409,8 +484,7 @@ class HiveEngine(MetastoreReader):
             "hive.notification.event.poll.interval": "0s",
             "hive.async.log.enabled": "false",
             "hive.query.results.cache.enabled": "false",
-            "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
-            "hive.vectorized.execution.enabled": "false",
+            **READ_SETTINGS,
             # Speed only, answers unchanged. Deciding on a fetch task lists every file to check
             # the table's size against a threshold, and without Hadoop's native library every
             # file's permissions cost a forked `ls` (half of each query's time); the tables here
@@ -420,6 +494,47 @@ class HiveEngine(MetastoreReader):
             "hive.exec.counters.pull.interval": "50",
             "hive.server2.logging.operation.enabled": "false",
         }
+
+
+class AttachedHive:
+    """A HiveServer2 someone else runs: `kill()` cancels what the run's sessions are doing."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        #: The session whose statement runs now, which `kill()` ends.
+        self.current: Any = None
+
+    @property
+    def running(self) -> bool:
+        return answers(self.host, self.port)
+
+    def kill(self) -> None:
+        """End the statement running now (a timeout) by shutting its session's socket: the
+        waiting call returns at once, and HiveServer2 closes the session. (A thrift client
+        cannot send a cancel while it waits for the statement's answer.) The server stays."""
+        connection = self.current
+        handle = getattr(
+            getattr(getattr(connection, "_transport", None), "_trans", None), "handle", None
+        )
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                handle.shutdown(socket.SHUT_RDWR)
+
+    def stop(self) -> None:
+        """Nothing: the server is not lakecompat's."""
+
+
+def _drop_database(host: str, port: int, database: str) -> None:
+    """Drop a run's database and its (external) tables through HiveServer2."""
+    from pyhive import hive
+
+    connection = hive.connect(host=host, port=port, auth="NOSASL", username="lakecompat")
+    try:
+        cursor = connection.cursor()
+        _execute(cursor, f"DROP DATABASE IF EXISTS {quote(database)} CASCADE")
+        cursor.close()
+    finally:
+        _close(connection)
 
 
 def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:

@@ -315,7 +315,7 @@ class HudiWriter:
         """The Spark process of an older release (started on first use)."""
         if hudi not in self._older_writers:
             self._older_writers[hudi] = SparkProcess(
-                hudi, self.runtime.log_dir, self.tables_dir, self.step_timeout
+                hudi, self.runtime.log_dir, self.tables_dir, self.step_timeout, self.runtime.master
             )
         return self._older_writers[hudi]
 

@@ -12,6 +12,7 @@ import contextlib
 import copy
 import re
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 from engines.base import TableRef
@@ -21,7 +22,6 @@ OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 PARQUET_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
 INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
 REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
-DATABASE = "default"
 
 
 def hive_tables(table: TableRef) -> dict[str, str]:
@@ -85,8 +85,37 @@ def serde_parameters(table: TableRef, query_type: str) -> dict[str, str]:
     return {"hoodie.query.as.ro.table": read_optimized, "path": table.path.as_uri()}
 
 
-def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
-    """Drop and create the Metastore tables of `table` through the thrift API."""
+def create_database(client: Any, database: str, location: str) -> None:
+    """Create `database` (its location: `location`) unless it exists."""
+    from hmsclient.genthrift.hive_metastore import ttypes
+
+    with contextlib.suppress(ttypes.AlreadyExistsException):
+        client.create_database(
+            ttypes.Database(
+                name=database,
+                description="tables of one lakecompat run",
+                locationUri=location,
+                parameters={},
+            )
+        )
+
+
+def drop_database(metastore_uri: str, database: str) -> None:
+    """Drop `database` and its tables from the Metastore; the table files stay."""
+    from hmsclient import hmsclient
+    from hmsclient.genthrift.hive_metastore import ttypes
+
+    address = urlsplit(metastore_uri)
+    with (
+        hmsclient.HMSClient(host=address.hostname, port=address.port) as client,
+        contextlib.suppress(ttypes.NoSuchObjectException),
+    ):
+        client.drop_database(database, False, True)
+
+
+def register_over_thrift(metastore_uri: str, table: TableRef, database: str = "default") -> None:
+    """Drop and create the Metastore tables of `table` in `database` through the thrift API
+    (the database is created first when it is missing, located at the table's folder)."""
     from hmsclient import hmsclient
     from hmsclient.genthrift.hive_metastore import ttypes
 
@@ -95,9 +124,11 @@ def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
     keys = [ttypes.FieldSchema(name=name, type=kind) for name, kind in partition_columns(table)]
     now = int(time.time())
     with hmsclient.HMSClient(host=address.hostname, port=address.port) as client:
+        if database != "default":
+            create_database(client, database, table.path.parent.as_uri())
         for query_type, name in hive_tables(table).items():
             with contextlib.suppress(ttypes.NoSuchObjectException):
-                client.drop_table(DATABASE, name, False)
+                client.drop_table(database, name, False)
             storage = ttypes.StorageDescriptor(
                 cols=columns,
                 location=table.path.as_uri(),
@@ -115,7 +146,7 @@ def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
             client.create_table(
                 ttypes.Table(
                     tableName=name,
-                    dbName=DATABASE,
+                    dbName=database,
                     owner="lakecompat",
                     createTime=now,
                     lastAccessTime=0,
@@ -134,7 +165,7 @@ def register_over_thrift(metastore_uri: str, table: TableRef) -> None:
                 super(hmsclient.HMSClient, client).add_partition(
                     ttypes.Partition(
                         values=[values[k] for k in table.partition_by],
-                        dbName=DATABASE,
+                        dbName=database,
                         tableName=name,
                         createTime=now,
                         lastAccessTime=0,

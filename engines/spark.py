@@ -126,8 +126,9 @@ class SparkEngine(Engine):
             return None
         if self._remote is None:
             log_dir = self.context.log_dir
-            tables = self.context.run_dir / "tables"
-            self._remote = SparkProcess(self.hudi_version, log_dir, tables, 0)
+            self._remote = SparkProcess(
+                self.hudi_version, log_dir, self.context.tables_dir, 0, self.context.spark.master
+            )
         return self._remote
 
     def _spark(self) -> SparkProcess | SparkRuntime:

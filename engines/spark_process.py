@@ -36,14 +36,22 @@ class RemoteSparkError(Exception):
         self.java_exception = text
 
 
-def _serve(conn: Connection, log_dir: Path, hudi: str, tables_dir: Path, timeout: float) -> None:
-    """The child: start Spark with `hudi`'s bundle, then write and query as the parent asks."""
+def _serve(
+    conn: Connection,
+    log_dir: Path,
+    hudi: str,
+    tables_dir: Path,
+    timeout: float,
+    master: str | None = None,
+) -> None:
+    """The child: start Spark with `hudi`'s bundle (on `master` when it is a cluster's), then
+    write and query as the parent asks."""
     from engines.base import describe_error, error_text
     from engines.hudi_writer import HudiWriter
     from engines.spark import run_query
     from engines.spark_runtime import SparkRuntime
 
-    runtime = SparkRuntime(log_dir, hudi, label=runtime_label(hudi))
+    runtime = SparkRuntime(log_dir, hudi, label=runtime_label(hudi), master=master)
     writer = HudiWriter(runtime, tables_dir, timeout)
     try:
         try:
@@ -74,10 +82,17 @@ def _serve(conn: Connection, log_dir: Path, hudi: str, tables_dir: Path, timeout
 class SparkProcess:
     """The child process running Spark with one Hudi release."""
 
-    def __init__(self, hudi: str, log_dir: Path, tables_dir: Path, step_timeout: float) -> None:
+    def __init__(
+        self,
+        hudi: str,
+        log_dir: Path,
+        tables_dir: Path,
+        step_timeout: float,
+        master: str | None = None,
+    ) -> None:
         self.hudi = hudi
         self.log_path = log_dir / f"{runtime_label(hudi)}.log"
-        self._arguments = (log_dir, hudi, tables_dir, step_timeout)
+        self._arguments = (log_dir, hudi, tables_dir, step_timeout, master)
         self._process: Any = None
         self._conn: Connection | None = None
         #: Why Spark with this release could not start ("" when it did; None: not told yet).

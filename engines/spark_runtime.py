@@ -49,10 +49,19 @@ class SparkRuntime:
     that a second runtime (an older Hudi release, in a process of its own) keeps its own.
     """
 
-    def __init__(self, log_dir: Path, hudi: str | None = None, label: str = "spark") -> None:
+    def __init__(
+        self,
+        log_dir: Path,
+        hudi: str | None = None,
+        label: str = "spark",
+        master: str | None = None,
+    ) -> None:
         self.log_dir = log_dir
         self.hudi_version = hudi or hudi_version()
         self.label = label
+        #: A Spark standalone master (`spark://HOST:PORT`) whose executors do the work; None:
+        #: the driver's own JVM (`local[2]`). The driver is lakecompat's either way.
+        self.master = master
         self._session: SparkSession | None = None
 
     @property
@@ -155,12 +164,22 @@ class SparkRuntime:
             scratch = scratch / self.label
         from pyspark.sql import SparkSession
 
-        builder = SparkSession.builder.master("local[2]").appName("lakecompat")
+        builder = SparkSession.builder.master(self.master or "local[2]").appName("lakecompat")
+        if self.master is None:
+            # Speed only: permissions through Java's file API, not forked chmod and ls. (A
+            # cluster's executors lack the class, so a cluster keeps Hadoop's own.)
+            builder = builder.config(
+                "spark.driver.extraClassPath", str(local_fs_jar(_hadoop_api_jars()))
+            ).config(f"spark.hadoop.{LOCAL_FS_KEY}", LOCAL_FS_CLASS)
+        else:
+            # Executors run in the cluster's JVMs: they need the driver's zone and JOL setting.
+            builder = builder.config(
+                "spark.executor.extraJavaOptions",
+                "-Duser.timezone=UTC -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true",
+            )
         for key, value in {
+            # Shipped to a cluster's executors too.
             "spark.jars": str(jar),
-            # Speed only: permissions through Java's file API, not forked chmod and ls.
-            "spark.driver.extraClassPath": str(local_fs_jar(_hadoop_api_jars())),
-            f"spark.hadoop.{LOCAL_FS_KEY}": LOCAL_FS_CLASS,
             "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
             "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
             "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",

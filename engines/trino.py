@@ -13,12 +13,16 @@ still reads `<table>_rt` so the evidence shows what a user querying it would get
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import re
+import urllib.request
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from engines.attached import AttachError, trino_address
 from engines.base import (
     MetastoreReader,
     QueryError,
@@ -28,7 +32,7 @@ from engines.base import (
     log_tail,
     reference_instant,
 )
-from engines.metastore_tables import DATABASE, table_for
+from engines.metastore_tables import table_for
 from engines.trino_runtime import TrinoServer, provision, trino_version
 from harness.types import canonical_json
 
@@ -162,19 +166,30 @@ class TrinoEngine(MetastoreReader):
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
     ) -> None:
         super().__init__(context, reader_hudi, label)
-        self._server: TrinoServer | None = None
+        self._server: TrinoServer | AttachedTrino | None = None
         self._version = trino_version()
+        self._address = context.attachments.trino
 
     @property
     def version(self) -> str:
         return self._version
 
+    @property
+    def attached(self) -> bool:
+        return self._address is not None
+
     def start(self) -> None:
         metastore = self.context.metastore()
         self._remember_metastore()
+        if self._address is not None:
+            attached = AttachedTrino(self._address)
+            self._version = attached.check()
+            self._server = attached
+            return
         install = provision(self._version)
-        self._server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
-        self._server.start(catalogs(metastore.uri))
+        server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
+        self._server = server
+        server.start(catalogs(metastore.uri))
 
     def stop(self) -> None:
         if self._server is not None:
@@ -194,7 +209,7 @@ class TrinoEngine(MetastoreReader):
         name = quote(table_for(table, query_type))
         if table.format == "parquet":
             # The Hudi connector reads only Hudi tables; plain Parquet is the Hive connector's.
-            return f"SELECT * FROM hive.{DATABASE}.{name}"
+            return f"SELECT * FROM hive.{self.context.database}.{name}"
         if query_type == "time_travel":
             return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[0]}"
         return f"SELECT * FROM {name}"
@@ -204,23 +219,27 @@ class TrinoEngine(MetastoreReader):
 
         settings = dict(variant.settings)
         catalog = settings.pop(CATALOG, "hudi")
-        assert self._server is not None, "Trino is not started"
+        server = self._server
+        assert server is not None, "Trino is not started"
         connection = trino.dbapi.connect(
-            host="127.0.0.1",
-            port=self._server.port,
+            host=server.host,
+            port=server.port,
             user="lakecompat",
             catalog=catalog,
-            schema=DATABASE,
+            schema=self.context.database,
             session_properties=settings,
-            http_scheme="http",
+            http_scheme=server.scheme,
         )
         try:
             cursor = connection.cursor()
+            server.current = cursor
             try:
                 cursor.execute(sql)
                 rows = cursor.fetchall()
             except trino.exceptions.TrinoQueryError as exc:
                 raise QueryError(_message(exc.error_name, exc.message)) from None
+            finally:
+                server.current = None
             return to_arrow(cursor.description or [], rows)
         finally:
             connection.close()
@@ -228,6 +247,71 @@ class TrinoEngine(MetastoreReader):
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
         return log_tail(logs / "trino-server.log") or log_tail(logs / "trino.log")
+
+
+class AttachedTrino:
+    """A Trino coordinator someone else runs: checked, queried, never started or killed."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.scheme, self.host, self.port = trino_address(address)
+        #: The cursor of the query running now, which `kill()` cancels.
+        self.current: Any = None
+
+    def info(self, timeout: float = 5) -> dict[str, Any]:
+        """The coordinator's `/v1/info`."""
+        url = f"{self.scheme}://{self.host}:{self.port}/v1/info"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(url, timeout=timeout) as response:
+            return json.loads(response.read(1 << 20))
+
+    def check(self) -> str:
+        """Its version, once it answers and has the catalogs lakecompat reads through."""
+        try:
+            info = self.info()
+        except Exception as exc:  # noqa: BLE001 - re-raised, naming the option
+            raise AttachError(f"--trino {self.address}: no Trino answers there ({exc})") from None
+        if info.get("starting"):
+            raise AttachError(f"--trino {self.address}: Trino is still starting; try again")
+        import trino
+
+        connection = trino.dbapi.connect(
+            host=self.host, port=self.port, user="lakecompat", http_scheme=self.scheme
+        )
+        try:
+            cursor = connection.cursor()
+            cursor.execute("SHOW CATALOGS")
+            found = {row[0] for row in cursor.fetchall()}
+        finally:
+            connection.close()
+        missing = sorted({"hudi", "hive"} - found)
+        if missing:
+            raise AttachError(
+                f"--trino {self.address}: no catalog named {' or '.join(missing)}; lakecompat "
+                "reads through a `hudi` catalog and a `hive` catalog (with "
+                "hive.hudi-catalog-name=hudi), both on the --metastore (see the README)"
+            )
+        return str(info.get("nodeVersion", {}).get("version", "?"))
+
+    @property
+    def running(self) -> bool:
+        try:
+            return not self.info().get("starting", False)
+        except Exception:  # noqa: BLE001 - not answering is the answer
+            return False
+
+    def responsive(self) -> bool:
+        return self.running
+
+    def kill(self) -> None:
+        """Cancel the query running now (a timeout); the coordinator is not lakecompat's."""
+        cursor = self.current
+        if cursor is not None:
+            with contextlib.suppress(Exception):
+                cursor.cancel()
+
+    def stop(self) -> None:
+        """Nothing: the coordinator is not lakecompat's."""
 
 
 def _message(error_name: str, message: str) -> str:

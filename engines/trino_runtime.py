@@ -24,6 +24,7 @@ import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engines.artifacts import (
     Dependency,
@@ -196,6 +197,11 @@ def _compile_main(folder: Path, jdk: Jdk, lib: list[Path]) -> Path:
 
 class TrinoServer(ServiceHolder):
     """One coordinator on 127.0.0.1 with the `hudi` and `hive` catalogs over the Metastore."""
+
+    host = "127.0.0.1"
+    scheme = "http"
+    #: The cursor of the query running now (a hung query kills the whole server instead).
+    current: Any = None
 
     def __init__(self, home: Path, log_dir: Path, install: TrinoInstall) -> None:
         self.home = home

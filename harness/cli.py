@@ -11,6 +11,7 @@ from typing import Any
 
 from engines import UnknownEngineError, known_engines
 from engines.artifacts import ProvisioningError
+from engines.attached import Attachments, warehouse_folder
 from harness.expectations import (
     ExpectationError,
     Judged,
@@ -192,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         "default: the project's expectations/ when the project's scenarios run, else none",
     )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
+    _attach_options(run)
     listing = commands.add_parser("scenarios", help="validate and list the scenario files")
     _scenario_options(listing)
     report = commands.add_parser(
@@ -482,6 +484,65 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _run(args)
 
 
+def _attach_options(run: argparse.ArgumentParser) -> None:
+    """The options that attach engines a user already runs (see the README)."""
+    group = run.add_argument_group(
+        "engines you already run",
+        "Attach to running services instead of starting them. lakecompat never starts, stops "
+        "or restarts them; it registers its tables in a database named after the run and drops "
+        "it at the end (unless --keep-tables).",
+    )
+    group.add_argument(
+        "--spark-master",
+        metavar="spark://HOST:PORT",
+        help="a Spark standalone master: the writer and the Spark reader run their jobs there "
+        "(the driver runs here, on 127.0.0.1)",
+    )
+    group.add_argument(
+        "--trino",
+        metavar="URL",
+        help="a Trino coordinator (http://HOST:PORT) with catalogs `hudi` and `hive` on the "
+        "--metastore; needs --metastore",
+    )
+    group.add_argument(
+        "--hiveserver2",
+        metavar="HOST:PORT",
+        help="a HiveServer2 (binary transport, NOSASL) with the writer's Hudi bundle on its "
+        "classpath",
+    )
+    group.add_argument(
+        "--hiveserver2-log",
+        type=Path,
+        metavar="FILE",
+        help="the attached HiveServer2's log, where it is on this machine: a failed MapReduce "
+        "job's cause is read from it (HiveServer2 tells clients only 'return code 2')",
+    )
+    group.add_argument(
+        "--metastore",
+        metavar="thrift://HOST:PORT",
+        help="a Hive Metastore: the run registers its tables there, and engines lakecompat "
+        "starts read it",
+    )
+    group.add_argument(
+        "--warehouse",
+        metavar="FOLDER",
+        help="where the tables go (in <FOLDER>/<run id>-<random>/): a local folder or file: URI "
+        "that every engine can read; default: the run folder's tables/",
+    )
+
+
+def _attachments(args: argparse.Namespace) -> Attachments:
+    """The attachment options as given (checked by the runner)."""
+    return Attachments(
+        spark_master=args.spark_master,
+        trino=args.trino,
+        hiveserver2=args.hiveserver2,
+        hiveserver2_log=args.hiveserver2_log.resolve() if args.hiveserver2_log else None,
+        metastore=args.metastore,
+        warehouse=warehouse_folder(args.warehouse) if args.warehouse else None,
+    )
+
+
 def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:
     grouped: dict[str, dict[str, str]] = {}
     for engine, key, value in settings:
@@ -517,6 +578,12 @@ def _run(args: argparse.Namespace) -> int:
     from harness.shards import Shard
 
     if args.resume:
+        if _attachments(args).any:
+            raise ValueError(
+                "--resume attaches to the services the run was started with (run.json's "
+                "`attached`); do not give --spark-master, --trino, --hiveserver2, "
+                "--hiveserver2-log, --metastore or --warehouse with it"
+            )
         options = resume_options(args.resume, args.scenario_dir, args.reports)
         options.query_timeout, options.step_timeout = args.query_timeout, args.step_timeout
         options.keep_tables = args.keep_tables
@@ -533,6 +600,7 @@ def _run(args: argparse.Namespace) -> int:
         keep_tables=args.keep_tables,
         shard=Shard.parse(args.shard) if args.shard else None,
         shard_costs=args.shard_costs,
+        attachments=_attachments(args),
     )
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")

@@ -172,6 +172,9 @@ class Fleet:
         if self.stopping.is_set():
             raise Stopped  # the engine was killed because the run stops
         name = state.engine.name
+        if state.engine.attached:
+            self._check_attached(state, why)
+            return
         self.progress.stage(f"restarting {name} ({why})")
         event: dict[str, Any] = {"engine": name, "why": why, "log": state.engine.log_excerpt()}
         try:
@@ -181,3 +184,14 @@ class Fleet:
             state.log = state.engine.log_excerpt()
             event["restart_failed"] = describe_error(exc)
         record_event(state.engine.context.run_dir, {"event": "restart", **event})
+
+    def _check_attached(self, state: EngineState, why: str) -> None:
+        """An attached engine is not restarted: its query was cancelled (a timeout) and, if
+        it no longer answers, its further cells are ENGINE_FAILED. Recorded in the events."""
+        engine = state.engine
+        event: dict[str, Any] = {"event": "attached_engine", "engine": engine.name, "why": why}
+        if not engine.responsive():
+            state.failure = f"the attached {engine.name} no longer answers, after: {why}"
+            event["failed"] = True
+            self.progress.note(f"{engine.name}: {state.failure}")
+        record_event(engine.context.run_dir, event)

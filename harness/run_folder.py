@@ -7,6 +7,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+from engines.attached import Attachments
 from harness.expectations import Known, to_records
 from harness.results import RUN_FILE, ResultsError, load_run
 from harness.run_options import RunOptions
@@ -114,7 +115,13 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
             f"{run_dir}: no {RUN_FILE}; the run stopped before its engines had started, "
             "so there is nothing to resume: start a new run"
         )
+    attached = dict(info.get("attached") or {})
+    name = attached.pop("name", None)
+    for derived in ("database", "tables"):
+        attached.pop(derived, None)
     options = RunOptions(
+        attachments=Attachments.from_record(attached),
+        attached_name=name,
         scenarios_dir=scenarios_dir,
         pattern=info.get("pattern"),
         engines=tuple(info.get("engine_order") or info["engines"]),

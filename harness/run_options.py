@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines.attached import Attachments
 from harness.expectations import Judged
 from harness.outcomes import Cell
 from harness.shards import Shard
@@ -56,6 +57,11 @@ class RunOptions:
     shard_costs: Path | None = None
     #: The shard as a run recorded it in `run.json` (a resumed shard keeps its share).
     shard_record: dict[str, Any] | None = None
+    #: Engines and services the run attaches to instead of starting them (`--spark-master`,
+    #: `--trino`, `--hiveserver2`, `--metastore`, `--warehouse`).
+    attachments: Attachments = field(default_factory=Attachments)
+    #: The name a resumed run gave its database and table folder on attached services.
+    attached_name: str | None = None
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""

@@ -11,14 +11,17 @@ Spark on one thread, the other engines one table behind on threads of their own.
 from __future__ import annotations
 
 import itertools
+import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from functools import partial
+from pathlib import Path
 
 from engines import engine_class
+from engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
 from engines.base import TABLE_QUERY_TYPES, RunContext
 from engines.hudi_writer import HudiWriter, WriteResult
 from engines.spark_runtime import SparkRuntime
@@ -77,6 +80,10 @@ class Runner:
         self._cost_lock = threading.Lock()
         for name in options.engines:
             engine_class(name)  # an unknown engine is an error before anything starts
+        options.attachments.check(options.engines)
+        check_reachable(options.attachments)
+        #: What the run created on attached services (`run.json`'s `attached`), if any.
+        self._attached_record: dict[str, str] = {}
         for name in options.engine_settings:
             if name not in options.engines:
                 raise ValueError(f"--set names engine {name!r}, which this run does not read with")
@@ -118,9 +125,9 @@ class Runner:
         ]
         home = outlets[0].run_dir
         completed = False
-        runtime = SparkRuntime(home / "logs", options.hudi_version)
-        context = RunContext(home, runtime)
-        writer = HudiWriter(runtime, home / "tables", options.step_timeout)
+        context = self._context(home)
+        runtime = context.spark
+        writer = HudiWriter(runtime, context.tables_dir, options.step_timeout)
         specs, routes = plan_engines(self.points, runtime.hudi_version)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
@@ -142,8 +149,12 @@ class Runner:
                 outlet.results.close()
                 write_costs(outlet.run_dir, self.costs)
             writer.close()
+            if completed and not options.keep_tables:
+                context.remove_database()
             context.close()
             self.progress.end()
+            if completed and not options.keep_tables and options.attachments.warehouse:
+                shutil.rmtree(context.tables_dir, ignore_errors=True)
             for outlet in outlets:
                 if completed:
                     run_folder.clean(outlet.run_dir, options.keep_tables)
@@ -151,6 +162,25 @@ class Runner:
                     latest = outlet.options.reports_dir / "latest"
                     outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, latest])
         return [outlet.result for outlet in outlets]
+
+    def _context(self, home: Path) -> RunContext:
+        """What the run's engines share; on attached services, a database and a table folder
+        named after the run (`attached` in `run.json` records them)."""
+        options = self.options
+        attached = options.attachments
+        runtime = SparkRuntime(home / "logs", options.hudi_version, master=attached.spark_master)
+        if not attached.any:
+            return RunContext(home, runtime)
+        name = options.attached_name or run_name(home.name)
+        database = database_name(name) if attached.catalog_shared else DEFAULT_DATABASE
+        tables = attached.warehouse / name if attached.warehouse else home / "tables"
+        self._attached_record = {
+            **attached.record(),
+            "name": name,
+            "database": database,
+            "tables": str(tables),
+        }
+        return RunContext(home, runtime, attached, database, tables)
 
     def _write_run_info(
         self,
@@ -168,6 +198,8 @@ class Runner:
         )
         if self.shard is not None:
             info["shard"] = self.shard
+        if self._attached_record:
+            info["attached"] = self._attached_record
         if len(outlets) > 1:
             info["shared_with"] = [str(o.run_dir) for o in outlets if o is not outlet]
             info["logs_in"] = str(outlets[0].run_dir / "logs")

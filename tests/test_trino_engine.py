@@ -12,7 +12,7 @@ import pytest
 
 from engines import trino_runtime
 from engines.artifacts import MavenArtifact, ProvisioningError, _pom
-from engines.base import TableRef
+from engines.base import RunContext, TableRef
 from engines.jdk import Jdk
 from engines.metastore_tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
 from engines.trino import TrinoEngine, _message, catalogs, to_arrow, trino_arrow_type
@@ -104,13 +104,17 @@ def test_variants_are_data_and_name_the_catalog() -> None:
     assert ("mor", "snapshot") in TrinoEngine.probe_only
 
 
-def test_read_sql_uses_the_session_catalog_except_for_plain_parquet() -> None:
-    engine = TrinoEngine.__new__(TrinoEngine)
+def test_read_sql_uses_the_session_catalog_except_for_plain_parquet(tmp_path: Path) -> None:
+    engine = TrinoEngine(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
     mor = TableRef("t_x_mor", Path("/d"), "mor", "id")
     assert engine.read_sql(mor, "read_optimized") == 'SELECT * FROM "t_x_mor_ro"'
     assert engine.read_sql(mor, "snapshot") == 'SELECT * FROM "t_x_mor_rt"'
     control = TableRef("control", Path("/c"), "cow", "id", format="parquet")
     assert engine.read_sql(control, "snapshot") == 'SELECT * FROM hive.default."control"'
+    # A run on shared services reads its own database (the session's schema for Hudi tables).
+    shared = RunContext(tmp_path, spark=None, database="lakecompat_r1")  # type: ignore[arg-type]
+    engine = TrinoEngine(shared)
+    assert engine.read_sql(control, "snapshot") == 'SELECT * FROM hive.lakecompat_r1."control"'
 
 
 @pytest.mark.parametrize(
