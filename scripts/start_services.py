@@ -31,8 +31,9 @@ from engines.trino import TrinoEngine
 SERVICES = ("spark", "hive", "trino")
 
 
-def start_spark(home: Path) -> str:
-    """A standalone master and one worker (2 cores, 3 GiB) from PySpark's `spark-class`."""
+def start_spark(home: Path) -> dict[str, str]:
+    """A standalone master and one worker (2 cores, 3 GiB) from PySpark's `spark-class`: the
+    master's address, and its status page (`spark_master_ui`)."""
     import pyspark
 
     spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
@@ -69,7 +70,7 @@ def start_spark(home: Path) -> str:
         env=env,
         cwd=home,
     ).start()
-    return master
+    return {"spark_master": master, "spark_master_ui": f"http://127.0.0.1:{ui}/json/"}
 
 
 def _worker_alive(status: int, body: bytes) -> bool:
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     home.mkdir(parents=True, exist_ok=True)
     found: dict[str, str] = {}
     if "spark" in services:
-        found["spark_master"] = start_spark(home)
+        found.update(start_spark(home))
     if services & {"hive", "trino"}:
         found.update(start_catalog(home, services))
     warehouse = home / "warehouse-shared"
@@ -123,7 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     found["warehouse"] = str(warehouse)
     found["pid"] = str(os.getpid())
     (home / "attach.json").write_text(json.dumps(found, indent=1) + "\n")
-    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in found.items() if k != "pid")
+    flags = " ".join(
+        f"--{key.replace('_', '-')} {value}"
+        for key, value in found.items()
+        if key not in ("pid", "spark_master_ui")
+    )
     print(f"running; attach a run with:\n  lakecompat run {flags}", flush=True)
     try:
         while True:

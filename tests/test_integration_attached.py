@@ -1,0 +1,167 @@
+"""Integration: engines started outside lakecompat's process tree, attached to a run.
+
+`scripts/start_services.py` starts a Spark standalone master and worker, a Hive Metastore, a
+HiveServer2 and a Trino on 127.0.0.1, the way an operator would, in a session of its own
+(`setsid`). Runs attached to them must give the cells a run with lakecompat's own engines
+gives, must leave nothing of theirs on the services, and must leave the services running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_integration_reports import lakecompat
+
+from harness.diff import load_cells
+from harness.outcomes import Cell, Outcome
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = "rename_column/rename,add_column/at_end"
+OPTIONS = ("--scenarios", SCENARIOS, "--quiet")
+#: First use provisions Trino, Hive and Spark's Hudi bundle (downloads): allow for it.
+START_TIMEOUT = 1200
+
+
+def _verdicts(cells: list[Cell]) -> list[tuple[object, ...]]:
+    return [(c.key, c.outcome, c.reason, c.engine_version, c.reader_hudi) for c in cells]
+
+
+def _get_json(url: str) -> object:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(url, headers={"X-Trino-User": "lakecompat"})
+    with opener.open(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def _answers(address: str) -> bool:
+    host, port = address.rsplit("/", 1)[-1].rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The operator's services, and their addresses (`attach.json`)."""
+    home = tmp_path_factory.mktemp("operator")
+    log = (home / "start_services.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "start_services.py"), "--home", str(home)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,  # setsid: not in the test's (or any run's) process group
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not (home / "attach.json").is_file():
+            output = (home / "start_services.log").read_text(errors="replace")[-3000:]
+            assert process.poll() is None, f"the services did not start:\n{output}"
+            assert time.monotonic() < deadline, f"the services did not start in time:\n{output}"
+            time.sleep(1)
+        found = json.loads((home / "attach.json").read_text())
+        found["home"] = str(home)
+        yield found
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=180)
+        log.close()
+
+
+def _attach(services: dict[str, str], *keys: str) -> list[str]:
+    return [part for key in keys for part in (f"--{key.replace('_', '-')}", services[key])]
+
+
+@pytest.fixture(scope="module")
+def managed(tmp_path_factory: pytest.TempPathFactory) -> list[Cell]:
+    """The cells of the same catalog with lakecompat's own engines."""
+    base = tmp_path_factory.mktemp("managed")
+    done = lakecompat("run", *OPTIONS, "--engines", "spark,hive,trino", "--reports", base, cwd=base)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    _, cells = load_cells(base / "latest")
+    return cells
+
+
+def _attached_run(tmp_path: Path, *args: str) -> tuple[Path, list[Cell]]:
+    done = lakecompat("run", *OPTIONS, *args, "--reports", tmp_path, cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    return run_dir, load_cells(run_dir)[1]
+
+
+def test_a_spark_standalone_cluster_runs_the_writer_and_the_spark_reader(
+    services: dict[str, str], managed: list[Cell], tmp_path: Path
+) -> None:
+    worker = Path(services["home"]) / "spark-worker"
+    before = set(worker.glob("app-*"))
+    run_dir, cells = _attached_run(
+        tmp_path, "--engines", "spark", *_attach(services, "spark_master")
+    )
+    assert _verdicts(cells) == _verdicts([c for c in managed if c.engine == "spark"])
+    assert json.loads((run_dir / "run.json").read_text())["attached"]["spark_master"]
+    # The jobs ran on the cluster: the worker ran an executor for the run's application.
+    assert len(set(worker.glob("app-*")) - before) == 1
+    completed = _get_json(services["spark_master_ui"])["completedapps"]  # type: ignore[index]
+    assert any(app["name"] == "lakecompat" for app in completed)
+    assert _answers(services["spark_master"])
+
+
+def test_attached_trino_hive_and_metastore_give_the_managed_cells(
+    services: dict[str, str], managed: list[Cell], tmp_path: Path
+) -> None:
+    keys = ("spark_master", "metastore", "hiveserver2", "hiveserver2_log", "trino", "warehouse")
+    run_dir, cells = _attached_run(
+        tmp_path, "--engines", "spark,hive,trino", *_attach(services, *keys)
+    )
+    assert _verdicts(cells) == _verdicts(managed)
+    assert any(c.outcome is Outcome.WRONG for c in cells)  # a comparison with something in it
+    attached = json.loads((run_dir / "run.json").read_text())["attached"]
+    assert attached["database"].startswith("lakecompat_" + run_dir.name.replace("-", "_"))
+    assert Path(attached["tables"]).parent == Path(services["warehouse"])
+    # Nothing of the run is left on the services: no database, no table folder.
+    from hmsclient import hmsclient
+
+    host, port = services["metastore"].removeprefix("thrift://").split(":")
+    with hmsclient.HMSClient(host=host, port=int(port)) as client:
+        assert attached["database"] not in client.get_all_databases()
+    assert not Path(attached["tables"]).exists()
+    # And the services still run: lakecompat stopped none of them.
+    info = _get_json(services["trino"] + "/v1/info")
+    assert info["starting"] is False  # type: ignore[index]
+    assert _answers(services["hiveserver2"]) and _answers(services["metastore"])
+    assert "trino" not in os.listdir(run_dir) and "hiveserver2" not in os.listdir(run_dir)
+
+
+def test_a_query_that_runs_too_long_is_cancelled_and_the_attached_engine_kept(
+    services: dict[str, str], tmp_path: Path
+) -> None:
+    keys = ("metastore", "hiveserver2", "trino", "warehouse")
+    run_dir, cells = _attached_run(
+        tmp_path,
+        *("--engines", "hive,trino", "--table-types", "cow", "--query-timeout", "0.05"),
+        *_attach(services, *keys),
+    )
+    timed_out = {c.engine for c in cells if c.reason.startswith("timeout after 0.05 s")}
+    assert timed_out == {"hive", "trino"}
+    assert not any(c.outcome is Outcome.ENGINE_FAILED for c in cells)
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert {e["event"] for e in events} == {"attached_engine"}
+    assert not any(e.get("failed") for e in events)
+    # Trino cancelled the queries it was running; both services still answer.
+    queries = _get_json(services["trino"] + "/v1/query")
+    states = {q.get("errorCode", {}).get("name") for q in queries}  # type: ignore[union-attr]
+    assert "USER_CANCELED" in states
+    assert _answers(services["hiveserver2"]) and _answers(services["trino"])
