@@ -215,6 +215,26 @@ class Engine(ABC):
         """The end of the engine's log, kept as evidence when the engine fails."""
         return ""
 
+    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+        """Files that let someone run this read without lakecompat (file name → text): the
+        table's registration where the engine needs one, the settings, and the SQL."""
+        settings = "".join(f"-- setting: {k} = {v}\n" for k, v in variant.settings.items())
+        header = f"-- {self.name} {self.version}, variant {variant.name}\n"
+        return {"reader.sql": f"{header}{settings}{self.read_sql(table, query_type)};\n"}
+
+    def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
+        """The query and settings written in `reproduction`'s files, read back from the text,
+        so that what a reproduction says can be run as it says it."""
+        settings = {}
+        statement = []
+        for line in files["reader.sql"].splitlines():
+            if line.startswith("-- setting: "):
+                key, _, value = line.removeprefix("-- setting: ").partition(" = ")
+                settings[key] = value
+            elif not line.startswith("--"):
+                statement.append(line)
+        return "\n".join(statement).removesuffix(";"), Variant("reproduction", settings)
+
     @property
     def attached(self) -> bool:
         """Whether the engine is a service someone else runs: never restarted or killed."""

@@ -325,6 +325,22 @@ class HiveEngine(MetastoreReader):
             self._running_on(None)
         self.context.registered[table.name] = table
 
+    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+        """`register.hql` (Hive sync's layout as DDL) and `reader.hql` (the session's settings
+        as SETs, then the query), for beeline."""
+        session = {**READ_SETTINGS, "hive.resultset.use.unique.column.names": "false"}
+        sets = "".join(f"SET {k}={v};\n" for k, v in {**session, **variant.settings}.items())
+        header = f"-- HiveServer2 {self.version} with hudi-spark3.5-bundle {self.hudi_version}\n"
+        return {
+            "register.hql": "".join(f"{statement};\n" for statement in registration_ddl(table)),
+            "reader.hql": f"{header}{sets}{self.read_sql(table, query_type)};\n",
+        }
+
+    def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
+        lines = [line for line in files["reader.hql"].splitlines() if not line.startswith("--")]
+        # `SET ...;` lines then the query: the form `query` runs in a session of its own.
+        return "\n".join(lines).removesuffix(";"), Variant("reproduction")
+
     def read_sql(self, table: TableRef, query_type: str) -> str:
         name = table_for(table, query_type)
         select = f"SELECT * FROM {quote(name)}"

@@ -59,6 +59,66 @@ _MAX_SLICES = 100_000
 _COMPLETED = re.compile(r"^(\d{14,})(?:_(\d{14,}))?\.(commit|deltacommit|replacecommit)$")
 
 
+#: A schema change's statement runs with schema-on-read and the workaround above.
+DDL_SETTINGS = {"hoodie.schema.on.read.enable": "true", **DDL_WORKAROUND}
+#: Hudi schedules a compaction after 5 delta commits; a scenario asks for it now.
+COMPACTION_SETTINGS = {"hoodie.compact.inline.max.delta.commits": "1"}
+
+
+def compaction_statement(path: str) -> str:
+    """The procedure call that compacts a merge-on-read table now."""
+    return f"CALL run_compaction(op => 'scheduleAndExecute', path => '{path}')"
+
+
+def clustering_statement(path: str) -> str:
+    """The procedure call that clusters a table now."""
+    return f"CALL run_clustering(path => '{path}')"
+
+
+def write_options(
+    table_name: str, table_type: str, spec: sc.ScenarioSpec, operation: str
+) -> dict[str, str]:
+    """The Hudi datasource options of one DataFrame write (before a step's own settings)."""
+    return {
+        **WRITE_SETTINGS,
+        "hoodie.table.name": table_name,
+        "hoodie.datasource.write.table.type": TABLE_TYPE_NAMES[table_type],
+        "hoodie.datasource.write.operation": operation,
+        "hoodie.datasource.write.recordkey.field": spec.key,
+        "hoodie.datasource.write.precombine.field": spec.precombine,
+        **_partitioning(spec),
+        "hoodie.schema.on.read.enable": "true",
+        # New keys always go to new base files: what the oracle's read-optimized model assumes.
+        "hoodie.parquet.small.file.limit": "0",
+        "hoodie.insert.shuffle.parallelism": "2",
+        "hoodie.upsert.shuffle.parallelism": "2",
+        "hoodie.delete.shuffle.parallelism": "2",
+    }
+
+
+def _partitioning(spec: sc.ScenarioSpec) -> dict[str, str]:
+    if not spec.partition_by:
+        return {"hoodie.datasource.write.keygenerator.class": NON_PARTITIONED}
+    return {
+        "hoodie.datasource.write.keygenerator.class": PARTITIONED,
+        "hoodie.datasource.write.partitionpath.field": ",".join(spec.partition_by),
+        # Folders named `col=value`, which Hive and Trino map to partitions.
+        "hoodie.datasource.write.hive_style_partitioning": "true",
+    }
+
+
+def seed_settings(rows: int) -> dict[str, str]:
+    """The seed rows' bulk insert settings: one file group per row."""
+    return {**SEED_LAYOUT, "hoodie.bulkinsert.shuffle.parallelism": str(rows)}
+
+
+def frame_input(schema: Schema, rows: list[dict[str, Any]]) -> tuple[str, list[tuple[Any, ...]]]:
+    """The DDL schema string and the value tuples a DataFrame of `rows` is made from."""
+    typed = [coerce_row(schema, row, "rows") for row in rows]
+    ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
+    return ddl_schema, [tuple(row[name] for name in schema.names) for row in typed]
+
+
 def listing_statements(table: TableRef, hudi_version: str) -> list[str]:
     """The `show_fsview_latest` calls that list a table's live file slices.
 
@@ -388,7 +448,7 @@ class HudiWriter:
         """Run one step; SQL statements are recorded before they run, as evidence."""
         match step:
             case sc.Insert(rows=rows) if not table.path.exists():
-                settings = {**SEED_LAYOUT, "hoodie.bulkinsert.shuffle.parallelism": str(len(rows))}
+                settings = seed_settings(len(rows))
                 statements.append(_describe_write("bulk_insert", rows, before.schema, settings))
                 frame = self._frame(before.schema, rows, partitions=len(rows))
                 options = {**self._options(table, spec, "bulk_insert"), **settings}
@@ -408,12 +468,9 @@ class HudiWriter:
                 statements.append(_describe_write("delete", doomed, before.schema))
                 self._write_rows(table, spec, before.schema, doomed, "delete", "append")
             case sc.Compaction() if table.table_type == "mor":
-                statement = (
-                    f"CALL run_compaction(op => 'scheduleAndExecute', path => '{table.path}')"
-                )
+                statement = compaction_statement(str(table.path))
                 statements.append(statement)
-                # Hudi schedules a compaction after 5 delta commits; a scenario asks for it now.
-                self._sql(statement, {"hoodie.compact.inline.max.delta.commits": "1"})
+                self._sql(statement, COMPACTION_SETTINGS)
             case sc.Compaction():
                 pass  # copy-on-write tables have nothing to compact
             case sc.UpgradeWriter(from_=older) if older == self.runtime.hudi_version:
@@ -426,13 +483,13 @@ class HudiWriter:
                 )
                 self._register(table)  # in this writer's own catalog
             case sc.Clustering():
-                statement = f"CALL run_clustering(path => '{table.path}')"
+                statement = clustering_statement(str(table.path))
                 statements.append(statement)
                 self._sql(statement, {})
             case _:
                 statement = ddl(table.name, step)
                 statements.append(statement)
-                self._sql(statement, {"hoodie.schema.on.read.enable": "true", **DDL_WORKAROUND})
+                self._sql(statement, DDL_SETTINGS)
 
     def _write_rows(
         self,
@@ -450,9 +507,7 @@ class HudiWriter:
 
     def _frame(self, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0) -> Any:
         """A DataFrame of `rows`; with `partitions`, spread evenly over that many partitions."""
-        typed = [coerce_row(schema, row, "rows") for row in rows]
-        ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
-        values = [tuple(row[name] for name in schema.names) for row in typed]
+        ddl_schema, values = frame_input(schema, rows)
         session = self.runtime.session()
         if partitions:
             return session.createDataFrame(
@@ -461,32 +516,7 @@ class HudiWriter:
         return session.createDataFrame(values, ddl_schema)
 
     def _options(self, table: TableRef, spec: sc.ScenarioSpec, operation: str) -> dict[str, str]:
-        return {
-            **WRITE_SETTINGS,
-            "hoodie.table.name": table.name,
-            "hoodie.datasource.write.table.type": TABLE_TYPE_NAMES[table.table_type],
-            "hoodie.datasource.write.operation": operation,
-            "hoodie.datasource.write.recordkey.field": spec.key,
-            "hoodie.datasource.write.precombine.field": spec.precombine,
-            **self._partitioning(spec),
-            "hoodie.schema.on.read.enable": "true",
-            # New keys always go to new base files: what the oracle's read-optimized model assumes.
-            "hoodie.parquet.small.file.limit": "0",
-            "hoodie.insert.shuffle.parallelism": "2",
-            "hoodie.upsert.shuffle.parallelism": "2",
-            "hoodie.delete.shuffle.parallelism": "2",
-        }
-
-    @staticmethod
-    def _partitioning(spec: sc.ScenarioSpec) -> dict[str, str]:
-        if not spec.partition_by:
-            return {"hoodie.datasource.write.keygenerator.class": NON_PARTITIONED}
-        return {
-            "hoodie.datasource.write.keygenerator.class": PARTITIONED,
-            "hoodie.datasource.write.partitionpath.field": ",".join(spec.partition_by),
-            # Folders named `col=value`, which Hive and Trino map to partitions.
-            "hoodie.datasource.write.hive_style_partitioning": "true",
-        }
+        return write_options(table.name, table.table_type, spec, operation)
 
     def _latest_columns(self, table: TableRef) -> tuple[tuple[str, str], ...]:
         """The columns of the table's latest Hudi schema, as Hive sync would register them."""

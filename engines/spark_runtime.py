@@ -32,6 +32,20 @@ appender.file.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
 """
 
 
+#: The session settings that shape what Spark writes and reads (a reproduction script uses
+#: them too); the others in `SparkRuntime` are about this machine (memory, logs, addresses).
+SESSION_SETTINGS = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    # Timestamps (CAST, text, partition values) in UTC, as the other engines run.
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+}
+
+
 def hudi_version() -> str:
     """The Hudi release to write with: `$LAKECOMPAT_HUDI_VERSION`, else the default."""
     return os.environ.get(HUDI_VERSION_ENV) or DEFAULT_HUDI_VERSION
@@ -180,14 +194,7 @@ class SparkRuntime:
         for key, value in {
             # Shipped to a cluster's executors too.
             "spark.jars": str(jar),
-            "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-            "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-            "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-            "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-            # Timestamps (CAST, text, partition values) in UTC, as the other engines run.
-            "spark.sql.session.timeZone": "UTC",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
+            **SESSION_SETTINGS,
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.bindAddress": "127.0.0.1",

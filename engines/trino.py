@@ -32,6 +32,7 @@ from engines.base import (
     log_tail,
     reference_instant,
 )
+from engines.hive import registration_ddl
 from engines.metastore_tables import table_for
 from engines.trino_runtime import TrinoServer, provision, trino_version
 from harness.types import canonical_json
@@ -205,6 +206,38 @@ class TrinoEngine(MetastoreReader):
     def register(self, table: TableRef) -> None:
         self.context.register_in_metastore(table)
 
+    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+        """The two catalog files (on a Metastore that has the table registered as Hive sync
+        does: see `register.hql`) and the query with its session properties."""
+        settings = dict(variant.settings)
+        catalog = settings.pop(CATALOG, "hudi")
+        files = {
+            f"etc/catalog/{name}.properties": "".join(f"{k}={v}\n" for k, v in props.items())
+            for name, props in catalogs("thrift://METASTORE_HOST:9083").items()
+        }
+        session = "".join(f"SET SESSION {k} = {_session_value(v)};\n" for k, v in settings.items())
+        use = f"USE {catalog}.{self.context.database};\n"
+        header = f"-- Trino {self.version}\n"
+        files["reader.sql"] = f"{header}{use}{session}{self.read_sql(table, query_type)};\n"
+        files["register.hql"] = "".join(f"{statement};\n" for statement in registration_ddl(table))
+        return files
+
+    def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
+        settings: dict[str, str] = {}
+        statements = [s.strip() for s in files["reader.sql"].split(";\n")]
+        query = []
+        for statement in filter(None, statements):
+            lines = [line for line in statement.splitlines() if not line.startswith("--")]
+            text = "\n".join(lines).removesuffix(";")
+            if text.startswith("USE "):
+                settings[CATALOG] = text.removeprefix("USE ").split(".", 1)[0]
+            elif text.startswith("SET SESSION "):
+                key, _, value = text.removeprefix("SET SESSION ").partition(" = ")
+                settings[key] = value.strip("'").replace("''", "'")
+            elif text:
+                query.append(text)
+        return ";\n".join(query), Variant("reproduction", settings)
+
     def read_sql(self, table: TableRef, query_type: str) -> str:
         name = quote(table_for(table, query_type))
         if table.format == "parquet":
@@ -247,6 +280,13 @@ class TrinoEngine(MetastoreReader):
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
         return log_tail(logs / "trino-server.log") or log_tail(logs / "trino.log")
+
+
+def _session_value(value: str) -> str:
+    """A session property's value in SQL: booleans and numbers bare, text quoted."""
+    if value in ("true", "false") or re.fullmatch(r"-?\d+", value):
+        return value
+    return "'" + value.replace("'", "''") + "'"
 
 
 class AttachedTrino:

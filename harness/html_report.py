@@ -80,6 +80,9 @@ function show(id) {
   if (e.error) t += '<h4>Error</h4><pre>' + esc(e.error) + '</pre>';
   if (e.files) t += '<h4>Table files</h4><pre id="detail-files">' + esc(e.files.summary) + '</pre>';
   if (e.log) t += '<h4>Engine log</h4><pre>' + esc(e.log) + '</pre>';
+  if (c.repro) t += '<h4>Reproduce without lakecompat</h4><p>A folder with the writer as a '
+    + 'PySpark script, the engine\'s SQL and an ISSUE.md draft:</p><pre id="detail-repro">'
+    + esc(c.repro) + '</pre>';
   d.innerHTML = t + '<p><a href="#" onclick="this.parentNode.parentNode.style.display=\\'none\\';'
     + 'return false">close</a></p>';
   d.style.display = 'block';
@@ -135,7 +138,8 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
     for (engine, table_type, query_type), group in groups.items():
         parts.append(_section(engine, table_type, query_type, group, index))
     parts.append(_type_changes(cells, index))
-    payload = json.dumps([_payload(row) for row in judged]).replace("</", "<\\/")
+    run_id = str(info.get("run_id", "<run id>"))
+    payload = json.dumps([_payload(row, run_id) for row in judged]).replace("</", "<\\/")
     parts += [
         "<div id='details'></div>",
         f"<script type='application/json' id='cells'>{payload}</script>",
@@ -144,8 +148,12 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _payload(row: Judged) -> dict[str, Any]:
-    return {**row.to_dict(), "id": case_id(row.cell)}
+def _payload(row: Judged, run_id: str) -> dict[str, Any]:
+    """A cell's data for its details; a failing cell's with the command that reproduces it."""
+    data = {**row.to_dict(), "id": case_id(row.cell)}
+    if row.cell.outcome in (Outcome.WRONG, Outcome.ERROR):
+        data["repro"] = f"lakecompat repro reports/runs/{run_id} '{case_id(row.cell)}'"
+    return data
 
 
 def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: dict) -> str:

@@ -206,6 +206,9 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         assert browser.find_element(By.ID, "detail-outcome").text == "WRONG"
         assert "regression" in details.text and "expected ERROR" in details.text
         assert "NULL" in browser.find_element(By.ID, "detail-reason").text
+        # A failing cell names the command that reproduces it.
+        command = browser.find_element(By.ID, "detail-repro").text
+        assert command == f"lakecompat repro reports/runs/{run_dir.name} '{ALTERED}'"
         browser.save_screenshot(str(run_dir / "matrix.png"))
         # Filter: hide PASS; rows whose every cell passes disappear, the renamed one stays.
         browser.find_element(By.CSS_SELECTOR, "input[name=outcome][value=PASS]").click()

@@ -1,0 +1,77 @@
+"""The writer part of a reproduction: a script for every scenario of the catalog."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from harness.outcomes import Cell, Outcome
+from harness.repro import default_folder, find_cell
+from harness.repro_script import ReproScriptError, _source, default_path, writer_script
+from harness.results import ResultsError
+from harness.scenario import load_scenarios
+
+SCENARIOS = load_scenarios(Path(__file__).resolve().parent.parent / "scenarios")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
+def test_every_scenario_gets_a_script_that_compiles(scenario: object) -> None:
+    for table_type in scenario.spec.table_types:  # type: ignore[attr-defined]
+        try:
+            text = writer_script(scenario, table_type, "3.5.3", "1.2.0")  # type: ignore[arg-type]
+        except ReproScriptError as exc:
+            assert scenario.spec.upgrade is not None, exc  # type: ignore[attr-defined]
+            assert "upgrade_writer" in str(exc)
+            continue
+        compile(text, f"{scenario.id}.py", "exec")  # type: ignore[attr-defined]
+        assert "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0" in text
+        assert repr(default_path(scenario.id, table_type)) in text  # type: ignore[attr-defined]
+        assert text.count("\nwrite(") + text.count("\nsql(") >= 1 + len(scenario.spec.steps)  # type: ignore[attr-defined]
+
+
+def test_values_are_written_as_source_that_gives_them_back() -> None:
+    values = [
+        1,
+        -2.5,
+        Decimal("1.50"),
+        dt.date(2024, 2, 29),
+        dt.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=dt.UTC),
+        b"\x00\xff",
+        "it's",
+        None,
+        True,
+        {"a": [1, None], "b": {"c": "d"}},
+        (7,),
+    ]
+    scope = {"datetime": dt, "Decimal": Decimal}
+    assert eval(_source(values), scope) == values
+    nan = eval(_source(float("nan")))
+    assert math.isnan(nan) and eval(_source(float("-inf"))) == float("-inf")
+    with pytest.raises(ReproScriptError, match="cannot write a value of type object"):
+        _source(object())
+
+
+def test_a_cell_is_found_by_its_junit_id(tmp_path: Path) -> None:
+    cell = Cell(
+        scenario="rename_column/rename",
+        category="rename_column",
+        title="t",
+        table_type="cow",
+        query_type="snapshot",
+        engine="trino",
+        engine_version="483",
+        variant="column_names",
+        settings={},
+        writer={"spark": "3.5", "hudi": "1.2.0"},
+        outcome=Outcome.WRONG,
+    )
+    wanted = "trino.cow.snapshot.rename_column/rename[column_names]"
+    assert find_cell([cell], wanted, tmp_path) is cell
+    with pytest.raises(ResultsError, match=r"no cell .*include: trino\.cow\.snapshot\.rename"):
+        find_cell([cell], "trino.cow.snapshot.rename_column/rename[typo]", tmp_path)
+    folder = default_folder(tmp_path, wanted)
+    assert folder == tmp_path / "repro" / "trino.cow.snapshot.rename_column_rename_column_names"
