@@ -293,6 +293,55 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the folder of scenario files the run used (default: {DEFAULT_SCENARIOS})",
     )
     repro.add_argument("--quiet", action="store_true", help="no progress output")
+    explore = commands.add_parser(
+        "explore",
+        help="generate evolution sequences, and shrink each failure to the smallest sequence",
+        description="Generate random but valid evolution sequences (column changes, writes, "
+        "deletes, compaction and clustering; both table types) with Hypothesis, run them like "
+        "scenarios, and shrink every failure to the smallest sequence that still fails the "
+        "same way (engine, outcome and reason class). Writes one scenario file per failure "
+        "signature (OUT/scenarios/explored/*.yaml, ready for the catalog) and explore.md, "
+        "which says which signatures a catalog run already has. The same seed and options "
+        "generate the same sequences.",
+    )
+    explore.add_argument(
+        "--budget",
+        type=_duration,
+        default=600,
+        metavar="TIME",
+        help="how long to explore, e.g. 20m, 90s, 1h (default: 10m)",
+    )
+    explore.add_argument(
+        "--engines",
+        type=_csv,
+        default=DEFAULT_ENGINES,
+        help=f"comma-separated engines to read with (default: {','.join(DEFAULT_ENGINES)})",
+    )
+    explore.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    explore.add_argument(
+        "--out",
+        type=Path,
+        help="folder to write (default: REPORTS/explore/<UTC time>)",
+    )
+    explore.add_argument(
+        "--catalog-run",
+        type=Path,
+        metavar="RUN",
+        help="a run of the catalog (run folder, or reports/latest) whose failures count as "
+        "covered (default: REPORTS/latest if it exists)",
+    )
+    explore.add_argument(
+        "--max-examples",
+        type=int,
+        default=200,
+        help="sequences a round may generate before it gives up finding a new failure "
+        "(default: 200)",
+    )
+    explore.add_argument(
+        "--query-timeout", type=_seconds, default=120, metavar="SECONDS", help="(default: 120)"
+    )
+    _reports_option(explore, "folder of reports (default: ./reports)")
+    explore.add_argument("--quiet", action="store_true", help="no progress output")
     diff = commands.add_parser(
         "diff",
         help="list the cells whose outcome changed between two runs",
@@ -477,6 +526,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command == "qualify":
         return _qualify(args)
+    if args.command == "explore":
+        return _explore(args)
     if args.command == "repro":
         from harness.progress import Progress
         from harness.repro import default_folder, reproduce, summary
@@ -579,6 +630,50 @@ def _attachments(args: argparse.Namespace) -> Attachments:
         metastore=args.metastore,
         warehouse=warehouse_folder(args.warehouse) if args.warehouse else None,
     )
+
+
+def _duration(text: str) -> float:
+    """`20m`, `90s`, `1h` or plain seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
+    if not match or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 20m, 90s or 1h")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def _explore(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from engines import engine_class
+    from harness import run_folder
+    from harness.diff import load_cells
+    from harness.explore import Lab, explore, mark_covered, write_findings
+    from harness.progress import Progress
+
+    for name in args.engines:
+        engine_class(name)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    out = (args.out or args.reports / "explore" / stamp).resolve()
+    catalog = args.catalog_run or (args.reports / "latest")
+    if args.catalog_run and not catalog.exists():
+        raise ValueError(f"--catalog-run {catalog}: not found")
+    progress = Progress(quiet=args.quiet)
+    lab = Lab(out / "work", tuple(args.engines), progress, args.query_timeout)
+    try:
+        with lab.running():
+            result = explore(lab, args.budget, args.seed, args.max_examples)
+    finally:
+        run_folder.clean(out / "work", keep_tables=False)
+    if catalog.exists():
+        mark_covered(result, load_cells(catalog)[1])
+    paths = write_findings(result, out)
+    new = sum(1 for f in result.findings.values() if f.covered is False)
+    print(
+        f"explored {result.examples} sequences in {result.seconds:.0f} s: "
+        f"{len(paths)} failure signature(s)"
+        + (f", {new} not in the catalog run {catalog}" if catalog.exists() else "")
+    )
+    print(f"report: {out / 'explore.md'}  scenarios: {out / 'scenarios' / 'explored'}")
+    return 0
 
 
 def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:

@@ -1,0 +1,61 @@
+"""Integration: exploration with Spark finds a planted failure and shrinks it to the minimal
+sequence.
+
+The test alters one oracle rule (after a rename, the renamed column is expected to be NULL),
+so Spark's correct answers become failures of every sequence that renames a column with a
+value in it. The smallest such sequence: one data column of the simplest type, one row, one
+step renaming it, on a copy-on-write table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness import oracle
+from harness import scenario as sc
+from harness.explore import Lab, explore, mark_covered, write_findings
+from harness.progress import Progress
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_planted_failure_is_found_and_shrunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = oracle._apply
+
+    def renamed_reads_null(state: Any, spec: Any, step: Any, where: str) -> None:
+        original(state, spec, step, where)
+        if isinstance(step, sc.RenameColumn):
+            for row in state.rows.values():
+                row[step.to] = None
+
+    monkeypatch.setattr(oracle, "_apply", renamed_reads_null)
+    lab = Lab(tmp_path / "work", ("spark",), Progress(quiet=True), 120)
+    with lab.running():
+        result = explore(lab, budget=900, seed=7, max_examples=30)
+    assert result.findings, "the planted failure was not found"
+    # Every finding is the planted one: a sequence with a rename.
+    for finding in result.findings.values():
+        assert finding.signature[:2] == ("spark", "WRONG")
+        assert "rename_column" in [step["op"] for step in finding.spec["steps"]]
+    smallest = min(
+        result.findings.values(),
+        key=lambda f: (len(f.spec["steps"]), len(f.spec["schema"]), len(f.spec["rows"])),
+    )
+    assert smallest.shrunk
+    assert smallest.spec["steps"] == [{"op": "rename_column", "column": "c1", "to": "r4"}]
+    assert [c["name"] for c in smallest.spec["schema"]] == ["id", "c1", "ts"]
+    assert smallest.spec["schema"][1]["type"] == "int"
+    assert len(smallest.spec["rows"]) == 1
+    assert smallest.spec["table_types"] == ["cow"]
+    mark_covered(result, [])
+    paths = write_findings(result, tmp_path / "out")
+    assert len(paths) == len(result.findings)
+    written = [yaml.safe_load(path.read_text()) for path in paths]
+    assert smallest.spec["steps"] in [w["steps"] for w in written]
+    assert "**new**" in (tmp_path / "out" / "explore.md").read_text()
