@@ -148,7 +148,7 @@ class Lab:
                             state,
                             query_type,
                             variant,
-                            {},
+                            self.writer.versions,
                             registered,
                         )
                         found.append(cell)
