@@ -75,6 +75,13 @@ def test_failures_are_grouped_by_engine_outcome_and_reason_class() -> None:
     assert reason_class("QueryError: Cannot cast 'c2' to INT32 at col c3") == (
         "QueryError: Cannot cast '?' to INTN at col ?"
     )
+    assert reason_class(
+        "NULLs where values were expected in `r5` (1 of 1 rows); "
+        "NULLs where values were expected in `r6` (1 of 1 rows)"
+    ) == reason_class("NULLs where values were expected in `name` (3 of 3 rows)")
+    assert reason_class("column order differs: got id, c2, c1, ts; expected id, c1, c2, ts") == (
+        reason_class("column order differs: got id, qty, name; expected id, name, qty")
+    )
     cells = [
         _cell("trino", Outcome.WRONG, "NULLs where values were expected in `r4` (1 of 1 rows)"),
         _cell("trino", Outcome.WRONG, "NULLs where values were expected in `r7` (2 of 3 rows)"),
