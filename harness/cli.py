@@ -673,6 +673,9 @@ def _explore(args: argparse.Namespace) -> int:
         + (f", {new} not in the catalog run {catalog}" if catalog.exists() else "")
     )
     print(f"report: {out / 'explore.md'}  scenarios: {out / 'scenarios' / 'explored'}")
+    if result.interrupted:
+        print("lakecompat: explore was interrupted; what it had found is written", file=sys.stderr)
+        return 130
     return 0
 
 

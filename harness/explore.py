@@ -99,6 +99,8 @@ class Exploration:
     examples: int = 0
     seconds: float = 0.0
     findings: dict[Signature, Finding] = field(default_factory=dict)
+    #: Stopped by Ctrl-C or SIGTERM: what was found so far is kept.
+    interrupted: bool = False
 
 
 class Lab:
@@ -169,8 +171,8 @@ def explore(
     seed: int,
     max_examples: int = 200,
 ) -> Exploration:
-    """Rounds of generate-then-shrink until `budget` seconds are spent or a round finds
-    nothing new in `max_examples` sequences."""
+    """Rounds of generate-then-shrink until `budget` seconds are spent, a round finds nothing
+    new in `max_examples` sequences, or the user interrupts (what was found is kept)."""
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
@@ -220,13 +222,16 @@ def explore(
             spec = find(sequences(), new_failure, settings=options, random=random)
         except NoSuchExample:
             break
-        except OutOfBudget:
+        except (OutOfBudget, KeyboardInterrupt) as stop:
+            result.interrupted = isinstance(stop, KeyboardInterrupt)
             if "spec" not in best:
                 break
             spec, shrunk = best["spec"], False
         for signature, cell in memo[_key(spec)].items():
             if signature not in result.findings:
                 result.findings[signature] = Finding(signature, spec, cell, shrunk)
+        if result.interrupted:
+            break
     result.seconds = time.monotonic() - started
     return result
 
