@@ -81,7 +81,7 @@ function show(id) {
   if (e.files) t += '<h4>Table files</h4><pre id="detail-files">' + esc(e.files.summary) + '</pre>';
   if (e.log) t += '<h4>Engine log</h4><pre>' + esc(e.log) + '</pre>';
   if (c.repro) t += '<h4>Reproduce without lakecompat</h4><p>A folder with the writer as a '
-    + 'PySpark script, the engine\'s SQL and an ISSUE.md draft:</p><pre id="detail-repro">'
+    + 'PySpark script, the SQL of the engine and an ISSUE.md draft:</p><pre id="detail-repro">'
     + esc(c.repro) + '</pre>';
   d.innerHTML = t + '<p><a href="#" onclick="this.parentNode.parentNode.style.display=\\'none\\';'
     + 'return false">close</a></p>';
