@@ -24,13 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
-from bench_run import LIBRARY_START, ProcessSampler, p95, report, say, timed_child  # noqa: E402
+from bench_run import LIBRARY_START, ProcessSampler, p95, report, say, timed_child
 
-from harness.progress import Progress  # noqa: E402
-from harness.runner import Runner, RunOptions  # noqa: E402
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 PROVISION = (
-    "import time; from engines.flink_runtime import provision; t = time.monotonic(); "
+    "import time; from engines.flink.runtime import provision; t = time.monotonic(); "
     "provision(progress=lambda m: None); print(time.monotonic() - t)"
 )
 HUDI = "0.15.0"

@@ -22,14 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_run import report  # noqa: E402
+from bench_run import report
 
-from harness.progress import Progress  # noqa: E402
-from harness.qualify import counts_line  # noqa: E402
-from harness.qualify_run import compare_runs, point_options, run_points  # noqa: E402
-from harness.run_options import RunOptions  # noqa: E402
-from harness.runner import Runner  # noqa: E402
-from harness.versions import engine_releases, load_versions  # noqa: E402
+from harness.qualify.compare import counts_line
+from harness.qualify.run import compare_runs, point_options, run_points
+from harness.qualify.versions import engine_releases, load_versions
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 #: The issue's target: a second point must cost less than a second full run.
 RATIO_TARGET = 1.6

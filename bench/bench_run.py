@@ -36,46 +36,48 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.progress import Progress  # noqa: E402
-from harness.runner import Runner, RunOptions, RunResult  # noqa: E402
+from harness.run.options import RunOptions, RunResult
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 FETCH = (
-    "import time; from engines.artifacts import fetch; from engines.spark_runtime import "
-    "hudi_bundle, hudi_version; from engines.hive_metastore import hive_version, "
-    "metastore_classpath; from engines.hive import hiveserver2_classpath; "
-    "from engines.trino_runtime import provision; "
+    "import time; from engines.infra.artifacts import fetch; from engines.infra.hudi_jars import "
+    "hudi_bundle, hudi_version; from engines.metastore.service import hive_version, "
+    "metastore_classpath; from engines.hive.reader import hiveserver2_classpath; "
+    "from engines.trino.runtime import provision; "
     "t = time.monotonic(); fetch(hudi_bundle(hudi_version()), progress=lambda m: None); "
     "metastore_classpath(hive_version()); hiveserver2_classpath(hive_version(), hudi_version()); "
-    "provision(); from engines.python_env import provision as environment; "
-    "from engines.hudi_rs import HudiRsEngine; from engines.daft import DaftEngine; "
+    "provision(); from engines.library.environment import provision as environment; "
+    "from engines.library.hudi_rs import HudiRsEngine; "
+    "from engines.library.daft import DaftEngine; "
     "[environment(e.name, e(None).packages) for e in (HudiRsEngine, DaftEngine)]; "
     "print(time.monotonic() - t)"
 )
 #: A Python-library reader's start: its worker process, up to importing the library.
 LIBRARY_START = (
-    "import time, tempfile, pathlib; from engines.base import RunContext; "
-    "from engines.spark_runtime import SparkRuntime; from engines import engine_class; "
+    "import time, tempfile, pathlib; from engines.context import RunContext; "
+    "from engines.spark.runtime import SparkRuntime; from engines import engine_class; "
     "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
     "e = engine_class({name!r})(c); "
     "t = time.monotonic(); e.start(); s = time.monotonic() - t; e.stop(); print(s)"
 )
 HIVE_START = (
-    "import time, tempfile, pathlib; from engines.base import RunContext; "
-    "from engines.spark_runtime import SparkRuntime; from engines.hive import HiveEngine; "
+    "import time, tempfile, pathlib; from engines.context import RunContext; "
+    "from engines.spark.runtime import SparkRuntime; from engines.hive.reader import HiveEngine; "
     "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
     "t = time.monotonic(); c.metastore(); m = time.monotonic() - t; e = HiveEngine(c); "
     "t = time.monotonic(); e.start(); h = time.monotonic() - t; e.stop(); c.close(); "
     "print(m, h)"
 )
 TRINO_START = (
-    "import time, tempfile, pathlib; from engines.base import RunContext; "
-    "from engines.spark_runtime import SparkRuntime; from engines.trino import TrinoEngine; "
+    "import time, tempfile, pathlib; from engines.context import RunContext; "
+    "from engines.spark.runtime import SparkRuntime; from engines.trino.reader import TrinoEngine; "
     "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
     "c.metastore(); e = TrinoEngine(c); "
     "t = time.monotonic(); e.start(); s = time.monotonic() - t; e.stop(); c.close(); print(s)"
 )
 SPARK_START = (
-    "import sys, time, tempfile, pathlib; from engines.spark_runtime import SparkRuntime; "
+    "import sys, time, tempfile, pathlib; from engines.spark.runtime import SparkRuntime; "
     "r = SparkRuntime(pathlib.Path(tempfile.mkdtemp()) / 'logs'); t = time.monotonic(); "
     "r.session(); print(time.monotonic() - t); r.stop()"
 )

@@ -25,14 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_run import report  # noqa: E402
+from bench_run import report
 
-from harness.merge import merge  # noqa: E402
-from harness.progress import Progress  # noqa: E402
-from harness.results import load_run  # noqa: E402
-from harness.run_options import RunOptions  # noqa: E402
-from harness.runner import Runner  # noqa: E402
-from harness.shards import COSTS_FILE, Shard  # noqa: E402
+from harness.results.store import load_run
+from harness.run.merge import merge
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
+from harness.run.shards import COSTS_FILE, Shard
 
 #: The issue's target: N shards finish within 15 % of each other.
 IMBALANCE_TARGET = 0.15

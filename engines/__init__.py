@@ -7,12 +7,12 @@ import importlib
 from engines.base import Engine
 
 _REGISTRY = {
-    "daft": "engines.daft:DaftEngine",
-    "flink": "engines.flink:FlinkEngine",
-    "hive": "engines.hive:HiveEngine",
-    "hudi-rs": "engines.hudi_rs:HudiRsEngine",
-    "spark": "engines.spark:SparkEngine",
-    "trino": "engines.trino:TrinoEngine",
+    "daft": "engines.library.daft:DaftEngine",
+    "flink": "engines.flink.reader:FlinkEngine",
+    "hive": "engines.hive.reader:HiveEngine",
+    "hudi-rs": "engines.library.hudi_rs:HudiRsEngine",
+    "spark": "engines.spark.reader:SparkEngine",
+    "trino": "engines.trino.reader:TrinoEngine",
 }
 
 

@@ -2,48 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 
-from engines.attached import DEFAULT_DATABASE, AttachedMetastore, Attachments
+from engines.context import RunContext
+from engines.table import TableRef
 
 if TYPE_CHECKING:
-    from engines.hive_metastore import HiveMetastore
-    from engines.spark_runtime import SparkRuntime
-
-QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel")
-#: The query types Hudi defines per table type (copy-on-write has no separate read-optimized
-#: view); every engine gets a cell for each, UNSUPPORTED where it lacks one.
-TABLE_QUERY_TYPES = {
-    "cow": ("snapshot", "incremental", "time_travel"),
-    "mor": QUERY_TYPES,
-}
-
-
-@dataclass(frozen=True)
-class TableRef:
-    """A table the writer produced, as a reader needs to know it."""
-
-    name: str
-    path: Path
-    table_type: str
-    key: str
-    format: str = "hudi"
-    #: (name, Spark SQL type) of every column in the table's latest schema, meta columns included.
-    columns: tuple[tuple[str, str], ...] = ()
-    #: The commit of the reference state (before the first schema change) as (requested time,
-    #: completion time): incremental queries start after it, time travel reads as of it.
-    reference_instant: tuple[str, str] | None = None
-    #: Partition columns, and the partition folders below `path` (`region=eu`, ...).
-    partition_by: tuple[str, ...] = ()
-    partitions: tuple[str, ...] = ()
+    pass
 
 
 @dataclass(frozen=True)
@@ -52,102 +21,6 @@ class Variant:
 
     name: str
     settings: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class RunContext:
-    """What the engines of one run share: the run folder, Spark, and the Hive Metastore."""
-
-    run_dir: Path
-    spark: SparkRuntime
-    #: Services the run attaches to instead of starting them (`--trino`, `--metastore`, ...).
-    attachments: Attachments = field(default_factory=Attachments)
-    #: The Metastore database the run's tables are registered in: `default` in services the
-    #: run started, a database carrying the run id where it shares a catalog.
-    database: str = DEFAULT_DATABASE
-    #: The folder the writer's tables go to; None: `tables/` in the run folder.
-    tables: Path | None = None
-    _metastore: HiveMetastore | AttachedMetastore | None = None
-    #: Tables as they are currently registered in the Metastore, by table name.
-    registered: dict[str, TableRef] = field(default_factory=dict)
-    #: How often the Metastore was (re)started; engines started before a restart reconnect.
-    metastore_generation: int = 0
-    #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
-    _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    #: What removes the run's database from attached services (run at the end, see
-    #: `remove_database`), added by the engines that created it.
-    removals: list[Callable[[], None]] = field(default_factory=list)
-
-    @property
-    def tables_dir(self) -> Path:
-        return self.tables or self.run_dir / "tables"
-
-    @property
-    def log_dir(self) -> Path:
-        path = self.run_dir / "logs"
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def metastore(self) -> HiveMetastore | AttachedMetastore:
-        """The run's Hive Metastore, started on first use and shared by every engine (or the
-        attached one, checked on first use)."""
-        with self._metastore_lock:
-            if self._metastore is None:
-                from engines.hive_metastore import HiveMetastore
-
-                uri = self.attachments.metastore
-                metastore = (
-                    AttachedMetastore(uri, self.run_dir) if uri else HiveMetastore(self.run_dir)
-                )
-                metastore.start()
-                if self.database != DEFAULT_DATABASE:
-                    self.removals.append(lambda: _drop_database(metastore.uri, self.database))
-                self._metastore = metastore
-            return self._metastore
-
-    def metastore_running(self) -> bool:
-        """False when the Metastore was started and its process has died."""
-        return self._metastore is None or self._metastore.running
-
-    def restart_metastore(self) -> None:
-        """Start the Metastore again (same port, same database) after it died; an attached
-        one is not lakecompat's to start."""
-        if self._metastore is None or isinstance(self._metastore, AttachedMetastore):
-            return
-        self._metastore.stop()
-        self._metastore.start()
-        self.metastore_generation += 1
-        self.registered.clear()
-
-    def register_in_metastore(self, table: TableRef) -> None:
-        """Register `table` in the Metastore over thrift, unless it is registered as it is."""
-        if self.registered.get(table.name) == table:
-            return
-        from engines.metastore_tables import register_over_thrift
-
-        register_over_thrift(self.metastore().uri, table, self.database)
-        self.registered[table.name] = table
-
-    def remove_database(self) -> None:
-        """Drop the run's database wherever the run created it (attached services keep only
-        what they had); the table files are the run's to delete."""
-        for removal in self.removals:
-            with contextlib.suppress(Exception):  # a service gone by now keeps the database
-                removal()
-        self.removals.clear()
-
-    def close(self) -> None:
-        """Stop the shared services (engines stop their own first)."""
-        if self._metastore is not None:
-            self._metastore.stop()
-            self._metastore = None
-        self.spark.stop()
-
-
-def _drop_database(metastore_uri: str, database: str) -> None:
-    from engines.metastore_tables import drop_database
-
-    drop_database(metastore_uri, database)
 
 
 class Engine(ABC):
@@ -268,62 +141,6 @@ class Engine(ABC):
         """The reason of an UNSUPPORTED cell."""
         default = f"{cls.name} has no {query_type} query for {table_type} tables"
         return cls.unsupported.get(query_type, default)
-
-
-def reference_instant(table: TableRef) -> tuple[str, str]:
-    """(requested, completed) time of the table's reference commit.
-
-    Incremental and time-travel queries cannot run without it. Hudi 1.x reads incremental
-    ranges by completion time and time travel by requested (instant) time.
-    """
-    if table.reference_instant is None:
-        raise QueryError(f"no completed commit found in {table.path / '.hoodie'}")
-    return table.reference_instant
-
-
-class QueryError(RuntimeError):
-    """An engine refused or failed a statement; the message is the engine's own."""
-
-
-def describe_error(exc: BaseException, limit: int = 400) -> str:
-    """`ExceptionClass: first line of the message`, using the Java exception behind Py4J errors."""
-    lines = _error_lines(exc)
-    first = lines[0] if lines else type(exc).__name__
-    return first if len(first) <= limit else first[: limit - 1] + "…"
-
-
-def error_text(exc: BaseException, lines: int = 5, limit: int = 2000) -> str:
-    """The first `lines` lines of an engine's error (the evidence; the reason is its first)."""
-    kept = "\n".join(_error_lines(exc)[:lines]) or type(exc).__name__
-    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
-
-
-def _error_lines(exc: BaseException) -> list[str]:
-    java = getattr(exc, "java_exception", None)
-    text = str(java) if java is not None else f"{type(exc).__name__}: {exc}"
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if lines and lines[0].endswith(": None"):
-        # A Java exception without a message: where Hudi threw it says more than "None".
-        trace = str(getattr(exc, "stackTrace", "") or "").splitlines()
-        lines += [line.strip() for line in trace if line.strip()]
-        frame = next(
-            (
-                line[3:]
-                for line in lines
-                if line.startswith("at org.apache.hudi.") and ".ValidationUtils." not in line
-            ),
-            None,
-        )
-        if frame:
-            lines[0] = f"{lines[0].removesuffix(': None')} (no message) at {frame}"
-    return lines
-
-
-def log_tail(path: Path, lines: int = 40) -> str:
-    """The last `lines` lines of a log file, or "" when it does not exist (yet)."""
-    if not path.is_file():
-        return ""
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 class MetastoreReader(Engine):

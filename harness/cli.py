@@ -10,22 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from engines import UnknownEngineError, known_engines
-from engines.artifacts import ProvisioningError
 from engines.attached import Attachments, warehouse_folder
-from harness.expectations import (
+from engines.infra.artifacts import ProvisioningError
+from harness.report.junit import case_id
+from harness.report.summary import verdict_counts
+from harness.results.expectations import (
     ExpectationError,
     Judged,
     Verdict,
     exit_status,
     load_expectations,
 )
-from harness.file_layout import needs
-from harness.junit import case_id
-from harness.outcomes import summary_line
-from harness.results import ResultsError
-from harness.runner import DEFAULT_ENGINES, RunResult
-from harness.scenario import TABLE_TYPES, ScenarioError, load_scenarios
-from harness.summary import verdict_counts
+from harness.results.outcomes import summary_line
+from harness.results.store import ResultsError
+from harness.run.options import DEFAULT_ENGINES, RunResult
+from harness.scenario.load import ScenarioError, load_scenarios
+from harness.scenario.model import TABLE_TYPES
+from harness.writer.layout import needs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCENARIOS = PROJECT_ROOT / "scenarios"
@@ -517,7 +518,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"{len(scenarios)} scenario(s), all valid")
         return 0
     if args.command == "diff":
-        from harness.diff import diff_cells, load_cells, render_json, render_markdown
+        from harness.report.diff import diff_cells, render_json, render_markdown
+        from harness.results.store import load_cells
 
         _, old = load_cells(args.old)
         _, new = load_cells(args.new)
@@ -529,8 +531,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "explore":
         return _explore(args)
     if args.command == "repro":
-        from harness.progress import Progress
-        from harness.repro import default_folder, reproduce, summary
+        from harness.repro.reproduce import default_folder, reproduce, summary
+        from harness.run.progress import Progress
 
         out = args.out or default_folder(args.run_dir, args.cell_id)
         made = reproduce(
@@ -539,8 +541,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(summary(made))
         return 0 if made.reproduced and made.same_table else 1
     if args.command == "known":
-        from harness.diff import load_cells
-        from harness.known_draft import draft_known_across, draft_on_top, to_yaml
+        from harness.results.known_draft import draft_known_across, draft_on_top, to_yaml
+        from harness.results.store import load_cells
 
         runs = [load_cells(path)[1] for path in args.run_dirs]
         if args.against:
@@ -555,7 +557,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(text, end="")
         return 0
     if args.command == "merge":
-        from harness.merge import merge
+        from harness.run.merge import merge
 
         run_dir, judged = merge(args.shard_dirs, args.reports, args.scenario_dir)
         cells = [j.cell for j in judged]
@@ -563,7 +565,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"report: {args.reports / 'latest' / 'matrix.html'}  run: {run_dir}")
         return _judgement(judged, args.strict)
     if args.command == "report":
-        from harness.report import REPORT_FILES, write_reports
+        from harness.report.render import REPORT_FILES, write_reports
 
         known = load_expectations(args.expectations) if args.expectations else None
         out = args.out or args.run_dir
@@ -644,10 +646,10 @@ def _explore(args: argparse.Namespace) -> int:
     import datetime as dt
 
     from engines import engine_class
-    from harness import run_folder
-    from harness.diff import load_cells
-    from harness.explore import Lab, explore, mark_covered, write_findings
-    from harness.progress import Progress
+    from harness.explore.lab import Lab, explore, mark_covered, write_findings
+    from harness.results.store import load_cells
+    from harness.run import folder as run_folder
+    from harness.run.progress import Progress
 
     for name in args.engines:
         engine_class(name)
@@ -709,9 +711,11 @@ def _judgement(judged: list[Judged], strict: bool) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.progress import Progress
-    from harness.runner import Runner, RunOptions, resume_options
-    from harness.shards import Shard
+    from harness.run.folder import resume_options
+    from harness.run.options import RunOptions
+    from harness.run.progress import Progress
+    from harness.run.runner import Runner
+    from harness.run.shards import Shard
 
     if args.resume:
         if _attachments(args).any:
@@ -767,11 +771,11 @@ def _finish(result: RunResult, args: argparse.Namespace) -> int:
 
 
 def _qualify(args: argparse.Namespace) -> int:
-    from harness.qualify import counts_line
-    from harness.qualify_report import write_qualification
-    from harness.qualify_run import compare_runs, run_points, selected
-    from harness.runner import RunOptions
-    from harness.versions import load_versions, parse_points
+    from harness.qualify.compare import counts_line
+    from harness.qualify.report import write_qualification
+    from harness.qualify.run import compare_runs, run_points, selected
+    from harness.qualify.versions import load_versions, parse_points
+    from harness.run.options import RunOptions
 
     sources = [bool(args.runs), bool(args.versions), bool(args.points)]
     if sources.count(True) != 1:

@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engines.base import RunContext
-from engines.hive import HiveEngine
-from engines.jdk import find_jdk
-from engines.spark_runtime import SPARK_JAVA_VERSIONS, SparkRuntime
-from engines.supervisor import HttpReady, Service, free_port
-from engines.trino import TrinoEngine
+from engines.context import RunContext
+from engines.hive.reader import HiveEngine
+from engines.infra.jdk import find_jdk
+from engines.infra.supervisor import HttpReady, Service, free_port
+from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
+from engines.trino.reader import TrinoEngine
 
 SERVICES = ("spark", "hive", "trino")
 

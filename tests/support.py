@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from harness.outcomes import Cell
-from harness.progress import Progress
-from harness.runner import Runner, RunOptions
+from harness.results.outcomes import Cell
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 INSTANT = re.compile(r"\b\d{17}\b")

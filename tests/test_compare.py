@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from harness.compare import SAMPLE_SIZE, Comparison, compare, jsonable, same_value
+from harness.scenario.compare import SAMPLE_SIZE, Comparison, compare, jsonable, same_value
 
 TYPES = {"id": pa.int32(), "name": pa.string(), "origin": pa.string(), "qty": pa.int32()}
 COLUMNS = {

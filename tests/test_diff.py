@@ -9,8 +9,8 @@ import pytest
 from test_results_report import CELLS, INFO, cell, write_run
 
 from harness.cli import main
-from harness.outcomes import Outcome
-from harness.report import write_reports
+from harness.report.render import write_reports
+from harness.results.outcomes import Outcome
 
 
 def runs(tmp_path: Path) -> tuple[Path, Path]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engines.base import describe_error, error_text
-from engines.spark_process import RemoteSparkError
+from engines.errors import describe_error, error_text
+from engines.spark.process import RemoteSparkError
 
 TRACE = """IllegalArgumentException: None
 

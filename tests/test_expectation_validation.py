@@ -14,9 +14,9 @@ import pytest
 
 from engines import known_engines
 from harness.cli import main
-from harness.expectations import ExpectationError, check_references, load_expectations
-from harness.input_files import MAX_FILE_BYTES
-from harness.scenario import load_scenarios
+from harness.results.expectations import ExpectationError, check_references, load_expectations
+from harness.scenario.input_files import MAX_FILE_BYTES
+from harness.scenario.load import load_scenarios
 
 TESTS = Path(__file__).resolve().parent
 BAD = TESTS / "bad_expectations"

@@ -8,7 +8,7 @@ import pytest
 from test_results_report import cell
 
 from engines import known_engines
-from harness.expectations import (
+from harness.results.expectations import (
     ExpectationError,
     Known,
     Verdict,
@@ -20,8 +20,8 @@ from harness.expectations import (
     load_expectations,
     to_records,
 )
-from harness.outcomes import Outcome
-from harness.scenario import load_scenarios
+from harness.results.outcomes import Outcome
+from harness.scenario.load import load_scenarios
 
 
 def known(**fields: object) -> Known:
@@ -176,8 +176,8 @@ def test_the_shipped_expectations_are_valid_and_name_real_scenarios() -> None:
 def test_reader_hudi_bounds_match_the_readers_own_jars() -> None:
     from test_results_report import cell
 
-    from harness.expectations import Known
-    from harness.outcomes import Outcome
+    from harness.results.expectations import Known
+    from harness.results.outcomes import Outcome
 
     entry = Known(
         engine="hive",

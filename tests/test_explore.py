@@ -9,11 +9,11 @@ from random import Random
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 
-from harness.explore import reason_class, signatures
-from harness.explore_gen import OPS, sequences
-from harness.oracle import evolve
-from harness.outcomes import Cell, Outcome
-from harness.scenario import ScenarioSpec
+from harness.explore.generate import OPS, sequences
+from harness.explore.lab import reason_class, signatures
+from harness.results.outcomes import Cell, Outcome
+from harness.scenario.model import ScenarioSpec
+from harness.scenario.oracle import evolve
 
 
 def _generated(seed: int, count: int) -> list[dict[str, object]]:

@@ -10,16 +10,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from engines.hudi_files import (
-    DataFile,
+from harness.scenario.load import load_scenario
+from harness.writer.base import DataFile
+from harness.writer.hudi.files import (
     HudiFileError,
     avro_type_name,
     live_files,
     log_blocks,
     parquet_columns,
 )
-from harness.file_layout import describe, needs, note, unlisted
-from harness.scenario import load_scenario
+from harness.writer.layout import describe, needs, note, unlisted
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SEED, DDL, UPSERT = "20260101000000001", "20260101000000002", "20260101000000003"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engines.hive import _with_job_cause
+from engines.hive.reader import _with_job_cause
 
 FAILED = "Error while compiling statement: FAILED: Execution Error, return code 2 from MapRedTask"
 

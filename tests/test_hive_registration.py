@@ -9,9 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines.base import TableRef
-from engines.hive import hive_arrow_type, registration_ddl, to_arrow
-from engines.metastore_tables import INPUT_FORMAT, REALTIME_INPUT_FORMAT, hive_tables
+from engines.hive.reader import hive_arrow_type, to_arrow
+from engines.metastore.ddl import registration_ddl
+from engines.metastore.tables import INPUT_FORMAT, REALTIME_INPUT_FORMAT, hive_tables
+from engines.table import TableRef
 
 COLUMNS = (("_hoodie_commit_time", "string"), ("id", "int"), ("amount", "decimal(10,2)"))
 

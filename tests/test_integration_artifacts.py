@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from engines.artifacts import Dependency, MavenArtifact, fetch, resolve_classpath, sha1_matches
+from engines.infra.artifacts import (
+    Dependency,
+    MavenArtifact,
+    fetch,
+    resolve_classpath,
+    sha1_matches,
+)
 
 pytestmark = pytest.mark.integration
 #: Tiny artifacts nothing else in the project uses, so damaging them harms no other test.

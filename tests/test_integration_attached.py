@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from test_integration_reports import lakecompat
 
-from harness.diff import load_cells
-from harness.outcomes import Cell, Outcome
+from harness.results.outcomes import Cell, Outcome
+from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,12 +12,13 @@ import pytest
 from support import INSTANT, SCENARIOS, SocketWatch, is_loopback, quiet_run
 
 from engines import engine_class
-from engines.base import TABLE_QUERY_TYPES
-from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
-from harness.results import load_run
-from harness.runner import Runner, RunOptions
-from harness.scenario import load_scenarios
+from engines.table import TABLE_QUERY_TYPES
+from harness.results.outcomes import Cell, Outcome
+from harness.results.store import load_run
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
+from harness.scenario.load import load_scenarios
 
 pytestmark = pytest.mark.integration
 #: One scenario per category (the baseline runs anyway).

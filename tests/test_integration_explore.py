@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import oracle
-from harness import scenario as sc
-from harness.explore import Lab, explore, mark_covered, write_findings
-from harness.progress import Progress
+from harness.explore.lab import Lab, explore, mark_covered, write_findings
+from harness.run.progress import Progress
+from harness.scenario import model as sc
+from harness.scenario import oracle
 
 pytestmark = pytest.mark.integration
 

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SignalAfter, SocketWatch, is_loopback, processes_mentioning
 
-from harness.expectations import Verdict
-from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
-from harness.runner import Runner, RunOptions
+from harness.results.expectations import Verdict
+from harness.results.outcomes import Cell, Outcome
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 SERVER = "lakecompat.FlinkSqlServer"

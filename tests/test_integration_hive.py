@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
-from engines.hive_metastore import hive_version
-from harness.outcomes import Cell, Outcome
+from engines.metastore.service import hive_version
+from harness.results.outcomes import Cell, Outcome
 
 pytestmark = pytest.mark.integration
 

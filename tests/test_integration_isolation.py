@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, comparable
 
-from harness.outcomes import Cell
-from harness.progress import Progress
-from harness.runner import Runner, RunOptions, RunResult
+from harness.results.outcomes import Cell
+from harness.run.options import RunOptions, RunResult
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 PATTERN = "rename_column/rename"

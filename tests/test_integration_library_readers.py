@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SignalAfter, processes_mentioning
 
-from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
-from harness.runner import Runner, RunOptions
+from harness.results.outcomes import Cell, Outcome
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 WORKER = "engines/reader_worker.py"

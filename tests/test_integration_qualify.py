@@ -15,7 +15,8 @@ import pytest
 from support import headless_chromium
 from test_integration_reports import lakecompat
 
-from harness.diff import diff_cells, load_cells
+from harness.report.diff import diff_cells
+from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIOS = "rename_column/rename,type_change/int_to_long"

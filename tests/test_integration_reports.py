@@ -21,10 +21,10 @@ import yaml
 from support import headless_chromium
 
 from harness.cli import DEFAULT_EXPECTATIONS
-from harness.diff import KEY_FIELDS
-from harness.junit import case_id
-from harness.outcomes import Cell
-from harness.results import load_run
+from harness.report.diff import KEY_FIELDS
+from harness.report.junit import case_id
+from harness.results.outcomes import Cell
+from harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
 SCRIPT = Path(sys.executable).parent / "lakecompat"

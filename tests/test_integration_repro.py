@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from test_integration_reports import lakecompat
 
-from harness.diff import load_cells
-from harness.junit import case_id
+from harness.report.junit import case_id
+from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIO = "rename_column/rename"

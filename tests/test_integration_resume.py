@@ -15,10 +15,12 @@ import pytest
 from support import SCENARIOS, comparable, interrupted_run, processes_mentioning
 
 from harness.cli import main
-from harness.outcomes import Cell
-from harness.progress import Progress
-from harness.results import load_run
-from harness.runner import Runner, RunOptions, resume_options
+from harness.results.outcomes import Cell
+from harness.results.store import load_run
+from harness.run.folder import resume_options
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 PATTERN = "rename_column/rename,type_change/int_to_long"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_integration_reports import lakecompat
 
-from harness.diff import load_cells
-from harness.outcomes import Cell
+from harness.results.outcomes import Cell
+from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIOS = "rename_column/rename,add_column/at_end,drop_column/drop_one"

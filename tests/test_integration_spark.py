@@ -8,12 +8,13 @@ import pyspark
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
-from engines.spark_runtime import hudi_version
+from engines.infra.hudi_jars import hudi_version
 from harness.cli import main
-from harness.outcomes import Cell, Outcome
-from harness.progress import Progress
-from harness.results import load_run
-from harness.runner import Runner, RunOptions
+from harness.results.outcomes import Cell, Outcome
+from harness.results.store import load_run
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 INCREMENTAL_AND_PAST = ("incremental", "time_travel")

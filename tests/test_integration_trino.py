@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
-from engines.base import RunContext, TableRef
-from engines.spark_runtime import SparkRuntime
-from engines.trino import TrinoEngine
-from engines.trino_runtime import trino_version
-from harness.outcomes import Cell, Outcome
-from harness.results import load_run
+from engines.context import RunContext
+from engines.spark.runtime import SparkRuntime
+from engines.table import TableRef
+from engines.trino.reader import TrinoEngine
+from engines.trino.runtime import trino_version
+from harness.results.outcomes import Cell, Outcome
+from harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
 VARIANTS = TrinoEngine.variants

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_integration_reports import lakecompat
 
-from harness.diff import load_cells
+from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIO = "writer_upgrade/rename_after_upgrade"

@@ -13,9 +13,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines.base import QueryError, RunContext, Variant
-from engines.library_reader import LibraryReader, comparable
-from engines.python_env import environment_dir, provision
+from engines.base import Variant
+from engines.context import RunContext
+from engines.errors import QueryError
+from engines.library.environment import environment_dir, provision
+from engines.library.reader import LibraryReader, comparable
 
 
 class PlainPython(LibraryReader):
@@ -35,7 +37,7 @@ class PlainPython(LibraryReader):
 @pytest.fixture
 def reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlainPython:
     monkeypatch.setattr(
-        "engines.library_reader.provision", lambda name, packages: Path(sys.executable)
+        "engines.library.reader.provision", lambda name, packages: Path(sys.executable)
     )
     engine = PlainPython(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
     engine.start()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.pipeline import Pipeline
+from harness.run.pipeline import Pipeline
 
 
 def test_jobs_run_in_order_on_another_thread() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engines import artifacts, jdk
-from engines.artifacts import (
+from engines.infra import artifacts, jdk
+from engines.infra.artifacts import (
     MavenArtifact,
     ProvisioningError,
     cache_dir,
@@ -30,7 +30,7 @@ def executable(path: Path, text: str = "#!/bin/sh\nexit 0\n") -> Path:
 
 
 def make_jdk(home: Path, version: str) -> Path:
-    """A directory that looks like a JDK of `version` to engines.jdk."""
+    """A directory that looks like a JDK of `version` to engines.infra.jdk."""
     executable(home / "bin" / "java")
     (home / "release").write_text(f'IMPLEMENTOR="Test"\nJAVA_VERSION="{version}"\n')
     return home

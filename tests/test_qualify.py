@@ -10,9 +10,9 @@ import pytest
 from test_results_report import cell, write_run
 
 from harness.cli import main
-from harness.outcomes import Outcome
-from harness.qualify import Change, Point, classify, qualify, render_markdown
-from harness.versions import VersionsError, load_versions, parse_points
+from harness.qualify.compare import Change, Point, classify, qualify, render_markdown
+from harness.qualify.versions import VersionsError, load_versions, parse_points
+from harness.results.outcomes import Outcome
 
 BASE_INFO = {"run_id": "base", "writer": {"spark": "3.5.9", "hudi": "1.1.1"}}
 CAND_INFO = {"run_id": "cand", "writer": {"spark": "3.5.9", "hudi": "1.2.0"}}
@@ -199,7 +199,7 @@ def test_the_project_versions_files_are_valid() -> None:
 
 
 def test_hive_with_older_hudi_jars_is_named_in_reports_and_points() -> None:
-    from harness.summary import engine_versions
+    from harness.report.summary import engine_versions
 
     info = {"engines": {"spark": "3.5.9", "hive": "4.0.1"}, "hive_hudi": "0.15.0"}
     assert engine_versions(info) == "spark 3.5.9, hive 4.0.1 with Hudi 0.15.0 jars"
@@ -210,8 +210,8 @@ def test_hive_with_older_hudi_jars_is_named_in_reports_and_points() -> None:
 
 
 def test_known_outcomes_drafted_across_version_points_judge_every_point() -> None:
-    from harness.expectations import Verdict, judge
-    from harness.known_draft import draft_known_across
+    from harness.results.expectations import Verdict, judge
+    from harness.results.known_draft import draft_known_across
 
     def at(hudi: str, **overrides: object) -> object:
         return cell(writer={"spark": "3.5.9", "hudi": hudi}, reader_hudi=hudi, **overrides)
@@ -254,8 +254,8 @@ def test_known_takes_several_runs(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.expectations import Known, Verdict, judge
-    from harness.known_draft import draft_on_top
+    from harness.results.expectations import Known, Verdict, judge
+    from harness.results.known_draft import draft_on_top
 
     reviewed = [
         Known(engine="spark", scenario="a/*", outcome=W, reason="reviewed"),
@@ -295,7 +295,7 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
 
 
 def to_yaml_text(entries: list) -> str:
-    from harness.known_draft import to_yaml
+    from harness.results.known_draft import to_yaml
 
     return to_yaml(entries)
 
@@ -314,8 +314,8 @@ def test_two_finished_runs_are_compared_on_the_selected_cells_only(tmp_path: Pat
 
 
 def test_points_with_the_same_writer_share_a_run() -> None:
-    from harness.qualify_run import share_groups
-    from harness.run_options import RunOptions
+    from harness.qualify.run import share_groups
+    from harness.run.options import RunOptions
 
     plan = parse_points(
         [
@@ -335,8 +335,8 @@ def test_points_with_the_same_writer_share_a_run() -> None:
 
 
 def test_a_shared_run_starts_each_distinct_reader_once() -> None:
-    from harness.outlets import plan_engines
-    from harness.run_options import RunOptions
+    from harness.run.options import RunOptions
+    from harness.run.outlets import plan_engines
 
     current = RunOptions(engines=("spark", "hive", "trino"))
     lagging = RunOptions(engines=current.engines, hive_hudi_version="0.15.0")
@@ -359,8 +359,8 @@ def test_a_shared_run_starts_each_distinct_reader_once() -> None:
 
 
 def test_points_that_choose_different_cells_cannot_share_a_run() -> None:
-    from harness.outlets import check_shareable
-    from harness.run_options import RunOptions
+    from harness.run.options import RunOptions
+    from harness.run.outlets import check_shareable
 
     with pytest.raises(ValueError, match="must agree on pattern, table_types"):
         check_shareable(RunOptions(), RunOptions(pattern="x/*", table_types=("cow",)))

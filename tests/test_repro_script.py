@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.outcomes import Cell, Outcome
-from harness.repro import default_folder, find_cell
-from harness.repro_script import ReproScriptError, _source, default_path, writer_script
-from harness.results import ResultsError
-from harness.scenario import load_scenarios
+from harness.repro.reproduce import default_folder, find_cell
+from harness.results.outcomes import Cell, Outcome
+from harness.results.store import ResultsError
+from harness.scenario.load import load_scenarios
+from harness.writer.hudi.script import ReproScriptError, _source, default_path, writer_script
 
 SCENARIOS = load_scenarios(Path(__file__).resolve().parent.parent / "scenarios")
 

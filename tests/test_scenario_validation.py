@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import MAX_ROWS, ScenarioError, load_scenario, load_scenarios
+from harness.scenario.load import ScenarioError, load_scenario, load_scenarios
+from harness.scenario.model import MAX_ROWS
 
 TESTS = Path(__file__).resolve().parent
 BAD = TESTS / "bad_scenarios"

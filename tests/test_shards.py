@@ -12,12 +12,12 @@ import pytest
 from test_results_report import cell, write_run
 
 from engines import engine_class
-from engines.base import TABLE_QUERY_TYPES
+from engines.table import TABLE_QUERY_TYPES
 from harness.cli import main
-from harness.merge import MergeError, merge
-from harness.run_options import RunOptions
-from harness.run_plan import select_scenarios, shard_plan, tables
-from harness.shards import Shard, ShardError, assign, estimate, load_costs, table_id
+from harness.run.merge import MergeError, merge
+from harness.run.options import RunOptions
+from harness.run.plan import select_scenarios, shard_plan, tables
+from harness.run.shards import Shard, ShardError, assign, estimate, load_costs, table_id
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 CHOSEN = "rename_column/rename,add_column/at_end,drop_column/drop_one"

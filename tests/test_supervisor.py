@@ -1,4 +1,4 @@
-"""Tests for engines.supervisor that start real processes."""
+"""Tests for engines.infra.supervisor that start real processes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.supervisor import (
+from engines.infra.supervisor import (
     AllOf,
     HttpReady,
     LogMatches,
@@ -333,7 +333,7 @@ def test_stop_all_stops_newest_first(log_dir: Path, monkeypatch: pytest.MonkeyPa
 PARENT_SCRIPT = """
 import signal, sys, time
 from pathlib import Path
-from engines.supervisor import LogMatches, Service
+from engines.infra.supervisor import LogMatches, Service
 
 # Python ignores SIGINT if it started with it ignored (e.g. a background job); undo that.
 signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -10,12 +10,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines import trino_runtime
-from engines.artifacts import MavenArtifact, ProvisioningError, _pom
-from engines.base import RunContext, TableRef
-from engines.jdk import Jdk
-from engines.metastore_tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
-from engines.trino import TrinoEngine, _message, catalogs, to_arrow, trino_arrow_type
+from engines.context import RunContext
+from engines.infra.artifacts import MavenArtifact, ProvisioningError, _pom
+from engines.infra.jdk import Jdk
+from engines.metastore.tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
+from engines.table import TableRef
+from engines.trino import runtime as trino_runtime
+from engines.trino.reader import TrinoEngine, _message, catalogs, to_arrow, trino_arrow_type
 
 
 def fake_trino_main(folder: Path, java_release: int) -> Path:

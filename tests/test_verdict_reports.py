@@ -8,10 +8,10 @@ from pathlib import Path
 
 from test_results_report import CELLS, INFO, cell, write_run, wrong
 
-from harness.expectations import Verdict, judge, load_expectations, to_records
-from harness.known_draft import draft_known, to_yaml
-from harness.outcomes import Outcome
-from harness.report import write_reports
+from harness.report.render import write_reports
+from harness.results.expectations import Verdict, judge, load_expectations, to_records
+from harness.results.known_draft import draft_known, to_yaml
+from harness.results.outcomes import Outcome
 
 KNOWN_FILE = """\
 known:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from harness.watchdog import Watchdog
+from engines.infra.watchdog import Watchdog
 
 
 def test_a_fast_block_does_not_fire() -> None:

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from engines.hudi_writer import (
+from harness.scenario import model as sc
+from harness.scenario.model import table_name
+from harness.scenario.types import parse_type
+from harness.writer.hudi.statements import ddl
+from harness.writer.hudi.timeline import (
     completed_as_now,
-    ddl,
     latest_instant,
     partition_folders,
     table_version,
 )
-from harness import scenario as sc
-from harness.scenario import table_name
-from harness.types import parse_type
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""Hive: HiveServer2 as a reader, on the run's Metastore."""

@@ -1,0 +1,628 @@
+"""Hive as a reader: HiveServer2 in local mode over the shared Metastore, queried with PyHive.
+
+Tables are registered with DDL over HiveServer2, laid out the way Hudi's hive sync does it
+(copy-on-write as one table; merge-on-read as `<table>_ro` and `<table>_rt`). Hudi's own hive
+sync cannot be used: Spark 3.5 carries a Hive 2.3 client whose `get_table` call the Hive 4
+Metastore no longer has.
+
+The Hudi input formats come from the writer's Hudi Spark bundle (the `hudi-hadoop-mr-bundle`
+is not published for Hudi 1.2), plus the unshaded Kryo it expects. With those jars on the
+classpath Hive needs two settings: `HiveInputFormat`, because the default
+`CombineHiveInputFormat` lists files itself and returns every file version, and no
+vectorized execution, because Hudi's record readers do not produce vectorized batches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+
+from engines.answers import arrow_type, canonical_json
+from engines.attached import DEFAULT_DATABASE, AttachError, answers, host_port
+from engines.base import MetastoreReader, Variant
+from engines.context import RunContext
+from engines.errors import QueryError, describe_error, log_tail
+from engines.infra.artifacts import (
+    Dependency,
+    MavenArtifact,
+    ProvisioningError,
+    excerpt_jar,
+    fetch,
+    resolve_classpath,
+)
+from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
+from engines.infra.hudi_jars import hudi_bundle
+from engines.infra.jdk import QUICK_JIT, find_jdk
+from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
+from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, free_port
+from engines.metastore.ddl import quote, registration_ddl
+from engines.metastore.service import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, hive_version
+from engines.metastore.tables import table_for
+from engines.table import TableRef, reference_instant
+
+#: What Hudi's input formats need from Hive: its own input format, because the default
+#: `CombineHiveInputFormat` lists files itself and returns every file version, and no
+#: vectorized execution, because Hudi's record readers do not produce vectorized batches.
+READ_SETTINGS = {
+    "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
+    "hive.vectorized.execution.enabled": "false",
+}
+# HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
+OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
+# Hadoop's protobuf 2.5 and Avro 1.7 would shadow the newer ones inside hive-exec.
+HADOOP_OLD = ("com.google.protobuf:protobuf-java", "org.apache.avro:avro")
+
+
+def hive_arrow_type(type_code: str, precision: int | None, scale: int | None) -> pa.DataType:
+    """The Arrow type of a HiveServer2 result column (`INT_TYPE`, `DECIMAL_TYPE`, ...).
+
+    Hive's TIMESTAMP is a date and time without a zone (TIMESTAMP WITH LOCAL TIME ZONE is the
+    instant type).
+    """
+    name = type_code.removesuffix("_TYPE").lower()
+    if name == "decimal" and precision is not None:
+        return pa.decimal128(precision, scale or 0)
+    if name in _TIMESTAMPS:
+        return _TIMESTAMPS[name]
+    mapped = arrow_type({"varchar": "string", "char": "string"}.get(name, name))
+    return mapped or pa.string()
+
+
+_TIMESTAMPS = {"timestamp": pa.timestamp("us"), "timestamplocaltz": pa.timestamp("us", tz="UTC")}
+
+
+def to_arrow(
+    columns: list[tuple[str, pa.DataType]],
+    rows: list[tuple[Any, ...]],
+    nested: frozenset[str] = frozenset(),
+) -> pa.Table:
+    """Build the answer table; HiveServer2 sends dates and timestamps as text, complex values
+    as JSON.
+
+    The JSON of `nested` columns is rewritten in the canonical form nested values compare in.
+    """
+    arrays = []
+    for index, (name, kind) in enumerate(columns):
+        values = [row[index] for row in rows]
+        if name in nested:
+            values = [None if v is None else canonical_json(json.loads(v)) for v in values]
+        elif kind == pa.date32():
+            values = [None if v is None else dt.date.fromisoformat(v) for v in values]
+        elif pa.types.is_timestamp(kind):
+            values = [_timestamp(v) for v in values]
+        elif kind == pa.binary():
+            values = [v.encode("utf-8") if isinstance(v, str) else v for v in values]
+        elif kind == pa.string():
+            values = [None if v is None else str(v) for v in values]
+        arrays.append(pa.array(values, type=kind))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
+
+
+def _timestamp(value: Any) -> dt.datetime | None:
+    """A timestamp HiveServer2 sent as text: `2024-01-02 03:04:05.1`, for TIMESTAMP WITH LOCAL
+    TIME ZONE followed by the zone's name."""
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    day, clock, *zone = str(value).split(" ")
+    parsed = dt.datetime.fromisoformat(f"{day} {clock}")
+    return parsed.replace(tzinfo=ZoneInfo(zone[0])) if zone else parsed
+
+
+class HiveEngine(MetastoreReader):
+    """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
+
+    name = "hive"
+    partition_columns_last = True
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cow": ("snapshot", "incremental"),
+        "mor": ("snapshot", "read_optimized", "incremental"),
+    }
+    _NO_TIME_TRAVEL = (
+        "Hudi documents no time travel for Hive; the Hive input formats read "
+        "`hoodie.<table>.consume.commit`, tried here"
+    )
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {
+        ("cow", "time_travel"): _NO_TIME_TRAVEL,
+        ("mor", "time_travel"): _NO_TIME_TRAVEL,
+    }
+    variants = (
+        Variant("schema_evolution_on", {"hive.exec.schema.evolution": "true"}),
+        Variant("schema_evolution_off", {"hive.exec.schema.evolution": "false"}),
+        # Hudi 1.x reads through its file-group reader; this is the reader of Hudi 0.x.
+        Variant("legacy_reader", {"hoodie.file.group.reader.enabled": "false"}),
+        # By default `SELECT *` runs as a fetch task inside HiveServer2; this forces MapReduce.
+        Variant("mapreduce", {"hive.fetch.task.conversion": "none"}),
+    )
+
+    def __init__(
+        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+    ) -> None:
+        super().__init__(context, reader_hudi, label)
+        #: HiveServer2's folder and log name (`hiveserver2.log`, or with the label's suffix).
+        self.service_name = "hiveserver2" + self.label.removeprefix(self.name)
+        self.home = context.run_dir / self.service_name
+        self._service: Service | AttachedHive | None = None
+        self._connection: Any = None
+        self._port = 0
+        self._host = "127.0.0.1"
+        self._address = context.attachments.hiveserver2
+        self._version = hive_version()
+        #: The open session of each variant's settings (queries without settings of their own).
+        self._sessions: dict[tuple[tuple[str, str], ...], Any] = {}
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    @property
+    def hudi_version(self) -> str:
+        return self.reader_hudi or self.context.spark.hudi_version
+
+    @property
+    def attached(self) -> bool:
+        return self._address is not None
+
+    def start(self) -> None:
+        if self._address is not None:
+            self._attach(self._address)
+            return
+        metastore = self.context.metastore()
+        self._remember_metastore()
+        port = free_port()
+        conf = write_conf(
+            self.home / "conf",
+            {
+                "hive-site.xml": site_xml(self._settings(metastore.uri, metastore.warehouse)),
+                "hive-log4j2.properties": LOG4J2_CONSOLE,
+                "hive-exec-log4j2.properties": LOG4J2_CONSOLE,
+            },
+        )
+        jdk = find_jdk(HIVE_JAVA_VERSIONS, f"HiveServer2 {self.version}")
+        argv = [
+            str(jdk.java),
+            "-Xmx2g",
+            QUICK_JIT,
+            "-XX:+UseParallelGC",
+            "-Duser.timezone=UTC",
+            # Hudi's object-size estimator (JOL) need not fork JVMs to probe this one.
+            "-Djol.skipDynamicAttach=true",
+            "-Djol.skipHotspotSAAttach=true",
+            *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in OPENS),
+            "-cp",
+            os.pathsep.join([str(conf), *map(str, self.classpath())]),
+            "org.apache.hive.service.server.HiveServer2",
+            "--hiveconf",
+            f"hive.server2.thrift.port={port}",
+        ]
+        self._service = Service(
+            self.service_name,
+            argv,
+            self.context.log_dir,
+            # The thrift port opens before sessions work: ready means `SELECT 1` answers.
+            wait=AllOf(PortOpen(port), Probe(lambda: self._connect(port))),
+            timeout_s=240,
+            cwd=self.home,
+            hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
+        ).start()
+        self._use_run_database()
+
+    def _attach(self, address: str) -> None:
+        """Connect to a HiveServer2 someone else runs, and learn its version."""
+        self._host, port = host_port("--hiveserver2", address)
+        try:
+            self._connect(port)
+        except Exception as exc:  # noqa: BLE001 - re-raised, naming the option
+            raise AttachError(
+                f"--hiveserver2 {address}: no HiveServer2 answers `SELECT 1` there "
+                f"(binary transport, NOSASL): {describe_error(exc)}"
+            ) from None
+        self._service = AttachedHive(self._host, port)
+        cursor = self._connection.cursor()
+        _execute(cursor, "SELECT version()")
+        self._version = str(cursor.fetchall()[0][0]).split(" ")[0]
+        cursor.close()
+        self._use_run_database()
+
+    def _use_run_database(self) -> None:
+        """Create the run's database where it is not `default`, and register tables in it."""
+        database = self.context.database
+        if database == DEFAULT_DATABASE:
+            return
+        location = self.context.tables_dir.as_uri()
+        cursor = self._connection.cursor()
+        _execute(cursor, f"CREATE DATABASE IF NOT EXISTS {quote(database)} LOCATION '{location}'")
+        _execute(cursor, f"USE {quote(database)}")
+        cursor.close()
+        host, port = self._host, self._port
+        self.context.removals.append(lambda: _drop_database(host, port, database))
+
+    def stop(self) -> None:
+        for connection in self._sessions.values():
+            _close(connection)
+        self._sessions.clear()
+        if self._connection is not None:
+            _close(self._connection)
+            self._connection = None
+        if self._service is not None:
+            self._service.stop()
+            self._service = None
+
+    def _process(self) -> Any:
+        return self._service
+
+    def register(self, table: TableRef) -> None:
+        self._running_on(self._connection)
+        cursor = self._connection.cursor()
+        try:
+            for statement in registration_ddl(table):
+                _execute(cursor, statement)
+        finally:
+            cursor.close()
+            self._running_on(None)
+        self.context.registered[table.name] = table
+
+    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+        """`register.hql` (Hive sync's layout as DDL) and `reader.hql` (the session's settings
+        as SETs, then the query), for beeline."""
+        session = {**READ_SETTINGS, "hive.resultset.use.unique.column.names": "false"}
+        sets = "".join(f"SET {k}={v};\n" for k, v in {**session, **variant.settings}.items())
+        header = f"-- HiveServer2 {self.version} with hudi-spark3.5-bundle {self.hudi_version}\n"
+        return {
+            "register.hql": "".join(f"{statement};\n" for statement in registration_ddl(table)),
+            "reader.hql": f"{header}{sets}{self.read_sql(table, query_type)};\n",
+        }
+
+    def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
+        lines = [line for line in files["reader.hql"].splitlines() if not line.startswith("--")]
+        # `SET ...;` lines then the query: the form `query` runs in a session of its own.
+        return "\n".join(lines).removesuffix(";"), Variant("reproduction")
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        name = table_for(table, query_type)
+        select = f"SELECT * FROM {quote(name)}"
+        if query_type == "incremental":
+            # Hudi's Hive incremental mode: commits after the start instant, read per file; the
+            # filter drops the older rows of rewritten files.
+            requested, completed = reference_instant(table)
+            settings = {
+                f"hoodie.{name}.consume.mode": "INCREMENTAL",
+                f"hoodie.{name}.consume.start.timestamp": completed,
+                f"hoodie.{name}.consume.max.commits": "-1",
+            }
+            select += f" WHERE `_hoodie_commit_time` > '{requested}'"
+        elif query_type == "time_travel":
+            settings = {f"hoodie.{name}.consume.commit": reference_instant(table)[0]}
+        else:
+            settings = {}
+        return "".join(f"SET {key}={value};\n" for key, value in settings.items()) + select
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        *setup, select = sql.split(";\n")
+        settings = dict(variant.settings)
+        for statement in setup:
+            key, _, value = statement.removeprefix("SET ").partition("=")
+            settings[key] = value
+        # A session's SETs last as long as it does: `RESET key` cannot undo them (Hive's
+        # ResetProcessor restores the value a new HiveConf has, and keys HiveConf does not
+        # know, `hoodie.*`, have none). So a variant's queries share a session that only ever
+        # holds the variant's own settings, and a query with settings of its own (a table's
+        # incremental or time-travel keys) gets a session for itself, closed after it.
+        if setup:
+            connection, shared = self._session_with(settings), None
+        else:
+            shared = tuple(sorted(settings.items()))
+            connection = self._sessions.get(shared) or self._session_with(settings)
+            self._sessions[shared] = connection
+        log = self.log_path
+        start = log.stat().st_size if log.is_file() else 0
+        finished = False
+        try:
+            cursor = connection.cursor()
+            self._running_on(connection)
+            try:
+                _execute(cursor, select)
+            except QueryError as exc:
+                finished = True  # Hive answered: the session is fine
+                raise QueryError(_with_job_cause(str(exc), log, start)) from None
+            rows = cursor.fetchall()
+            columns, nested = _answer_columns(cursor)
+            cursor.close()
+            finished = True
+            return to_arrow(columns, rows, nested)
+        finally:
+            self._running_on(None)
+            if shared is None or not finished:
+                if shared is not None:
+                    del self._sessions[shared]
+                _close(connection)
+
+    def _running_on(self, connection: Any) -> None:
+        """Tell an attached HiveServer2's handle which session a timeout must end."""
+        if isinstance(self._service, AttachedHive):
+            self._service.current = connection
+
+    def _session_with(self, settings: dict[str, str]) -> Any:
+        """A new session with `settings` SET in it."""
+        connection = self._open_session()
+        try:
+            cursor = connection.cursor()
+            for key, value in settings.items():
+                _execute(cursor, f"SET {key}={value}")
+            cursor.close()
+        except BaseException:
+            _close(connection)
+            raise
+        return connection
+
+    def log_excerpt(self) -> str:
+        logs = self.context.log_dir
+        return log_tail(self.log_path) or log_tail(logs / "hive-metastore.log")
+
+    @property
+    def log_path(self) -> Path:
+        """HiveServer2's log: its own in the run's logs, or an attached one's, where given
+        (`--hiveserver2-log`; a path that does not exist adds nothing)."""
+        attached = self.context.attachments
+        if self._address is not None:
+            return attached.hiveserver2_log or self.home / "no-log-given"
+        return self.context.log_dir / f"{self.service_name}.log"
+
+    def _open_session(self, port: int | None = None, database: str | None = None) -> Any:
+        from pyhive import hive
+
+        configuration = {"hive.resultset.use.unique.column.names": "false"}
+        if self._address is not None:
+            # The settings Hudi's input formats need, which lakecompat's own HiveServer2 has
+            # in its hive-site.xml, hold for every session of an attached one.
+            configuration.update(READ_SETTINGS)
+        return hive.connect(
+            host=self._host,
+            port=port or self._port,
+            auth="NOSASL",
+            username="lakecompat",
+            database=database or self.context.database,
+            configuration=configuration,
+        )
+
+    def _connect(self, port: int) -> bool:
+        """Open the session DDL uses, once `SELECT 1` answers on it."""
+        connection = self._open_session(port, DEFAULT_DATABASE)
+        try:
+            cursor = connection.cursor()
+            cursor.execute("SELECT 1")
+            answered = cursor.fetchall() == [(1,)]
+            cursor.close()
+        except Exception:
+            connection.close()
+            raise
+        if answered:
+            self._connection, self._port = connection, port
+        else:
+            connection.close()
+        return answered
+
+    def classpath(self) -> list[Path]:
+        return hiveserver2_classpath(self.version, self.hudi_version)
+
+    def _settings(self, metastore_uri: str, warehouse: Path) -> dict[str, str]:
+        scratch = self.home / "scratch"
+        return {
+            "hive.metastore.uris": metastore_uri,
+            "hive.server2.thrift.bind.host": "127.0.0.1",
+            "hive.server2.transport.mode": "binary",
+            "hive.server2.authentication": "NOSASL",
+            "hive.server2.enable.doAs": "false",
+            "hive.server2.webui.port": "0",
+            # Fail at once with the cause instead of retrying for 30 minutes.
+            "hive.server2.max.start.attempts": "1",
+            "fs.defaultFS": "file:///",
+            # Speed only: permissions through Java's file API, not forked chmod and ls.
+            LOCAL_FS_KEY: LOCAL_FS_CLASS,
+            "hive.metastore.warehouse.dir": warehouse.as_uri(),
+            "hive.metastore.warehouse.external.dir": (warehouse / "external").as_uri(),
+            "hive.exec.scratchdir": str(scratch / "hdfs"),
+            "hive.exec.local.scratchdir": str(scratch / "local"),
+            "hive.downloaded.resources.dir": str(scratch / "resources"),
+            "hive.querylog.location": str(scratch / "querylog"),
+            "hive.server2.logging.operation.log.location": str(scratch / "operation_logs"),
+            "hadoop.tmp.dir": str(scratch / "hadoop"),
+            "mapreduce.jobtracker.staging.root.dir": str(scratch / "staging"),
+            "hive.execution.engine": "mr",
+            "mapreduce.framework.name": "local",
+            "hive.exec.mode.local.auto": "true",
+            "hive.support.concurrency": "false",
+            "hive.txn.manager": "org.apache.hadoop.hive.ql.lockmgr.DummyTxnManager",
+            "hive.stats.autogather": "false",
+            "hive.notification.event.poll.interval": "0s",
+            "hive.async.log.enabled": "false",
+            "hive.query.results.cache.enabled": "false",
+            **READ_SETTINGS,
+            # Speed only, answers unchanged. Deciding on a fetch task lists every file to check
+            # the table's size against a threshold, and without Hadoop's native library every
+            # file's permissions cost a forked `ls` (half of each query's time); the tables here
+            # are far below the threshold anyway. And a MapReduce job is polled every second by
+            # default, which made each query of the `mapreduce` variant wait about a second.
+            "hive.fetch.task.conversion.threshold": "-1",
+            "hive.exec.counters.pull.interval": "50",
+            "hive.server2.logging.operation.enabled": "false",
+        }
+
+
+class AttachedHive:
+    """A HiveServer2 someone else runs: `kill()` cancels what the run's sessions are doing."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        #: The session whose statement runs now, which `kill()` ends.
+        self.current: Any = None
+
+    @property
+    def running(self) -> bool:
+        return answers(self.host, self.port)
+
+    def kill(self) -> None:
+        """End the statement running now (a timeout) by shutting its session's socket: the
+        waiting call returns at once, and HiveServer2 closes the session. (A thrift client
+        cannot send a cancel while it waits for the statement's answer.) The server stays."""
+        connection = self.current
+        handle = getattr(
+            getattr(getattr(connection, "_transport", None), "_trans", None), "handle", None
+        )
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                handle.shutdown(socket.SHUT_RDWR)
+
+    def stop(self) -> None:
+        """Nothing: the server is not lakecompat's."""
+
+
+def _drop_database(host: str, port: int, database: str) -> None:
+    """Drop a run's database and its (external) tables through HiveServer2."""
+    from pyhive import hive
+
+    connection = hive.connect(host=host, port=port, auth="NOSASL", username="lakecompat")
+    try:
+        cursor = connection.cursor()
+        _execute(cursor, f"DROP DATABASE IF EXISTS {quote(database)} CASCADE")
+        cursor.close()
+    finally:
+        _close(connection)
+
+
+def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
+    """HiveServer2 with local MapReduce, plus the Hudi input formats of Hudi `hudi` (the
+    writer's release, or an older one for version skew)."""
+    server = resolve_classpath(
+        f"hiveserver2-{version}",
+        [
+            # pac4j (SAML login) needs artifacts that are not on Maven Central.
+            Dependency(
+                MavenArtifact("org.apache.hive", "hive-service", version),
+                ("org.pac4j:*", "org.apache.hadoop:hadoop-client-api"),
+            ),
+            hadoop("hadoop-common", *HADOOP_OLD),
+            hadoop("hadoop-mapreduce-client-jobclient", *HADOOP_OLD),
+            hadoop("hadoop-mapreduce-client-common", *HADOOP_OLD),
+            hadoop("hadoop-hdfs-client", *HADOOP_OLD),
+            Dependency(MavenArtifact("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION), ("*:*",)),
+            # The Hudi bundle expects Kryo unshaded; Hive only has it relocated.
+            Dependency(MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2")),
+        ],
+    )
+    # Hive names the jar holding `ExecDriver` as each MapReduce job's jar, and local MapReduce
+    # copies that jar into a staging folder for every job: 83 MB of hive-exec per query of the
+    # `mapreduce` variant. A small jar holding only `ExecDriver`, ahead of hive-exec on the
+    # classpath, is found first, so the copy is a few kilobytes. Same classes, same answers.
+    exec_jar = next((jar for jar in server if jar.name == f"hive-exec-{version}.jar"), None)
+    if exec_jar is None:
+        raise ProvisioningError(f"the HiveServer2 {version} classpath has no hive-exec jar")
+    server = [
+        excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"),
+        local_fs_jar(server),
+        *server,
+    ]
+    return [*server, fetch(hudi_bundle(hudi))]
+
+
+def _with_job_cause(message: str, log: Path, start: int) -> str:
+    """What the server log the query wrote adds to HiveServer2's message (queries of one
+    HiveServer2 run one at a time):
+
+    - a failed MapReduce job says only "return code 2 from ...MapRedTask" to the client: the
+      job's cause is appended;
+    - an exception without a message ("java.io.IOException: java.lang.IllegalArgumentException")
+      says nothing of where it came from: the Hudi frame that threw it is appended.
+    """
+    bare = _BARE_EXCEPTION.search(message)
+    if ("MapRedTask" not in message and not bare) or not log.is_file():
+        return message
+    with log.open("rb") as handle:
+        handle.seek(start)
+        written = handle.read().decode(errors="replace").splitlines()
+    frame = _throwing_frame(written, bare[1]) if bare else None
+    if frame:
+        return f"{message} (no message) at {frame}"
+    causes = [line.strip() for line in written if line.startswith("Caused by: ")]
+    if not causes:
+        return message
+    return f"{message}; the MapReduce job failed with {causes[-1].removeprefix('Caused by: ')}"
+
+
+#: A message that ends in a Java exception's class name, i.e. an exception without a message.
+_BARE_EXCEPTION = re.compile(r"\b((?:java|org)\.[\w.$]+(?:Exception|Error))\s*$")
+
+
+def _throwing_frame(lines: list[str], exception: str) -> str | None:
+    """The first Hudi frame (not a validation helper) under `Caused by: <exception>`."""
+    for number, line in enumerate(lines):
+        if line.strip() != f"Caused by: {exception}":
+            continue
+        for frame in lines[number + 1 :]:
+            frame = frame.strip()
+            if not frame.startswith("at "):
+                break
+            if frame.startswith("at org.apache.hudi.") and ".ValidationUtils." not in frame:
+                return frame.removeprefix("at ")
+    return None
+
+
+def _close(connection: Any) -> None:
+    """Close a HiveServer2 session; the server may be gone already."""
+    with contextlib.suppress(Exception):
+        connection.close()
+
+
+def _execute(cursor: Any, statement: str) -> None:
+    """Run a statement; HiveServer2's own error message becomes a QueryError."""
+    from pyhive.exc import OperationalError
+
+    try:
+        cursor.execute(statement)
+    except OperationalError as exc:
+        status = getattr(exc.args[0], "status", None) if exc.args else None
+        message = getattr(status, "errorMessage", None)
+        if message:
+            raise QueryError(message) from None
+        raise
+
+
+def _answer_columns(cursor: Any) -> tuple[list[tuple[str, pa.DataType]], frozenset[str]]:
+    """Column names and types of the last result (decimal precision and scale included), and
+    the names of the struct, array and map columns.
+
+    PyHive's `description` drops the type qualifiers, so ask HiveServer2 for the metadata.
+    """
+    from TCLIService import ttypes
+
+    request = ttypes.TGetResultSetMetadataReq(cursor._operationHandle)
+    response = cursor._connection.client.GetResultSetMetadata(request)
+    columns = []
+    nested = set()
+    for column in response.schema.columns:
+        entry = column.typeDesc.types[0].primitiveEntry
+        if entry is None:  # struct, array, map: HiveServer2 sends them as JSON text
+            columns.append((column.columnName, pa.string()))
+            nested.add(column.columnName)
+            continue
+        qualifiers = (entry.typeQualifiers.qualifiers if entry.typeQualifiers else None) or {}
+        precision, scale = (qualifiers.get(k) for k in ("precision", "scale"))
+        columns.append(
+            (
+                column.columnName,
+                hive_arrow_type(
+                    ttypes.TTypeId._VALUES_TO_NAMES[entry.type],
+                    precision.i32Value if precision else None,
+                    scale.i32Value if scale else None,
+                ),
+            )
+        )
+    return columns, frozenset(nested)

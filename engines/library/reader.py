@@ -1,0 +1,170 @@
+"""Readers that are Python libraries (hudi-rs, Daft), each read done in a process of its own.
+
+The library is installed in an environment of its own (`engines/python_env.py`) and runs in
+`engines/library/worker.py`, a small local server started like every other service: a read
+that hangs is ended by the query timeout killing that process, and a crash of the library
+costs the cell, not the run. An engine's "SQL" is the Python code of its read, shown in the
+evidence as a user would write it; the worker runs it with the variant's settings bound to
+`settings`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import ClassVar
+
+import pyarrow as pa
+
+from engines.answers import nested_as_json
+from engines.base import Engine, Variant
+from engines.context import RunContext
+from engines.errors import QueryError, log_tail
+from engines.infra.supervisor import HttpReady, Service, free_port
+from engines.library.environment import provision
+from engines.table import TableRef
+
+WORKER = Path(__file__).with_name("worker.py")
+_PANIC = re.compile(r"panicked at (\S+?):?$", re.MULTILINE)
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+#: The types an answer is compared in: the library's large variants are the same values.
+_PLAIN = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
+
+
+class LibraryReader(Engine):
+    """A reader that is a Python library; subclasses say which packages and write the reads."""
+
+    #: The PyPI distribution whose version is the engine's version.
+    distribution: ClassVar[str]
+    #: Its release, unless the environment variable `version_variable` names another.
+    default_version: ClassVar[str]
+    version_variable: ClassVar[str]
+    #: Other packages the reads need (pip requirement strings).
+    extra_packages: ClassVar[tuple[str, ...]] = ()
+    #: Modules the worker imports before it reports ready: a broken install fails the start.
+    imports: ClassVar[tuple[str, ...]]
+    #: Errors whose text depends on timing (which of the library's concurrent reads came
+    #: first), each with the stable first line that replaces it; the text follows as evidence.
+    unstable_errors: ClassVar[tuple[tuple[re.Pattern[str], str], ...]] = ()
+
+    def __init__(
+        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+    ) -> None:
+        super().__init__(context, reader_hudi, label)
+        self._service: Service | None = None
+        self._port = 0
+
+    @property
+    def version(self) -> str:
+        return os.environ.get(self.version_variable) or self.default_version
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """What the engine's environment holds."""
+        return (f"{self.distribution}=={self.version}", *self.extra_packages)
+
+    def start(self) -> None:
+        python = provision(self.name, self.packages)
+        self._port = free_port()
+        scratch = self.context.run_dir / "readers" / self.label
+        scratch.mkdir(parents=True, exist_ok=True)
+        # -I: the worker's folder (this one, with `daft.py`) must not shadow the library.
+        argv = [str(python), "-I", str(WORKER), "--port", str(self._port)]
+        argv += ["--imports", ",".join(self.imports), "--scratch", str(scratch)]
+        self._service = Service(
+            self.label,
+            argv,
+            self.context.log_dir,
+            wait=HttpReady(f"http://127.0.0.1:{self._port}/ping"),
+            timeout_s=120,
+            hint=f"the worker imports {', '.join(self.imports)} from {python.parent.parent}",
+        )
+        self._service.start()
+
+    def stop(self) -> None:
+        if self._service is not None:
+            self._service.stop()
+            self._service = None
+
+    def kill(self) -> None:
+        if self._service is not None:
+            self._service.kill()
+
+    def alive(self) -> bool:
+        return self._service is not None and self._service.running
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        """Run the read's code in the worker; its exception becomes a QueryError."""
+        body = json.dumps({"code": sql, "settings": variant.settings}).encode()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self._port}/read",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with _NO_PROXY.open(request) as response:
+                answer = pa.ipc.open_stream(response.read()).read_all()
+        except urllib.error.HTTPError as exc:
+            if exc.code != 422:
+                raise
+            failure = json.loads(exc.read())
+            error = failure["error"]
+            if error.startswith("PanicException"):
+                # Rust prints the panic's site, then its backtrace, to the worker's log.
+                error += _panic_site(log_tail(self._log_path, 400))
+            stable = next((line for p, line in self.unstable_errors if p.match(error)), None)
+            if stable is not None:
+                error = f"{stable}\n{error}"
+            raise QueryError(_failure_text(error, failure["trace"])) from None
+        return comparable(answer)
+
+    def responsive(self) -> bool:
+        """Whether the worker still answers (its process may be alive but exiting)."""
+        if not self.alive():
+            return False
+        try:
+            with _NO_PROXY.open(f"http://127.0.0.1:{self._port}/ping", timeout=5) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def log_excerpt(self) -> str:
+        return log_tail(self._log_path)
+
+    @property
+    def _log_path(self) -> Path:
+        """The worker's log (the supervisor names it after the engine's label)."""
+        return self.context.log_dir / f"{self.label}.log"
+
+    @staticmethod
+    def path_of(table: TableRef) -> str:
+        """The table's location as the read's code names it."""
+        return str(table.path)
+
+
+def comparable(answer: pa.Table) -> pa.Table:
+    """The answer in the types answers compare in: nested values as canonical JSON text,
+    large strings and binaries as ordinary ones, dictionary columns decoded."""
+    fields = []
+    for column_field in answer.schema:
+        kind = column_field.type
+        if pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        fields.append(column_field.with_type(_PLAIN.get(kind, kind)))
+    return nested_as_json(answer.cast(pa.schema(fields)))
+
+
+def _panic_site(log: str) -> str:
+    """Where in the library's Rust code the last panic happened, from the worker's log."""
+    sites = _PANIC.findall(log)
+    return f" (Rust panic at {sites[-1]})" if sites else ""
+
+
+def _failure_text(error: str, trace: str) -> str:
+    """The library's error line, then where in the library it was raised (the evidence)."""
+    frames = [line.strip() for line in trace.splitlines() if line.strip().startswith("File ")]
+    return "\n".join([error, *frames[-3:]])

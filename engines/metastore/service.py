@@ -1,0 +1,124 @@
+"""The Hive Metastore: one per run, thrift on 127.0.0.1, embedded Derby in the run folder.
+
+Hive and (later) Trino find the tables here. Hive's server jars come from Maven Central; the
+newest release whose server jars resolve is 4.0.1 (for 4.1.0 and 4.2.x only the client jars
+do), which runs on Java 17.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engines.infra.artifacts import Dependency, MavenArtifact, resolve_classpath
+from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
+from engines.infra.jdk import QUICK_JIT, find_jdk
+from engines.infra.supervisor import PortOpen, Service, ServiceHolder, free_port
+
+HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
+DEFAULT_HIVE_VERSION = "4.0.1"
+HADOOP_VERSION = "3.3.6"
+HIVE_JAVA_VERSIONS = (17,)
+# Hadoop drags in log4j 1 bindings that compete with Hive's log4j2.
+LOGGING_JARS = (
+    "ch.qos.reload4j:reload4j",
+    "org.slf4j:slf4j-reload4j",
+    "org.slf4j:slf4j-log4j12",
+    "log4j:log4j",
+)
+
+
+def hive_version() -> str:
+    """The Hive release to run: `$LAKECOMPAT_HIVE_VERSION`, else the default."""
+    return os.environ.get(HIVE_VERSION_ENV) or DEFAULT_HIVE_VERSION
+
+
+def hadoop(artifact: str, *exclusions: str) -> Dependency:
+    """A Hadoop artifact without its competing logging jars."""
+    coords = MavenArtifact("org.apache.hadoop", artifact, HADOOP_VERSION)
+    return Dependency(coords, (*LOGGING_JARS, *exclusions))
+
+
+def metastore_classpath(version: str) -> list[Path]:
+    return resolve_classpath(
+        f"hive-metastore-{version}",
+        [
+            # hadoop-client-api (via orc-shims) duplicates hadoop-common's classes.
+            Dependency(
+                MavenArtifact("org.apache.hive", "hive-standalone-metastore-server", version),
+                ("org.apache.hadoop:hadoop-client-api",),
+            ),
+            hadoop("hadoop-common"),
+            hadoop("hadoop-hdfs-client"),
+            # The Metastore loads HDFS classes even for file:// paths; the jar alone is enough.
+            Dependency(MavenArtifact("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION), ("*:*",)),
+            Dependency(MavenArtifact("org.apache.derby", "derby", "10.14.2.0")),
+        ],
+    )
+
+
+class HiveMetastore(ServiceHolder):
+    """Starts and stops the Metastore service; `uri` is what clients connect to."""
+
+    def __init__(self, run_dir: Path, version: str | None = None) -> None:
+        self.version = version or hive_version()
+        self.home = run_dir / "hive-metastore"
+        self.log_dir = run_dir / "logs"
+        self.warehouse = run_dir / "warehouse"
+        self.port = 0
+        self._service: Service | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        if self._service is not None:
+            return
+        classpath = metastore_classpath(self.version)
+        jdk = find_jdk(HIVE_JAVA_VERSIONS, f"the Hive {self.version} Metastore")
+        # A restart keeps the port, so the readers' configuration stays right.
+        self.port = self.port or free_port()
+        conf = write_conf(
+            self.home / "conf",
+            {
+                "metastore-site.xml": site_xml(self._settings()),
+                "metastore-log4j2.properties": LOG4J2_CONSOLE,
+            },
+        )
+        argv = [
+            str(jdk.java),
+            "-Xmx1g",
+            QUICK_JIT,
+            "-Duser.timezone=UTC",
+            "-cp",
+            os.pathsep.join([str(conf), *map(str, classpath)]),
+            "org.apache.hadoop.hive.metastore.HiveMetaStore",
+            "-p",
+            str(self.port),
+        ]
+        self._service = Service(
+            "hive-metastore",
+            argv,
+            self.log_dir,
+            wait=PortOpen(self.port),
+            timeout_s=180,
+            cwd=self.home,
+            hint="the Metastore creates its Derby database on first start; see the log above",
+        ).start()
+
+    def _settings(self) -> dict[str, str]:
+        derby = self.home / "metastore_db"
+        return {
+            "metastore.thrift.bind.host": "127.0.0.1",
+            "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={derby};create=true",
+            "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
+            "datanucleus.schema.autoCreateAll": "true",
+            "metastore.schema.verification": "false",
+            "metastore.warehouse.dir": self.warehouse.as_uri(),
+            "metastore.warehouse.external.dir": (self.warehouse / "external").as_uri(),
+            # HiveServer2 asks for notification ids at start; without this it is refused.
+            "metastore.event.db.notification.api.auth": "false",
+            # Async logging needs the LMAX disruptor, which the server jars do not bring.
+            "metastore.async.log.enabled": "false",
+        }

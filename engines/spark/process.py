@@ -1,0 +1,157 @@
+"""Spark with another Hudi release, in a Python process of its own.
+
+PySpark keeps one JVM per Python process, and one JVM cannot load two Hudi bundles, so a
+second Hudi release runs in a child process with its own SparkSession. The child knows none of
+its clients: each request is a function and its arguments, `fn(runtime, *args)`, run with the
+child's `SparkRuntime` (the function must be importable by name: a module-level function). Two
+things use it: a scenario's `upgrade_writer` step (the older release writes the first part of
+the table, the run's writer takes it over) and a Spark reader whose Hudi release is not the
+writer's (version skew, `--spark-hudi-version`). The child starts once per run and release and
+warms up while the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from engines.errors import describe_error, error_text
+from engines.spark.runtime import SparkRuntime
+
+#: Seconds to wait for the child to exit after it was asked to.
+_STOP_SECONDS = 60
+
+
+def runtime_label(hudi: str) -> str:
+    """The name of a release's Spark logs and scratch folder: `spark-hudi-0.15.0`."""
+    return f"spark-hudi-{hudi}"
+
+
+class RemoteSparkError(RuntimeError):
+    """A request failed in the child's Spark; `java_exception` is its error text, as a Py4J
+    error carries it, so that the cell's reason reads as for the run's own Spark."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.java_exception = text
+
+
+def _serve(conn: Connection, log_dir: Path, hudi: str, master: str | None = None) -> None:
+    """The child: start Spark with `hudi`'s bundle (on `master` when it is a cluster's), then
+    run each request `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
+    runtime = SparkRuntime(log_dir, hudi, label=runtime_label(hudi), master=master)
+    try:
+        try:
+            runtime.session()
+        except Exception as exc:  # noqa: BLE001 - every request then says why
+            conn.send(("failed", f"Spark with Hudi {hudi} did not start: {describe_error(exc)}"))
+        else:
+            conn.send(("ready", ""))
+        while True:
+            request = conn.recv()
+            if request is None:
+                break
+            fn, args = request
+            try:
+                conn.send(("ok", fn(runtime, *args)))
+            except Exception as exc:  # noqa: BLE001 - the parent's caller says what failed
+                conn.send(("error", error_text(exc, lines=40, limit=8000)))
+    except (EOFError, KeyboardInterrupt):
+        pass  # the parent is gone or the run was interrupted
+    finally:
+        runtime.stop()
+
+
+class SparkProcess:
+    """The child process running Spark with one Hudi release."""
+
+    def __init__(self, hudi: str, log_dir: Path, master: str | None = None) -> None:
+        self.hudi = hudi
+        self.log_path = log_dir / f"{runtime_label(hudi)}.log"
+        self._arguments = (log_dir, hudi, master)
+        self._process: Any = None
+        self._conn: Connection | None = None
+        #: Why Spark with this release could not start ("" when it did; None: not told yet).
+        self._failure: str | None = None
+
+    def start(self) -> None:
+        """Start the child (it starts Spark at once and says when it is ready)."""
+        if self.alive():
+            return
+        self.stop()
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(
+            target=_serve,
+            args=(child, *self._arguments),
+            name=f"lakecompat-{runtime_label(self.hudi)}",
+            daemon=True,
+        )
+        self._process.start()
+        child.close()
+        self._conn, self._failure = parent, None
+
+    def alive(self) -> bool:
+        """Whether the child process is running."""
+        return self._process is not None and self._process.is_alive()
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """What `fn(runtime, *args)` returns in the child, with this release's Spark.
+
+        Raises `RemoteSparkError` with the child's error text when `fn` raises, and
+        `RuntimeError` naming the release when Spark with it cannot start or the child dies.
+        """
+        status, answer = self._ask((fn, args))
+        if status == "error":
+            raise RemoteSparkError(answer)
+        return answer
+
+    def _ask(self, request: tuple[Any, ...]) -> tuple[str, Any]:
+        self.start()
+        assert self._conn is not None
+        try:
+            if self._failure is None:
+                status, message = self._conn.recv()
+                self._failure = message if status == "failed" else ""
+            if self._failure:
+                raise RuntimeError(self._failure)
+            self._conn.send(request)
+            return self._conn.recv()
+        except (EOFError, OSError) as exc:
+            code = self._process.exitcode if self._process is not None else None
+            self.kill()
+            raise RuntimeError(
+                f"the process running Spark with Hudi {self.hudi} ended (exit code {code}): "
+                f"{type(exc).__name__}"
+            ) from None
+
+    def kill(self) -> None:
+        """End the child at once (a hung query); the next request starts a new one."""
+        process, self._process, self._conn = self._process, None, None
+        if process is not None and process.is_alive():
+            process.kill()
+            process.join(10)
+
+    def restart(self) -> None:
+        """A new child after the old one died or was killed."""
+        self.kill()
+        self.start()
+
+    def stop(self) -> None:
+        """Ask the child to stop Spark and exit; kill it when it does not."""
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if process is None:
+            return
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn.send(None)
+            conn.close()
+        process.join(_STOP_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join(10)

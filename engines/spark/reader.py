@@ -1,0 +1,160 @@
+"""Spark as a reader: Hudi's Spark datasource, queried through temporary views."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from engines.answers import arrow_type, canonical_json
+from engines.base import Engine, Variant
+from engines.errors import log_tail
+from engines.spark.process import SparkProcess
+from engines.spark.runtime import SparkRuntime
+from engines.table import TableRef, reference_instant
+
+
+def dataframe_to_arrow(df: Any) -> pa.Table:
+    """Collect a Spark DataFrame into Arrow with the types Spark reported for it."""
+    fields = []
+    for spark_field in df.schema.fields:
+        mapped = arrow_type(spark_field.dataType.simpleString())
+        fields.append(pa.field(spark_field.name, mapped or pa.string()))
+    schema = pa.schema(fields)
+    rows = df.collect()
+    nested = [f.dataType.typeName() in ("struct", "array", "map") for f in df.schema.fields]
+    columns = []
+    for index, arrow_field in enumerate(schema):
+        values = [row[index] for row in rows]
+        if nested[index]:
+            values = [canonical_json(_plain(v)) for v in values]
+        elif arrow_field.type == pa.string():
+            values = [None if v is None else str(v) for v in values]
+        elif arrow_field.type == pa.timestamp("us", tz="UTC"):
+            # PySpark hands TIMESTAMP values over as naive datetimes in the process's zone.
+            values = [None if v is None else v.astimezone(dt.UTC) for v in values]
+        elif arrow_field.type == pa.binary():
+            values = [None if v is None else bytes(v) for v in values]
+        columns.append(pa.array(values, type=arrow_field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _plain(value: Any) -> Any:
+    """Spark rows, lists and dicts as plain Python values (rows become dicts)."""
+    if hasattr(value, "asDict"):
+        return {k: _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def run_query(spark: Any, sql: str, settings: dict[str, str]) -> pa.Table:
+    """Run a reader's statements (`;\n`-separated, the last a SELECT) with `settings` set for
+    them only, and collect the answer."""
+    previous = {k: spark.conf.get(k, None) for k in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        *setup, select = [s.strip() for s in sql.split(";\n") if s.strip()]
+        for statement in setup:
+            spark.sql(statement)
+        return dataframe_to_arrow(spark.sql(select))
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def query_in(runtime: SparkRuntime, sql: str, settings: dict[str, str]) -> pa.Table:
+    """`run_query` in `runtime`'s session: what a Spark process of another Hudi release runs."""
+    return run_query(runtime.session(), sql, settings)
+
+
+class SparkEngine(Engine):
+    """Spark 3.5 with the Hudi bundle, sharing the writer's session."""
+
+    name = "spark"
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cow": ("snapshot", "incremental", "time_travel"),
+        "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
+    }
+    variants = (
+        Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
+        Variant("schema_on_read_off", {"hoodie.schema.on.read.enable": "false"}),
+    )
+    # Its variants set session configuration, which the writer's jobs must not see.
+    shares_writer = True
+
+    _remote: SparkProcess | None = None
+
+    @property
+    def version(self) -> str:
+        return self.context.spark.spark_version
+
+    @property
+    def hudi_version(self) -> str:
+        return self.reader_hudi or self.context.spark.hudi_version
+
+    @property
+    def remote(self) -> SparkProcess | None:
+        """Spark with the reader's own Hudi release, in a process of its own, when that
+        release is not the writer's (version skew); None: the writer's session reads."""
+        if self.hudi_version == self.context.spark.hudi_version:
+            return None
+        if self._remote is None:
+            master = self.context.spark.master
+            self._remote = SparkProcess(self.hudi_version, self.context.log_dir, master)
+        return self._remote
+
+    def _spark(self) -> SparkProcess | SparkRuntime:
+        """Whichever Spark reads: the reader's own process, or the writer's session."""
+        return self.remote or self.context.spark
+
+    def start(self) -> None:
+        self.context.spark.session()
+        if self.remote is not None:
+            self.remote.start()
+
+    def stop(self) -> None:
+        if self.remote is not None:
+            self.remote.stop()
+
+    def alive(self) -> bool:
+        return self._spark().alive()
+
+    def kill(self) -> None:
+        self._spark().kill()
+
+    def restart(self) -> None:
+        self._spark().restart()
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        if table.format == "parquet":
+            return f"SELECT * FROM parquet.`{table.path}`"
+        view = f"{table.name}_{query_type}"
+        options = {"path": str(table.path), "hoodie.datasource.query.type": query_type}
+        if query_type in ("incremental", "time_travel"):
+            requested, completed = reference_instant(table)
+            if query_type == "incremental":
+                options["hoodie.datasource.read.begin.instanttime"] = completed
+            else:
+                options["hoodie.datasource.query.type"] = "snapshot"
+                options["as.of.instant"] = requested
+        spelled = ", ".join(f"'{key}' '{value}'" for key, value in options.items())
+        return (
+            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING hudi OPTIONS ({spelled});\n"
+            f"SELECT * FROM `{view}`"
+        )
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        if self.remote is not None:
+            return self.remote.call(query_in, sql, dict(variant.settings))
+        return run_query(self.context.spark.session(), sql, variant.settings)
+
+    def log_excerpt(self) -> str:
+        return log_tail(self._spark().log_path)

@@ -1,0 +1,233 @@
+"""One local SparkSession with the Hudi bundle, shared by the writer and the Spark reader."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engines.infra.artifacts import fetch
+from engines.infra.hudi_jars import hudi_bundle, hudi_version
+from engines.infra.jdk import find_jdk
+from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
+from engines.infra.supervisor import process_running
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SPARK_JAVA_VERSIONS = (17, 11)
+_LOG4J = """\
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+#: The session settings that shape what Spark writes and reads (a reproduction script uses
+#: them too); the others in `SparkRuntime` are about this machine (memory, logs, addresses).
+SESSION_SETTINGS = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    # Timestamps (CAST, text, partition values) in UTC, as the other engines run.
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+}
+
+
+class SparkRuntime:
+    """Starts the SparkSession lazily, once, with its log in the run's log folder.
+
+    `label` names its log files (`spark.log`) and its scratch folder below `<run>/spark/`, so
+    that a second runtime (an older Hudi release, in a process of its own) keeps its own.
+    """
+
+    def __init__(
+        self,
+        log_dir: Path,
+        hudi: str | None = None,
+        label: str = "spark",
+        master: str | None = None,
+    ) -> None:
+        self.log_dir = log_dir
+        self.hudi_version = hudi or hudi_version()
+        self.label = label
+        #: A Spark standalone master (`spark://HOST:PORT`) whose executors do the work; None:
+        #: the driver's own JVM (`local[2]`). The driver is lakecompat's either way.
+        self.master = master
+        self._session: SparkSession | None = None
+
+    @property
+    def spark_version(self) -> str:
+        import pyspark
+
+        return pyspark.__version__
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / f"{self.label}.log"
+
+    def session(self) -> SparkSession:
+        """The shared session, started on first use."""
+        if self._session is None:
+            self._session = self._build()
+        return self._session
+
+    def alive(self) -> bool:
+        """False when the session was started and its JVM has died."""
+        if self._session is None:
+            return True
+        process = self._jvm_process()
+        return process is not None and process_running(process)
+
+    def kill(self) -> None:
+        """SIGKILL the JVM (a hung write or query) and forget the session."""
+        process = self._jvm_process()
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+        self._forget()
+
+    def restart(self) -> None:
+        """A new JVM and session after the old one died or was killed."""
+        if self.alive():
+            self.stop()
+        else:
+            self._forget()
+        self.session()
+
+    def _jvm_process(self) -> Any:
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway if self._session is not None else None
+        return getattr(gateway, "proc", None)
+
+    def _forget(self) -> None:
+        """Drop every reference PySpark keeps to a JVM that is gone."""
+        if self._session is None:
+            return
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        gateway = SparkContext._gateway
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        SparkContext._active_spark_context = None
+        SparkSession._instantiatedSession = None
+        SparkSession._activeSession = None
+        self._session = None
+        if gateway is not None:
+            with contextlib.suppress(Exception):
+                gateway.shutdown()
+
+    def stop(self) -> None:
+        """Stop the session and the JVM behind it, so that no Spark process outlives the run."""
+        if self._session is None:
+            return
+        if not self.alive():
+            self._forget()
+            return
+        from pyspark import SparkContext
+
+        self._session.stop()
+        self._session = None
+        gateway = SparkContext._gateway
+        if gateway is not None:
+            process = getattr(gateway, "proc", None)
+            gateway.shutdown()
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+            if process is not None:
+                # The JVM exits when its stdin closes (PySpark's gateway contract).
+                process.stdin.close()
+                process.wait(timeout=60)
+
+    def _build(self) -> SparkSession:
+        jar = fetch(hudi_bundle(self.hudi_version))
+        os.environ["JAVA_HOME"] = str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home)
+        # Python workers must run the interpreter that has pyspark installed.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # Spark would otherwise look up a non-loopback address for its services.
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log4j = self.log_dir / f"{self.label}-log4j2.properties"
+        log4j.write_text(_LOG4J.format(log=self.log_path))
+        scratch = self.log_dir.parent / "spark"
+        if self.label != "spark":
+            scratch = scratch / self.label
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.master(self.master or "local[2]").appName("lakecompat")
+        if self.master is None:
+            # Speed only: permissions through Java's file API, not forked chmod and ls. (A
+            # cluster's executors lack the class, so a cluster keeps Hadoop's own.)
+            builder = builder.config(
+                "spark.driver.extraClassPath", str(local_fs_jar(_hadoop_api_jars()))
+            ).config(f"spark.hadoop.{LOCAL_FS_KEY}", LOCAL_FS_CLASS)
+        else:
+            # Executors run in the cluster's JVMs: they need the driver's zone and JOL setting.
+            builder = builder.config(
+                "spark.executor.extraJavaOptions",
+                "-Duser.timezone=UTC -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true",
+            )
+        for key, value in {
+            # Shipped to a cluster's executors too.
+            "spark.jars": str(jar),
+            **SESSION_SETTINGS,
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.memory": "3g",
+            "spark.sql.warehouse.dir": str(scratch / "warehouse"),
+            "spark.local.dir": str(scratch / "tmp"),
+            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} "
+            # Hudi's object-size estimator (JOL) need not try to attach an agent to its JVM.
+            "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true -Duser.timezone=UTC "
+            # Many small jobs: the throughput collector costs less CPU than G1 (-15 %).
+            "-XX:+UseParallelGC",
+        }.items():
+            builder = builder.config(key, value)
+        with _console_to(self.log_dir / f"{self.label}-console.log"):
+            session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("WARN")
+        return session
+
+
+def _hadoop_api_jars() -> list[Path]:
+    """The Hadoop client API jar that PySpark ships (Spark's Hadoop classes)."""
+    import pyspark
+
+    return sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+
+
+@contextmanager
+def _console_to(path: Path) -> Iterator[None]:
+    """Let a child process started inside inherit `path` as stdout and stderr.
+
+    PySpark starts the JVM with this process's console; the JVM and the Python workers it
+    forks print warnings there that belong in the run's logs, not between progress lines.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with path.open("ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)

@@ -1,0 +1,48 @@
+"""A written table as readers know it, and the query types each table type has."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from engines.errors import QueryError
+
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel")
+
+
+#: The query types Hudi defines per table type (copy-on-write has no separate read-optimized
+#: view); every engine gets a cell for each, UNSUPPORTED where it lacks one.
+TABLE_QUERY_TYPES = {
+    "cow": ("snapshot", "incremental", "time_travel"),
+    "mor": QUERY_TYPES,
+}
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table the writer produced, as a reader needs to know it."""
+
+    name: str
+    path: Path
+    table_type: str
+    key: str
+    format: str = "hudi"
+    #: (name, Spark SQL type) of every column in the table's latest schema, meta columns included.
+    columns: tuple[tuple[str, str], ...] = ()
+    #: The commit of the reference state (before the first schema change) as (requested time,
+    #: completion time): incremental queries start after it, time travel reads as of it.
+    reference_instant: tuple[str, str] | None = None
+    #: Partition columns, and the partition folders below `path` (`region=eu`, ...).
+    partition_by: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
+
+
+def reference_instant(table: TableRef) -> tuple[str, str]:
+    """(requested, completed) time of the table's reference commit.
+
+    Incremental and time-travel queries cannot run without it. Hudi 1.x reads incremental
+    ranges by completion time and time travel by requested (instant) time.
+    """
+    if table.reference_instant is None:
+        raise QueryError(f"no completed commit found in {table.path / '.hoodie'}")
+    return table.reference_instant

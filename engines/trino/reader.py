@@ -1,0 +1,359 @@
+"""Trino as a reader: one local coordinator with the `hudi` and `hive` catalogs.
+
+Both catalogs use the run's Hive Metastore and Trino's Hadoop file system (the Metastore keeps
+the tables' `file:` locations). The `hive` catalog redirects Hudi tables to the `hudi` catalog,
+as a production setup that queries everything through `hive` does. Variants choose the catalog
+and how the Hudi connector matches Parquet columns to table columns: by name (the default) or
+by position.
+
+Trino's Hudi connector reads copy-on-write tables and the read-optimized view of merge-on-read
+tables; it has no merge-on-read snapshot query. Those cells are `UNSUPPORTED`, and the runner
+still reads `<table>_rt` so the evidence shows what a user querying it would get.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import re
+import urllib.request
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from engines.answers import canonical_json
+from engines.attached import AttachError, trino_address
+from engines.base import MetastoreReader, Variant
+from engines.context import RunContext
+from engines.errors import QueryError, log_tail
+from engines.metastore.ddl import registration_ddl
+from engines.metastore.tables import table_for
+from engines.table import TableRef, reference_instant
+from engines.trino.runtime import TrinoServer, provision, trino_version
+
+NESTED = ("row", "array", "map")
+#: Trino reads a table's splits in parallel and reports the first that fails, so which Parquet
+#: column (and which table type) this error names depends on timing. The reason keeps what
+#: stays the same; Trino's whole message follows on the next line, for the evidence.
+_UNSUPPORTED_COLUMN = re.compile(
+    r"^Unsupported Trino column type \(.*\) for Parquet column \(.*\)$"
+)
+#: Variant setting that picks the catalog; every other setting is a Trino session property.
+CATALOG = "catalog"
+_DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
+_SIMPLE = {
+    "boolean": pa.bool_(),
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "real": pa.float32(),
+    "double": pa.float64(),
+    "date": pa.date32(),
+    "varchar": pa.string(),
+    "char": pa.string(),
+    "varbinary": pa.binary(),
+}
+
+
+def trino_arrow_type(type_name: str) -> pa.DataType:
+    """The Arrow type of a Trino result column type (`integer`, `decimal(10,2)`, ...)."""
+    base = type_name.split("(", 1)[0].strip()
+    if base in _SIMPLE:
+        return _SIMPLE[base]
+    match = _DECIMAL.match(type_name)
+    if match:
+        return pa.decimal128(int(match.group(1)), int(match.group(2)))
+    if base.startswith("timestamp"):
+        zone = "UTC" if "with time zone" in type_name else None
+        return pa.timestamp("us", tz=zone)
+    return pa.string()
+
+
+def to_arrow(description: list[Any], rows: list[list[Any]]) -> pa.Table:
+    """Build the answer table from the client's column descriptions and Python values.
+
+    Row, array and map values become canonical JSON text, the form nested values compare in.
+    """
+    columns = [(column[0], trino_arrow_type(column[1])) for column in description]
+    nested = [column[1].split("(", 1)[0].strip() in NESTED for column in description]
+    arrays = []
+    for index, (_, kind) in enumerate(columns):
+        values = [row[index] for row in rows]
+        if nested[index]:
+            values = [canonical_json(_plain(v)) for v in values]
+        elif kind == pa.string():
+            values = [None if v is None else _text(v) for v in values]
+        arrays.append(pa.array(values, type=kind))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
+
+
+def _plain(value: Any) -> Any:
+    """Trino's row tuples (with field names), lists and dicts as plain Python values."""
+    names = getattr(value, "_names", None)
+    if names is not None:
+        return {name: _plain(v) for name, v in zip(names, value, strict=True)}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _text(value: Any) -> str:
+    """A value Trino returned for a column compared as text (dates in ISO form)."""
+    return value.isoformat() if isinstance(value, dt.date) else str(value)
+
+
+def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:
+    """The catalog files: Hudi connector, and the Hive connector redirecting Hudi tables."""
+    shared = {
+        "hive.metastore": "thrift",
+        "hive.metastore.uri": metastore_uri,
+        # The Metastore keeps `file:` locations, which only the Hadoop file system reads.
+        "fs.hadoop.enabled": "true",
+    }
+    return {
+        "hudi": {"connector.name": "hudi", **shared},
+        "hive": {
+            "connector.name": "hive",
+            **shared,
+            "hive.hudi-catalog-name": "hudi",
+            "hive.timestamp-precision": "MICROSECONDS",
+        },
+    }
+
+
+def quote(identifier: str) -> str:
+    """Double-quote a Trino identifier."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+class TrinoEngine(MetastoreReader):
+    """Trino (newest release that runs here) over the shared Metastore."""
+
+    name = "trino"
+    partition_columns_last = True
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "cow": ("snapshot",),
+        "mor": ("read_optimized",),
+    }
+    _NO_TIME_TRAVEL = "Trino's Hudi connector has no time travel; `FOR VERSION AS OF` tried"
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {
+        ("mor", "snapshot"): (
+            "Trino's Hudi connector has no merge-on-read snapshot query: it reads base files "
+            "only, without the log files"
+        ),
+        ("cow", "time_travel"): _NO_TIME_TRAVEL,
+        ("mor", "time_travel"): _NO_TIME_TRAVEL,
+    }
+    unsupported: ClassVar[dict[str, str]] = {
+        "incremental": "Trino's Hudi connector has no incremental query",
+    }
+    variants = (
+        Variant("column_names", {CATALOG: "hudi", "hudi.use_parquet_column_names": "true"}),
+        Variant("column_positions", {CATALOG: "hudi", "hudi.use_parquet_column_names": "false"}),
+        # Through the Hive connector, which hands Hudi tables to the hudi catalog.
+        Variant("hive_catalog", {CATALOG: "hive"}),
+    )
+
+    def __init__(
+        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+    ) -> None:
+        super().__init__(context, reader_hudi, label)
+        self._server: TrinoServer | AttachedTrino | None = None
+        self._version = trino_version()
+        self._address = context.attachments.trino
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    @property
+    def attached(self) -> bool:
+        return self._address is not None
+
+    def start(self) -> None:
+        metastore = self.context.metastore()
+        self._remember_metastore()
+        if self._address is not None:
+            attached = AttachedTrino(self._address)
+            self._version = attached.check()
+            self._server = attached
+            return
+        install = provision(self._version)
+        server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
+        self._server = server
+        server.start(catalogs(metastore.uri))
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def _process(self) -> Any:
+        return self._server
+
+    def responsive(self) -> bool:
+        return self.alive() and self._server is not None and self._server.responsive()
+
+    def register(self, table: TableRef) -> None:
+        self.context.register_in_metastore(table)
+
+    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+        """The two catalog files (on a Metastore that has the table registered as Hive sync
+        does: see `register.hql`) and the query with its session properties."""
+        settings = dict(variant.settings)
+        catalog = settings.pop(CATALOG, "hudi")
+        files = {
+            f"etc/catalog/{name}.properties": "".join(f"{k}={v}\n" for k, v in props.items())
+            for name, props in catalogs("thrift://METASTORE_HOST:9083").items()
+        }
+        session = "".join(f"SET SESSION {k} = {_session_value(v)};\n" for k, v in settings.items())
+        use = f"USE {catalog}.{self.context.database};\n"
+        header = f"-- Trino {self.version}\n"
+        files["reader.sql"] = f"{header}{use}{session}{self.read_sql(table, query_type)};\n"
+        files["register.hql"] = "".join(f"{statement};\n" for statement in registration_ddl(table))
+        return files
+
+    def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
+        settings: dict[str, str] = {}
+        statements = [s.strip() for s in files["reader.sql"].split(";\n")]
+        query = []
+        for statement in filter(None, statements):
+            lines = [line for line in statement.splitlines() if not line.startswith("--")]
+            text = "\n".join(lines).removesuffix(";")
+            if text.startswith("USE "):
+                settings[CATALOG] = text.removeprefix("USE ").split(".", 1)[0]
+            elif text.startswith("SET SESSION "):
+                key, _, value = text.removeprefix("SET SESSION ").partition(" = ")
+                settings[key] = value.strip("'").replace("''", "'")
+            elif text:
+                query.append(text)
+        return ";\n".join(query), Variant("reproduction", settings)
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        name = quote(table_for(table, query_type))
+        if table.format == "parquet":
+            # The Hudi connector reads only Hudi tables; plain Parquet is the Hive connector's.
+            return f"SELECT * FROM hive.{self.context.database}.{name}"
+        if query_type == "time_travel":
+            return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[0]}"
+        return f"SELECT * FROM {name}"
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        import trino
+
+        settings = dict(variant.settings)
+        catalog = settings.pop(CATALOG, "hudi")
+        server = self._server
+        assert server is not None, "Trino is not started"
+        connection = trino.dbapi.connect(
+            host=server.host,
+            port=server.port,
+            user="lakecompat",
+            catalog=catalog,
+            schema=self.context.database,
+            session_properties=settings,
+            http_scheme=server.scheme,
+        )
+        try:
+            cursor = connection.cursor()
+            server.current = cursor
+            try:
+                cursor.execute(sql)
+                rows = cursor.fetchall()
+            except trino.exceptions.TrinoQueryError as exc:
+                raise QueryError(_message(exc.error_name, exc.message)) from None
+            finally:
+                server.current = None
+            return to_arrow(cursor.description or [], rows)
+        finally:
+            connection.close()
+
+    def log_excerpt(self) -> str:
+        logs = self.context.log_dir
+        return log_tail(logs / "trino-server.log") or log_tail(logs / "trino.log")
+
+
+def _session_value(value: str) -> str:
+    """A session property's value in SQL: booleans and numbers bare, text quoted."""
+    if value in ("true", "false") or re.fullmatch(r"-?\d+", value):
+        return value
+    return "'" + value.replace("'", "''") + "'"
+
+
+class AttachedTrino:
+    """A Trino coordinator someone else runs: checked, queried, never started or killed."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.scheme, self.host, self.port = trino_address(address)
+        #: The cursor of the query running now, which `kill()` cancels.
+        self.current: Any = None
+
+    def info(self, timeout: float = 5) -> dict[str, Any]:
+        """The coordinator's `/v1/info`."""
+        url = f"{self.scheme}://{self.host}:{self.port}/v1/info"
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(url, timeout=timeout) as response:
+            return json.loads(response.read(1 << 20))
+
+    def check(self) -> str:
+        """Its version, once it answers and has the catalogs lakecompat reads through."""
+        try:
+            info = self.info()
+        except Exception as exc:  # noqa: BLE001 - re-raised, naming the option
+            raise AttachError(f"--trino {self.address}: no Trino answers there ({exc})") from None
+        if info.get("starting"):
+            raise AttachError(f"--trino {self.address}: Trino is still starting; try again")
+        import trino
+
+        connection = trino.dbapi.connect(
+            host=self.host, port=self.port, user="lakecompat", http_scheme=self.scheme
+        )
+        try:
+            cursor = connection.cursor()
+            cursor.execute("SHOW CATALOGS")
+            found = {row[0] for row in cursor.fetchall()}
+        finally:
+            connection.close()
+        missing = sorted({"hudi", "hive"} - found)
+        if missing:
+            raise AttachError(
+                f"--trino {self.address}: no catalog named {' or '.join(missing)}; lakecompat "
+                "reads through a `hudi` catalog and a `hive` catalog (with "
+                "hive.hudi-catalog-name=hudi), both on the --metastore (see the README)"
+            )
+        return str(info.get("nodeVersion", {}).get("version", "?"))
+
+    @property
+    def running(self) -> bool:
+        try:
+            return not self.info().get("starting", False)
+        except Exception:  # noqa: BLE001 - not answering is the answer
+            return False
+
+    def responsive(self) -> bool:
+        return self.running
+
+    def kill(self) -> None:
+        """Cancel the query running now (a timeout); the coordinator is not lakecompat's."""
+        cursor = self.current
+        if cursor is not None:
+            with contextlib.suppress(Exception):
+                cursor.cancel()
+
+    def stop(self) -> None:
+        """Nothing: the coordinator is not lakecompat's."""
+
+
+def _message(error_name: str, message: str) -> str:
+    """`NAME: message`; a message that depends on which split failed first gets a stable first
+    line, with Trino's own message after it."""
+    text = f"{error_name}: {message}"
+    if _UNSUPPORTED_COLUMN.match(message):
+        stable = "Unsupported Trino column type for a column of an old Parquet file"
+        return f"{error_name}: {stable} (Trino's message names the first that failed)\n{text}"
+    return text

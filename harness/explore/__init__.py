@@ -1,0 +1,1 @@
+"""Generated evolution sequences, each failure shrunk to the smallest."""

@@ -1,0 +1,162 @@
+"""`lakecompat qualify`: run the matrix at each version point, then compare two of them.
+
+Each point is an ordinary run folder in `<reports>/points/<point>/runs/<id>/` (its own
+`latest/` too), so any point can be re-rendered, resumed or diffed like a run of its own.
+Points that write with the same releases share one run (`share_groups`): the tables are
+written once and each distinct reader reads them once; otherwise the engines are started
+afresh for each point. The qualification files go to `<reports>/qualify/`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness.qualify.compare import Point, Qualification, qualify
+from harness.qualify.versions import VersionPlan, VersionPoint, engine_releases, slug
+from harness.results.outcomes import Cell
+from harness.results.store import load_cells
+from harness.run.options import RunOptions
+from harness.run.progress import Progress
+
+
+def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
+    """The run options of one point: its Hudi release and its own reports folder."""
+    return replace(
+        options,
+        hudi_version=point.hudi or options.hudi_version,
+        hive_hudi_version=point.hive_hudi or options.hive_hudi_version,
+        spark_hudi_version=point.spark_hudi or options.spark_hudi_version,
+        reports_dir=options.reports_dir / "points" / slug(point.name),
+    )
+
+
+@dataclass(frozen=True)
+class PointRun:
+    """A point's finished run: its folder, and how long the run that measured it took
+    (engine starts included; points that shared a run share its time)."""
+
+    run_dir: Path
+    seconds: float
+    #: The names of the other points measured in the same run (see `share_groups`).
+    shared_with: tuple[str, ...] = ()
+
+
+def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoint]]:
+    """The points in groups that can share one run, in the plan's order of first appearance.
+
+    Points share a run when they write with the same Hudi release and run the same Hive and
+    Trino: they differ at most in the Hudi jars a reader carries (`hive_hudi`, `spark_hudi`),
+    so their tables are the same, written once, and each reader reads them once.
+    """
+    from engines.infra.hudi_jars import hudi_version
+    from engines.metastore.service import hive_version
+    from engines.trino.runtime import trino_version
+
+    groups: dict[tuple[str, str, str], list[VersionPoint]] = {}
+    for point in plan.points:
+        with engine_releases(point):
+            writer = point.hudi or options.hudi_version or hudi_version()
+            groups.setdefault((writer, hive_version(), trino_version()), []).append(point)
+    return list(groups.values())
+
+
+def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
+    """Run the matrix at every point of the plan, each group of points that can share a run
+    (`share_groups`) in one run; each point's run by name."""
+    from harness.run.runner import Runner
+
+    provision_points(plan, options.engines, quiet)
+    runs: dict[str, PointRun] = {}
+    groups = share_groups(plan, options)
+    for number, group in enumerate(groups, start=1):
+        if not quiet:
+            described = "; ".join(f"{p.name} ({p.describe()})" for p in group)
+            together = ", sharing the written tables" if len(group) > 1 else ""
+            print(f"run {number}/{len(groups)}: {described}{together}")
+        started = time.monotonic()
+        first, *others = [point_options(options, point) for point in group]
+        with engine_releases(group[0]):
+            results = Runner(first, Progress(quiet=quiet), sharing=others).run_all()
+        seconds = time.monotonic() - started
+        names = tuple(point.name for point in group)
+        for point, result in zip(group, results, strict=True):
+            others_names = tuple(name for name in names if name != point.name)
+            runs[point.name] = PointRun(result.run_dir, seconds, others_names)
+    return runs
+
+
+def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -> None:
+    """Fetch what every point needs before the first one runs, so a release that cannot be
+    provisioned here stops the qualification at once (`ProvisioningError`), not halfway."""
+    from engines.hive.reader import hiveserver2_classpath
+    from engines.infra.artifacts import ProvisioningError, fetch
+    from engines.infra.hudi_jars import hudi_bundle, hudi_version
+    from engines.metastore.service import hive_version, metastore_classpath
+    from engines.trino.runtime import provision
+
+    for point in plan.points:
+        if not quiet:
+            print(f"provisioning version point {point.name}")
+        hudi = point.hudi or hudi_version()
+        try:
+            fetch(hudi_bundle(hudi))
+            if point.spark_hudi and "spark" in engines:
+                fetch(hudi_bundle(point.spark_hudi))
+            with engine_releases(point):
+                if "hive" in engines or "trino" in engines:
+                    metastore_classpath(hive_version())
+                if "hive" in engines:
+                    hiveserver2_classpath(hive_version(), point.hive_hudi or hudi)
+                if "trino" in engines:
+                    provision()
+        except ProvisioningError as exc:
+            raise ProvisioningError(
+                f"version point {point.name} ({point.describe()}) cannot be provisioned here, "
+                f"so no point was run: {exc}"
+            ) from None
+
+
+def selected(
+    pattern: str | None, engines: tuple[str, ...], table_types: tuple[str, ...]
+) -> Callable[[Cell], bool]:
+    """Whether a finished run's cell is among those `--scenarios`, `--engines` and
+    `--table-types` select (as they select the cells of a run)."""
+    globs = [g.strip() for g in (pattern or "").split(",") if g.strip()]
+
+    def keep(cell: Cell) -> bool:
+        return (
+            cell.engine in engines
+            and cell.table_type in table_types
+            and (not globs or any(fnmatch.fnmatchcase(cell.scenario, g) for g in globs))
+        )
+
+    return keep
+
+
+def compare_runs(
+    baseline: Path,
+    candidate: Path,
+    names: tuple[str, str] | None = None,
+    keep: Callable[[Cell], bool] | None = None,
+) -> Qualification:
+    """The qualification of two run folders (or results.json files), of the cells `keep`
+    selects (default: all); names default to the run ids."""
+    base_info, base_cells = load_cells(baseline)
+    cand_info, cand_cells = load_cells(candidate)
+    if keep is not None:
+        base_cells = [c for c in base_cells if keep(c)]
+        cand_cells = [c for c in cand_cells if keep(c)]
+    base_name, cand_name = names or (
+        str(base_info.get("run_id") or baseline.name),
+        str(cand_info.get("run_id") or candidate.name),
+    )
+    return qualify(
+        Point.of_run(base_name, base_info, base_cells),
+        base_cells,
+        Point.of_run(cand_name, cand_info, cand_cells),
+        cand_cells,
+    )

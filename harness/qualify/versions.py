@@ -1,0 +1,167 @@
+"""Version points as data: which releases of the writer and the readers a run uses.
+
+A version point names the Hudi release Spark writes with and, where a point changes them, the
+Hudi jars HiveServer2 reads with (older than the writer's: version skew) and the Trino and
+Hive releases. Points come from a file (`versions.yaml`) or from the command line
+(`--point NAME:hudi=1.1.1,trino=476`); a field a point leaves out keeps the run's default.
+
+    # versions.yaml
+    baseline: hudi-1.1     # default: the first point
+    candidate: hudi-1.2    # default: the last point
+    points:
+      - name: hudi-1.1
+        hudi: 1.1.1
+      - name: hudi-1.2
+        hudi: 1.2.0
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engines.metastore.service import HIVE_VERSION_ENV
+from engines.trino.runtime import TRINO_VERSION_ENV
+from harness.scenario.input_files import InputError, field_path, read_mapping
+
+_VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
+_NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
+#: What a point may set, and what each field means (for errors and help).
+FIELDS = {
+    "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
+    "hive_hudi": "the Hudi jars HiveServer2 reads with (default: the writer's release)",
+    "spark_hudi": "the Hudi release the Spark reader reads with (default: the writer's release)",
+    "trino": "the Trino release",
+    "hive": "the Hive release (Metastore and HiveServer2)",
+}
+#: The environment variable each engine's provisioning reads its release from.
+_ENVIRONMENT = {"trino": TRINO_VERSION_ENV, "hive": HIVE_VERSION_ENV}
+
+
+class VersionsError(InputError):
+    """A versions file or `--point` is invalid; the message names the file and the field."""
+
+
+class VersionPoint(BaseModel):
+    """One point: a name and the releases it changes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, _NAME]
+    hudi: Annotated[str, _VERSION] | None = None
+    hive_hudi: Annotated[str, _VERSION] | None = None
+    spark_hudi: Annotated[str, _VERSION] | None = None
+    trino: Annotated[str, _VERSION] | None = None
+    hive: Annotated[str, _VERSION] | None = None
+
+    def releases(self) -> dict[str, str]:
+        """The releases this point sets, by field."""
+        return {k: v for k, v in self.model_dump(exclude={"name"}).items() if v is not None}
+
+    def describe(self) -> str:
+        """`hudi 1.1.1, trino 476`, or `defaults` when the point sets nothing."""
+        return ", ".join(f"{k} {v}" for k, v in self.releases().items()) or "defaults"
+
+
+class VersionPlan(BaseModel):
+    """The points of a qualification, and which two the report compares."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    points: list[VersionPoint] = Field(min_length=2)
+    baseline: Annotated[str, _NAME] | None = None
+    candidate: Annotated[str, _NAME] | None = None
+
+    @model_validator(mode="after")
+    def _check_names(self) -> VersionPlan:
+        names = [point.name for point in self.points]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"point names must differ; repeated: {', '.join(repeated)}")
+        for role in ("baseline", "candidate"):
+            chosen = getattr(self, role)
+            if chosen is not None and chosen not in names:
+                raise ValueError(f"{role} {chosen!r} is not a point (points: {', '.join(names)})")
+        if self.baseline_point().name == self.candidate_point().name:
+            raise ValueError("the baseline and the candidate are the same point")
+        return self
+
+    def baseline_point(self) -> VersionPoint:
+        """The point the candidate is compared with (default: the first)."""
+        return self._point(self.baseline, 0)
+
+    def candidate_point(self) -> VersionPoint:
+        """The point being qualified (default: the last)."""
+        return self._point(self.candidate, -1)
+
+    def _point(self, name: str | None, default: int) -> VersionPoint:
+        if name is None:
+            return self.points[default]
+        return next(point for point in self.points if point.name == name)
+
+
+def load_versions(path: Path) -> VersionPlan:
+    """The version plan in `path`; `VersionsError` naming the file and field when invalid."""
+    data = read_mapping(path, VersionsError, "'points:' (a list of version points)")
+    return _validate(data, path)
+
+
+def parse_points(texts: list[str]) -> VersionPlan:
+    """Points from the command line: `NAME:hudi=1.1.1,trino=476` each, baseline first."""
+    points: list[dict[str, Any]] = []
+    for text in texts:
+        name, _, rest = text.partition(":")
+        point: dict[str, Any] = {"name": name.strip()}
+        for part in filter(None, (p.strip() for p in rest.split(","))):
+            key, equals, value = part.partition("=")
+            if not equals:
+                keys = ", ".join(FIELDS)
+                message = f"{part!r} is not KEY=VERSION (keys: {keys})"
+                raise VersionsError(Path("--point"), text, message)
+            point[key.strip()] = value.strip()
+        points.append(point)
+    return _validate({"points": points}, Path("--point"))
+
+
+def _validate(data: dict[str, Any], path: Path) -> VersionPlan:
+    try:
+        return VersionPlan.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = f"unknown field; a point may set {', '.join(FIELDS)} (and its name)"
+        elif error["type"] == "string_pattern_mismatch":
+            message = f"{error['input']!r} is not a release number such as 1.2.0 or 483"
+            if error["loc"][-1] in ("name", "baseline", "candidate"):
+                message = f"{error['input']!r}: use letters, digits and . _ -"
+        raise VersionsError(path, field_path(error["loc"]), message) from None
+
+
+@contextmanager
+def engine_releases(point: VersionPoint) -> Iterator[None]:
+    """Run the block with this point's Trino and Hive releases in force for provisioning."""
+    saved = {key: os.environ.get(key) for key in _ENVIRONMENT.values()}
+    try:
+        for field, variable in _ENVIRONMENT.items():
+            value = getattr(point, field)
+            if value is not None:
+                os.environ[variable] = value
+        yield
+    finally:
+        for variable, value in saved.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
+
+
+def slug(name: str) -> str:
+    """A point name safe in a folder name."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)

@@ -1,0 +1,1 @@
+"""Reports rendered from a run's results alone: HTML, Markdown, JUnit, summary, diff."""

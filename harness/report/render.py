@@ -1,0 +1,256 @@
+"""Reports rendered from a run folder alone: `results.json`, `matrix.md`, `matrix.html`,
+`junit.xml` and `summary.md`. The run folder holds the cells and the known outcomes the run was
+judged against, so any report can be regenerated."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from engines.table import QUERY_TYPES
+from harness.report.grouping import (
+    TABLE_TYPE_NAMES,
+    TYPE_COLUMNS,
+    TYPE_ROWS,
+    type_change_cells,
+    type_label,
+)
+from harness.report.html import render_html
+from harness.report.junit import render_junit
+from harness.report.summary import engine_versions, render_summary, verdict_counts, verdict_sections
+from harness.results.expectations import Judged, Known, from_records, judge
+from harness.results.outcomes import Cell, Outcome, summary_line
+from harness.results.store import load_run, results_document
+
+#: The summary's columns: (table type, query type) → heading.
+SUMMARY_COLUMNS = {
+    ("cow", "snapshot"): "COW",
+    ("mor", "read_optimized"): "MOR read-optimized",
+    ("mor", "snapshot"): "MOR snapshot",
+}
+LEGEND = {
+    Outcome.PASS: "the engine's answer equals the oracle's",
+    Outcome.WRONG: "the engine answered, but not correctly (the reason says how)",
+    Outcome.ERROR: "the engine (or the writer, for a non-schema step) raised an error",
+    Outcome.REJECTED: "the writer refused the schema change itself",
+    Outcome.UNSUPPORTED: "the engine has no such query type (where the table can still be "
+    "read, the reason says what reading it anyway returned)",
+    Outcome.ENGINE_FAILED: "the engine could not even read a plain Parquet table",
+}
+
+
+REPORT_FILES = ("results.json", "matrix.md", "matrix.html", "junit.xml", "summary.md")
+
+
+def write_reports(
+    run_dir: Path, out_dirs: list[Path], known: list[Known] | None = None
+) -> list[Judged]:
+    """Render the run's results into each of `out_dirs`; return every cell with its verdict.
+
+    `known` replaces the known outcomes recorded in the run folder (to re-judge a run).
+    """
+    info, cells = load_run(run_dir)
+    if known is None:
+        known = from_records(info.get("known", []))
+    judged = judge(cells, known)
+    run_id = str(info.get("run_id", run_dir.name))
+    rendered = {
+        "results.json": json.dumps(results_document(info, judged), indent=2, sort_keys=True) + "\n",
+        "matrix.md": render_matrix(info, judged),
+        "matrix.html": render_html(info, judged),
+        "junit.xml": render_junit(judged, run_id),
+        "summary.md": render_summary(info, judged),
+    }
+    for out in out_dirs:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in rendered.items():
+            (out / name).write_text(text, encoding="utf-8")
+    return judged
+
+
+def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
+    """The Markdown matrix: verdicts first, then one table per engine, table type and variant,
+    then the evidence."""
+    cells = [j.cell for j in judged]
+    writer = info.get("writer", {})
+    lines = [
+        "# lakecompat compatibility matrix",
+        "",
+        f"Run `{info.get('run_id', '?')}` · writer: Spark {writer.get('spark', '?')}"
+        f" + Hudi {writer.get('hudi', '?')} · " + engine_versions(info),
+        "",
+        f"**{summary_line(cells)}**",
+        "",
+        f"Against the known outcomes (`expectations/`): **{verdict_counts(judged)}**.",
+        "",
+        *verdict_sections(judged, limit=None),
+        *(f"- `{o.value}`: {text}" for o, text in LEGEND.items()),
+    ]
+    for engine, group in _by_engine(cells).items():
+        lines += ["", f"## Summary: {engine}", ""]
+        lines += _summary_table(group)
+    type_changes = type_change_cells(cells)
+    if type_changes:
+        lines += ["", "## Type changes", ""]
+        lines += [
+            "Rows: the column's type before the change; columns: its type after. A cell is the",
+            "outcome of every variant, or the outcomes and the variants that had them;",
+            "`decimal` is decimal(10,2); an empty cell is a change the catalog does not make.",
+        ]
+        for (engine, table_type, query_type), pairs in type_changes.items():
+            lines += ["", f"### {engine} · {TABLE_TYPE_NAMES[table_type]} · {query_type}", ""]
+            lines += _type_change_table(pairs)
+    for (engine, version, table_type, variant), group in _sections(cells).items():
+        lines += ["", f"## {engine} {version} · {TABLE_TYPE_NAMES[table_type]} · `{variant}`", ""]
+        lines += _section_table(group)
+    failing = [j for j in judged if j.cell.outcome is not Outcome.PASS]
+    if failing:
+        lines += ["", "## Evidence for every cell that is not PASS"]
+        for row in failing:
+            lines += _evidence(row)
+    return "\n".join(lines) + "\n"
+
+
+def _by_engine(cells: list[Cell]) -> dict[str, list[Cell]]:
+    engines: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells:
+        engines[cell.engine].append(cell)
+    return dict(engines)
+
+
+def combined_outcome(cells: list[Cell]) -> str:
+    """One outcome if every variant agrees, else each outcome with the variants that had it."""
+    variants: dict[str, list[str]] = defaultdict(list)
+    for cell in cells:
+        variants[cell.outcome.value].append(cell.variant)
+    if len(variants) == 1:
+        return next(iter(variants))
+    order = [o.value for o in Outcome]
+    return "<br>".join(
+        f"{outcome} ({', '.join(variants[outcome])})"
+        for outcome in sorted(variants, key=order.index)
+    )
+
+
+def _summary_table(cells: list[Cell]) -> list[str]:
+    """operation | COW | MOR read-optimized | MOR snapshot | reasons, one row per scenario."""
+    rows: dict[str, dict[tuple[str, str], list[Cell]]] = defaultdict(lambda: defaultdict(list))
+    titles: dict[str, str] = {}
+    for cell in cells:
+        if (cell.table_type, cell.query_type) in SUMMARY_COLUMNS:
+            rows[cell.scenario][(cell.table_type, cell.query_type)].append(cell)
+            titles[cell.scenario] = cell.title
+    lines = [
+        "| operation | " + " | ".join(SUMMARY_COLUMNS.values()) + " | reasons |",
+        "|---" * (len(SUMMARY_COLUMNS) + 2) + "|",
+    ]
+    for scenario, by_column in rows.items():
+        outcomes = [combined_outcome(by_column.get(k, [])) for k in SUMMARY_COLUMNS]
+        reason_text = "<br>".join(
+            f"{', '.join(where)}: {_md(reason)}"
+            for reason, where in _summary_reasons(by_column).items()
+        )
+        lines.append(
+            f"| {_md(titles[scenario])} (`{scenario}`) | "
+            + " | ".join(outcomes)
+            + f" | {reason_text} |"
+        )
+    return lines
+
+
+def _summary_reasons(by_column: dict[tuple[str, str], list[Cell]]) -> dict[str, list[str]]:
+    """Each reason with where it applies: a column, a column [variants], or `all`."""
+    reasons: dict[str, list[str]] = defaultdict(list)
+    for key, heading in SUMMARY_COLUMNS.items():
+        column = by_column.get(key, [])
+        by_reason: dict[str, list[str]] = defaultdict(list)
+        for cell in column:
+            if cell.outcome is not Outcome.PASS:
+                by_reason[cell.reason].append(cell.variant)
+        for reason, variants in by_reason.items():
+            every = len(variants) == len(column)
+            reasons[reason].append(heading if every else f"{heading} [{', '.join(variants)}]")
+    present = {SUMMARY_COLUMNS[k] for k in by_column}
+    if len(reasons) == 1 and set(next(iter(reasons.values()))) == present:
+        return {next(iter(reasons)): ["all"]}
+    return dict(reasons)
+
+
+def _type_change_table(pairs: dict[tuple[str, str], list[Cell]]) -> list[str]:
+    lines = [
+        "| source \\ target | " + " | ".join(map(type_label, TYPE_COLUMNS)) + " |",
+        "|---" * (len(TYPE_COLUMNS) + 1) + "|",
+    ]
+    for source in TYPE_ROWS:
+        row = [
+            "—" if source == target else combined_outcome(pairs.get((source, target), []))
+            for target in TYPE_COLUMNS
+        ]
+        lines.append(f"| {type_label(source)} | " + " | ".join(row) + " |")
+    return lines
+
+
+def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str], list[Cell]]:
+    sections: dict[tuple[str, str, str, str], list[Cell]] = defaultdict(list)
+    for cell in cells:
+        sections[(cell.engine, cell.engine_version, cell.table_type, cell.variant)].append(cell)
+    return dict(sections)
+
+
+def _section_table(cells: list[Cell]) -> list[str]:
+    present = {c.query_type for c in cells}
+    query_types = [q for q in QUERY_TYPES if q in present]
+    rows: dict[str, dict[str, Cell]] = defaultdict(dict)
+    for cell in cells:
+        rows[cell.scenario][cell.query_type] = cell
+    lines = [
+        "| operation | " + " | ".join(query_types) + " | reason |",
+        "|---" * (len(query_types) + 2) + "|",
+    ]
+    for scenario, by_query in rows.items():
+        title = next(iter(by_query.values())).title
+        results = [by_query[q].outcome.value if q in by_query else "" for q in query_types]
+        lines.append(
+            f"| {_md(title)} (`{scenario}`) | " + " | ".join(results) + f" | {_reasons(by_query)} |"
+        )
+    return lines
+
+
+def _reasons(by_query: dict[str, Cell]) -> str:
+    reasons = {q: c.reason for q, c in by_query.items() if c.outcome is not Outcome.PASS}
+    if len(set(reasons.values())) == 1 and len(reasons) == len(by_query):
+        return _md(next(iter(reasons.values())))
+    return "<br>".join(f"{q}: {_md(r)}" for q, r in reasons.items())
+
+
+def _evidence(row: Judged) -> list[str]:
+    cell = row.cell
+    lines = [
+        "",
+        f"### {cell.engine} · {cell.table_type} · {cell.query_type} · `{cell.scenario}`"
+        f" [{cell.variant}]",
+        "",
+        f"**{cell.outcome.value}** ({row.verdict.value}): {_md(cell.reason)}",
+    ]
+    if row.known:
+        link = f" ({row.known.link})" if row.known.link else ""
+        lines += ["", f"Known {row.known.outcome.value}: {_md(row.known.reason)}{link}"]
+    if cell.evidence.sql:
+        # The library readers' evidence is the Python code of their read, not SQL.
+        python = cell.evidence.sql.startswith(("import ", "from "))
+        lines += ["", "```python" if python else "```sql", cell.evidence.sql.rstrip("\n"), "```"]
+    if cell.evidence.sample:
+        lines += ["", "Diff sample:", "", "```json"]
+        lines += [json.dumps(entry, sort_keys=True) for entry in cell.evidence.sample]
+        lines += ["```"]
+    if cell.evidence.files:
+        lines += ["", "Table files:", "", "```", cell.evidence.files.get("summary", ""), "```"]
+    if cell.evidence.log:
+        lines += ["", "Engine log (last lines):", "", "```", cell.evidence.log, "```"]
+    return lines
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

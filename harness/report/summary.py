@@ -1,0 +1,101 @@
+"""The short Markdown summary for CI job pages, and the verdict lists every report opens with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.report.junit import case_id
+from harness.results.expectations import Judged, Verdict
+from harness.results.outcomes import summary_line
+
+#: How many cells a verdict list shows before it says how many more there are.
+LIST_LIMIT = 50
+
+
+def engine_versions(info: dict[str, Any]) -> str:
+    """`spark 3.5.9, hive 4.0.1, trino 483`; a reader's Hudi jars named when they are not the
+    writer's (version skew)."""
+    parts = []
+    for name, version in info.get("engines", {}).items():
+        text = f"{name} {version}"
+        if name in ("hive", "spark") and info.get(f"{name}_hudi"):
+            text += f" with Hudi {info[f'{name}_hudi']} jars"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def verdict_counts(judged: list[Judged]) -> str:
+    """`N as expected, N regressions, N fixed upstream`."""
+    regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
+    fixed = sum(j.verdict is Verdict.FIXED_UPSTREAM for j in judged)
+    expected = len(judged) - regressions - fixed
+    return f"{expected} as expected, {regressions} regressions, {fixed} fixed upstream"
+
+
+def verdict_sections(judged: list[Judged], limit: int | None = LIST_LIMIT) -> list[str]:
+    """Markdown lists of the regressions and the fixed-upstream cells, or a line saying none."""
+    lines: list[str] = []
+    for verdict, heading, empty in (
+        (Verdict.REGRESSION, "Regressions", "No regressions: every cell is as expected."),
+        (Verdict.FIXED_UPSTREAM, "Fixed upstream", ""),
+    ):
+        rows = [j for j in judged if j.verdict is verdict]
+        if not rows:
+            if empty:
+                lines += [f"**{empty}**", ""]
+            continue
+        lines += [f"## {heading} ({len(rows)})", ""]
+        lines += ["| cell | expected | measured | reason |", "|---|---|---|---|"]
+        for row in rows[:limit]:
+            why = row.cell.reason if row.cell.reason else (row.known.reason if row.known else "")
+            if verdict is Verdict.FIXED_UPSTREAM and row.known:
+                why = f"known: {row.known.reason}"
+                if row.known.link:
+                    why += f" ({row.known.link})"
+            lines.append(
+                f"| `{case_id(row.cell)}` | {row.expected.value} | {row.cell.outcome.value} "
+                f"| {_md(why)} |"
+            )
+        if limit is not None and len(rows) > limit:
+            lines.append(f"| … and {len(rows) - limit} more (see matrix.md) | | | |")
+        lines.append("")
+    return lines
+
+
+def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
+    """`summary.md`: what a CI job page should show, short enough to read at a glance."""
+    engines = engine_versions(info)
+    writer = info.get("writer", {})
+    lines = [
+        f"# lakecompat run `{info.get('run_id', '?')}`",
+        "",
+        f"Writer Spark {writer.get('spark', '?')} + Hudi {writer.get('hudi', '?')}; "
+        f"readers {engines}.",
+        *_shard_lines(info),
+        "",
+        f"- Cells: {len(judged)} ({summary_line([j.cell for j in judged])})",
+        f"- Against the known outcomes: {verdict_counts(judged)}",
+        "",
+        *verdict_sections(judged),
+        "Full report: `matrix.html` (or `matrix.md`); per-cell data: `results.json`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _shard_lines(info: dict[str, Any]) -> list[str]:
+    """What a shard or a merge of shards says about itself (nothing for other runs)."""
+    shard = info.get("shard")
+    if isinstance(shard, dict):
+        return [
+            "",
+            f"Shard {shard['index']}/{shard['count']}: {len(shard['tables'])} tables and the "
+            "baselines; merge every shard's run folder with `lakecompat merge`.",
+        ]
+    merged = info.get("merged_from")
+    if merged:
+        return ["", f"Merged from {len(merged)} shards (`run.json` lists their run folders)."]
+    return []
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,1 @@
+"""A failing cell as a standalone reproduction and an upstream issue draft."""

@@ -1,0 +1,189 @@
+"""Draft known outcomes from a run: the fewest entries that make every cell "as expected".
+
+Used to accept a measured run as the new baseline (`lakecompat known RUN_DIR`). Entries are
+found greedily from the most general to the most specific shape, and an entry is only kept
+when every cell it would newly match has one and the same non-PASS outcome, so no PASS cell
+is ever covered. Entries are ordered so that "the first matching entry wins" holds.
+
+From runs at several version points (`lakecompat known RUN RUN ...`), each run is drafted on
+its own; an entry every run drafted holds for every point, and the others are scoped to the
+versions of their point (`hudi`, `reader_hudi`, `versions`: whichever differ between the
+points), narrowed to exactly that release, and listed first.
+
+On top of reviewed known outcomes (`lakecompat known RUN --against expectations/`), only the
+cells those outcomes misjudge get entries, scoped to the run's Hudi release: the additions a
+version point needs, to be listed before the reviewed entries.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import yaml
+
+from harness.results.expectations import Known, Verdict, judge
+from harness.results.outcomes import Cell, Outcome
+
+#: The shapes tried, most general first: which key parts an entry names ("*" for the rest).
+#: The first one, "what an engine cannot do at all", is only used for UNSUPPORTED cells.
+_CAPABILITY = ("engine", "table_type", "query_type")
+_SHAPES: tuple[tuple[str, ...], ...] = (
+    _CAPABILITY,
+    ("scenario",),  # what the writer refused, for every engine
+    ("engine", "scenario"),
+    ("engine", "scenario", "table_type", "query_type"),
+    ("engine", "scenario", "table_type", "query_type", "variant"),
+)
+_HEADER = """\
+# Known outcomes: which cells are expected not to pass, and why (see the README).
+# The first entry that matches a cell wins; a cell no entry matches is expected to PASS.
+"""
+
+
+def draft_known(cells: list[Cell]) -> list[Known]:
+    """Entries under which every cell of `cells` is as expected."""
+    uncovered = list(cells)
+    entries: list[Known] = []
+    progress = True
+    while progress and any(c.outcome is not Outcome.PASS for c in uncovered):
+        progress = False
+        for shape in _SHAPES:
+            groups: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
+            for cell in uncovered:
+                groups[_values(cell, shape)].append(cell)
+            accepted = set()
+            for values, matched in groups.items():
+                outcomes = {c.outcome for c in matched}
+                allowed = {Outcome.UNSUPPORTED} if shape == _CAPABILITY else set(Outcome)
+                if len(outcomes) == 1 and outcomes <= allowed - {Outcome.PASS}:
+                    entries.append(_entry(dict(zip(shape, values, strict=True)), matched))
+                    accepted.add(values)
+            if accepted:
+                uncovered = [c for c in uncovered if _values(c, shape) not in accepted]
+                progress = True
+                break  # start again from the most general shape
+    return entries
+
+
+def draft_known_across(runs: list[list[Cell]]) -> list[Known]:
+    """Entries under which every cell of every run (one run per version point) is as expected."""
+    drafts = [draft_known(cells) for cells in runs]
+    if len(drafts) == 1:
+        return drafts[0]
+    common = [e for e in drafts[0] if all(e in other for other in drafts[1:])]
+    signatures = [_signature(cells) for cells in runs]
+    scoped: list[Known] = []
+    for index, draft in enumerate(drafts):
+        for entry in draft:
+            if entry in common:
+                continue
+            scope = _scope(entry, signatures, index)
+            if not scope:
+                raise ValueError(
+                    f"run {index + 1} has the same versions as another run given, but other "
+                    f"outcomes ({entry.engine}, {entry.scenario}); known outcomes can only be "
+                    "scoped to versions that differ: draft those runs one at a time"
+                )
+            scoped.append(Known.model_validate({**entry.model_dump(), **scope}))
+    return [*dict.fromkeys(scoped), *common]
+
+
+def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
+    """Entries that, listed before `known`, make every cell of one run as expected.
+
+    Only the cells `known` misjudges are drafted, each shape as general as the run allows: an
+    entry is kept when every cell of the run it would match (and no earlier new entry
+    matches) has its outcome. Entries are scoped to the run's writer release (`hudi`) and,
+    for one engine, to the Hudi release it read with (`reader_hudi`).
+    """
+    misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
+    claimed: set[int] = set()
+    entries: list[Known] = []
+    for shape in _SHAPES[1:]:
+        groups: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
+        for cell in misjudged:
+            if id(cell) not in claimed:
+                groups[_values(cell, shape)].append(cell)
+        for values, matched in groups.items():
+            outcomes = {c.outcome for c in matched}
+            reach = [c for c in cells if id(c) not in claimed and _values(c, shape) == values]
+            if len(outcomes) != 1 or any(c.outcome not in outcomes for c in reach):
+                continue
+            entry = _entry(dict(zip(shape, values, strict=True)), matched)
+            entries.append(Known.model_validate({**entry.model_dump(), **_run_scope(matched)}))
+            claimed.update(id(c) for c in reach)
+    return entries
+
+
+def _run_scope(cells: list[Cell]) -> dict[str, str]:
+    cell = cells[0]
+    scope = {"hudi": f"=={cell.writer['hudi']}"} if cell.writer.get("hudi") else {}
+    engines = {c.engine for c in cells}
+    readers = {c.reader_hudi for c in cells}
+    reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
+    if reader[:1].isdigit():
+        scope["reader_hudi"] = f"=={reader}"
+    return scope
+
+
+def _signature(cells: list[Cell]) -> dict[str, str]:
+    """The versions a run's cells ran with: the writer's Hudi, each engine's version and Hudi."""
+    found: dict[str, str] = {}
+    for cell in cells:
+        found.setdefault("hudi", cell.writer.get("hudi", ""))
+        found.setdefault(f"versions:{cell.engine}", cell.engine_version)
+        found.setdefault(f"reader_hudi:{cell.engine}", cell.reader_hudi)
+    return found
+
+
+def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[str, str]:
+    """The version bounds that pin `entry` to point `index`: exact releases, for what differs
+    between the points (and what an entry of its engine may name)."""
+    mine = signatures[index]
+    scope: dict[str, str] = {}
+
+    def differs(field: str) -> bool:
+        value = mine.get(field) or ""
+        return value[:1].isdigit() and any(s.get(field) != value for s in signatures)
+
+    if differs("hudi"):
+        scope["hudi"] = f"=={mine['hudi']}"
+    if entry.engine != "*":
+        for field in ("versions", "reader_hudi"):
+            if differs(f"{field}:{entry.engine}"):
+                scope[field] = f"=={mine[f'{field}:{entry.engine}']}"
+    return scope
+
+
+def to_yaml(entries: list[Known]) -> str:
+    """An expectations file holding `entries`."""
+    body = yaml.safe_dump(
+        {"known": [e.to_yaml_dict() for e in entries]}, sort_keys=False, width=100
+    )
+    return _HEADER + body
+
+
+def _values(cell: Cell, shape: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(getattr(cell, part) for part in shape)
+
+
+def _entry(names: dict[str, str], matched: list[Cell]) -> Known:
+    reason, _ = Counter(_first_sentence(c.reason) for c in matched).most_common(1)[0]
+    if matched[0].outcome is Outcome.PASS:
+        reason = f"passes with Hudi {matched[0].writer.get('hudi', '?')}"
+    return Known.model_validate(
+        {
+            "engine": names.get("engine", "*"),
+            "scenario": names.get("scenario", "*"),
+            "table_type": names.get("table_type", "*"),
+            "query_type": names.get("query_type", "*"),
+            "variant": names.get("variant", "*"),
+            "outcome": matched[0].outcome,
+            "reason": reason or matched[0].outcome.value,
+        }
+    )
+
+
+def _first_sentence(reason: str) -> str:
+    text = " ".join(reason.split("\n")[0].split())
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -1,0 +1,2 @@
+"""One run: options, plan, folder, the engines' fleet, the read loop of a cell, and the
+scheduler."""

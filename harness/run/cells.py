@@ -1,0 +1,194 @@
+"""One cell: ask an engine for a written table, judge the answer against the oracle, and note
+when the baseline already fails the same way."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+
+from engines.base import Variant
+from engines.errors import describe_error, error_text
+from engines.infra.watchdog import Watchdog
+from engines.table import TABLE_QUERY_TYPES, TableRef
+from harness.results.outcomes import Cell, Evidence, Outcome
+from harness.run.fleet import EngineState, Fleet, Stopped
+from harness.scenario import oracle
+from harness.scenario.compare import compare
+from harness.scenario.model import Scenario
+from harness.writer.base import WriteResult
+
+BASELINE_NOTE = "fails without any schema change"
+
+
+def measure(
+    fleet: Fleet,
+    scenario: Scenario,
+    written: WriteResult,
+    state: EngineState,
+    query_type: str,
+    variant: Variant,
+    writer: dict[str, str],
+    register_error: str | None,
+) -> Cell:
+    """The cell of one engine, query type and variant for a written (and registered) table."""
+    engine, table = state.engine, written.table
+    cell = Cell(
+        scenario=scenario.id,
+        category=scenario.category,
+        title=scenario.spec.title,
+        table_type=table.table_type,
+        query_type=query_type,
+        engine=engine.name,
+        engine_version=engine.version if not state.failure else "?",
+        variant=variant.name,
+        settings=dict(variant.settings),
+        writer=writer,
+        outcome=Outcome.PASS,
+        reader_hudi=engine.hudi_version if not state.failure else "",
+    )
+    if state.failure:
+        return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))
+    probe = engine.probe_only.get((table.table_type, query_type))
+    # Whatever the writer did, an engine without the query type gives UNSUPPORTED, so the
+    # cell does not flip when only the writer changes. Probing needs a written table.
+    if not engine.supports(table.table_type, query_type) and (probe is None or not written.ok):
+        reason = engine.unsupported_reason(table.table_type, query_type)
+        if probe is not None:
+            reason = f"{probe}; not tried: the writer stopped at {written.failed_at}"
+        return verdict(cell, Outcome.UNSUPPORTED, reason, Evidence())
+    if not written.ok:
+        return writer_verdict(cell, written)
+    unmet = (written.files or {}).get("unmet")
+    if unmet:
+        reason = f"the table does not hold what {scenario.id} is about: {'; '.join(unmet)}"
+        return verdict(cell, Outcome.ERROR, reason, Evidence())
+    if register_error:
+        reason = f"could not register the table: {register_error}"
+        return verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
+    sql = engine.read_sql(table, query_type)
+    started = time.monotonic()
+    failure: Exception | None = None
+    with Watchdog(fleet.query_timeout, engine.kill) as dog:
+        try:
+            answer = engine.query(sql, variant)
+        except Exception as exc:  # noqa: BLE001 - an engine error is a result
+            failure = exc
+    if dog.fired or (failure is not None and not engine.responsive()):
+        # A hung or crashed engine: the cell says so, the engine starts again.
+        cell.seconds = round(time.monotonic() - started, 3)
+        error = describe_error(failure) if failure is not None else None
+        if dog.fired:
+            reason = dog.reason
+        elif engine.alive():
+            reason = f"{engine.name} stopped answering: {error}"
+        else:
+            reason = f"{engine.name} died during the query: {error}"
+        evidence = Evidence(sql=sql, error=error, log=engine.log_excerpt())
+        fleet.recover(state, reason)
+        return verdict(cell, Outcome.ERROR, reason, evidence)
+    if failure is not None:
+        cell.seconds = round(time.monotonic() - started, 3)
+        error = describe_error(failure)
+        evidence = Evidence(sql=sql, error=error_text(failure))
+        if probe is not None:
+            reason = f"{probe}; reading the table anyway failed: {error}"
+            return verdict(cell, Outcome.UNSUPPORTED, reason, evidence)
+        return verdict(cell, Outcome.ERROR, error, evidence)
+    cell.seconds = round(time.monotonic() - started, 3)
+    last = table.partition_by if engine.partition_columns_last else ()
+    cell = judge(cell, scenario, table, query_type, answer, sql, last)
+    if probe is not None:
+        found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason
+        cell.outcome, cell.reason = Outcome.UNSUPPORTED, f"{probe}; reading it anyway: {found}"
+    return cell
+
+
+def read_table(
+    fleet: Fleet,
+    scenario: Scenario,
+    written: WriteResult,
+    state: EngineState,
+    writer: dict[str, str],
+    register_error: str | None,
+    skip: Callable[[str, Variant], bool] = lambda query_type, variant: False,
+) -> Iterator[Cell]:
+    """Every cell of one engine for a written table: each query type of its table type × each
+    of the engine's variants, measured in that order (`skip` leaves out the cells a resumed
+    run has). `register_error` is what `Fleet.register` said; its cells are ERROR.
+
+    Raises `Stopped` between cells once the run stops.
+    """
+    for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
+        for variant in state.engine.variants:
+            if skip(query_type, variant):
+                continue
+            if fleet.stopping.is_set():
+                raise Stopped
+            cell = measure(
+                fleet, scenario, written, state, query_type, variant, writer, register_error
+            )
+            cell.evidence.files = written.files
+            yield cell
+
+
+class Baselines:
+    """The baseline scenario's outcome per engine, table type, query type and variant."""
+
+    def __init__(self, finished: list[Cell] | None = None) -> None:
+        self._outcome: dict[tuple[str, ...], Outcome] = {}
+        for cell in finished or []:  # the cells a resumed run has already
+            if cell.category == "baseline":
+                self._outcome[cell.key[:3] + cell.key[4:]] = cell.outcome
+
+    def note(self, scenario: Scenario, cell: Cell) -> Cell:
+        """Remember a baseline cell; add to a failing cell that its baseline fails too."""
+        combination = cell.key[:3] + cell.key[4:]
+        if scenario.spec.baseline:
+            self._outcome[combination] = cell.outcome
+            return cell
+        baseline = self._outcome.get(combination)
+        failing = (Outcome.PASS, Outcome.REJECTED, Outcome.UNSUPPORTED)
+        if baseline is not None and baseline not in failing and cell.outcome not in failing:
+            cell.reason = f"{cell.reason}; {BASELINE_NOTE} (baseline: {baseline})"
+        return cell
+
+
+def verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Cell:
+    """The cell with its outcome, reason and evidence."""
+    cell.outcome, cell.reason, cell.evidence = outcome, reason, evidence
+    return cell
+
+
+def writer_verdict(cell: Cell, written: WriteResult) -> Cell:
+    """REJECTED when the writer refused the scenario's change, else ERROR: nothing to read."""
+    sql = ";\n".join(written.sql or []) or None
+    if written.rejected:
+        reason = f"the writer refused {written.failed_at}: {written.message}"
+        return verdict(cell, Outcome.REJECTED, reason, Evidence(sql=sql, error=written.message))
+    reason = f"the writer failed at {written.failed_at}: {written.message}"
+    return verdict(cell, Outcome.ERROR, reason, Evidence(sql=sql, error=written.message))
+
+
+def judge(
+    cell: Cell,
+    scenario: Scenario,
+    table: TableRef,
+    query_type: str,
+    answer: pa.Table,
+    sql: str,
+    last: tuple[str, ...] = (),
+) -> Cell:
+    """PASS when the answer equals the oracle's table, else WRONG with the differences."""
+    expected = oracle.expected(scenario.spec, table.table_type, query_type)
+    if last:  # the engine lists partition columns after the data columns, as Hive tables do
+        names = expected.column_names
+        expected = expected.select(
+            [n for n in names if n not in last] + [n for n in last if n in names]
+        )
+    compared = compare(expected, answer, table.key)
+    if compared.equal:
+        return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
+    evidence = Evidence(sql=sql, sample=compared.sample)
+    return verdict(cell, Outcome.WRONG, "; ".join(compared.reasons), evidence)

@@ -1,0 +1,199 @@
+"""The run's engines: started together, checked on a plain Parquet table, given each table to
+register, and restarted when one hangs or dies (every restart is recorded in `events.jsonl`)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from engines.base import Engine, Variant
+from engines.context import RunContext
+from engines.errors import describe_error
+from engines.infra.watchdog import Watchdog
+from harness.results.store import record_event
+from harness.run.control import CONTROL_KEY, control_table
+from harness.run.progress import Progress
+from harness.scenario.compare import compare
+from harness.writer.base import TableWriter, WriteResult
+
+
+@dataclass
+class EngineState:
+    """An engine of the run, and why it gives no more answers (None while it works)."""
+
+    engine: Engine
+    failure: str | None = None
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """An engine to start: its class, the Hudi release it reads with when that is not the
+    writer's (None: the writer's), and the label of its files (None: its name)."""
+
+    cls: type[Engine]
+    reader_hudi: str | None = None
+    label: str | None = None
+
+
+class Stopped(Exception):
+    """The run is stopping: the readers' thread must not record or restart anything."""
+
+
+class Fleet:
+    """Starts, checks, restarts and stops the engines of one run."""
+
+    def __init__(self, progress: Progress, query_timeout: float, stopping: threading.Event) -> None:
+        self.progress = progress
+        self.query_timeout = query_timeout
+        #: Set when the run stops early; a restart then does not happen.
+        self.stopping = stopping
+
+    @contextmanager
+    def running(
+        self,
+        context: RunContext,
+        specs: list[EngineSpec],
+        settings: dict[str, dict[str, str]],
+    ) -> Iterator[list[EngineState]]:
+        """Start the engines (with `settings` added to every variant); stop them on exit."""
+        states = []
+        with ExitStack() as stack:
+            for spec in specs:
+                engine = spec.cls(context, spec.reader_hudi, spec.label)
+                extra = settings.get(spec.cls.name)
+                if extra:
+                    engine.variants = tuple(
+                        Variant(v.name, {**v.settings, **extra}) for v in engine.variants
+                    )
+                # Registered first: a start that fails halfway still stops what it started.
+                stack.callback(engine.stop)
+                states.append(EngineState(engine))
+            self.progress.stage(f"starting {', '.join(s.engine.name for s in states)}")
+            self.start_all(states)
+            yield states
+
+    def start_all(self, states: list[EngineState]) -> None:
+        """Start the engines at the same time: each waits mostly for its own JVM to warm up.
+
+        Spark starts in this thread (PySpark's gateway belongs here), the others on threads of
+        their own; this returns when every start has succeeded or failed.
+        """
+
+        def start(state: EngineState) -> None:
+            try:
+                state.engine.start()
+            except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
+                state.failure = f"could not start: {describe_error(exc)}"
+                state.log = state.engine.log_excerpt()
+
+        threads = [
+            threading.Thread(target=start, args=(state,), name=f"start-{state.engine.name}")
+            for state in states
+            if not state.engine.shares_writer
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            for state in states:
+                if state.engine.shares_writer:
+                    start(state)
+        finally:
+            for thread in threads:  # stopping an engine that is still starting would leak it
+                thread.join()
+
+    def restart_everything(self, context: RunContext, states: list[EngineState]) -> None:
+        """Stop every engine, the Metastore and Spark, and start them again."""
+        self.progress.stage("restarting every engine (one set of engines per scenario)")
+        for state in states:
+            state.engine.stop()
+        context.restart_metastore()
+        context.spark.restart()
+        self.start_all([state for state in states if not state.failure])
+
+    def kill(self, states: list[EngineState]) -> None:
+        """End whatever the engines are doing at once (the run stops)."""
+        for state in states:
+            with contextlib.suppress(Exception):  # stopping anyway; stop() cleans up after
+                state.engine.kill()
+
+    def control_checks(self, writer: TableWriter, states: list[EngineState]) -> None:
+        """Every engine must read a plain Parquet table before its Hudi cells count."""
+        self.progress.stage("control check: a plain Parquet table")
+        table, expected = control_table(writer)
+        for state in states:
+            if state.failure:
+                continue
+            sql = state.engine.read_sql(table, "snapshot")
+            try:
+                state.engine.register(table)
+                answer = state.engine.query(sql, state.engine.variants[0])
+            except Exception as exc:  # noqa: BLE001
+                state.failure = f"control check failed: {describe_error(exc)}"
+            else:
+                verdict = compare(expected, answer, CONTROL_KEY)
+                if not verdict.equal:
+                    state.failure = "control check read wrong: " + "; ".join(verdict.reasons)
+            if state.failure:
+                state.log = state.engine.log_excerpt()
+                self.progress.note(f"{state.engine.name}: {state.failure}")
+
+    def register(self, state: EngineState, written: WriteResult) -> str | None:
+        """Register a written table with an engine: None, or why it could not."""
+        if state.failure or not written.ok:
+            return None
+        if not state.engine.alive():  # it died since its last query: start it again first
+            self.recover(state, f"{state.engine.name} was found dead")
+            if state.failure:
+                return None
+        failure: Exception | None = None
+        with Watchdog(self.query_timeout, state.engine.kill) as dog:
+            try:
+                state.engine.register(written.table)
+            except Exception as exc:  # noqa: BLE001
+                failure = exc
+        if dog.fired:
+            self.recover(state, f"registering a table: {dog.reason}")
+            return dog.reason
+        if failure is None:
+            return None
+        if state.engine.alive():
+            return describe_error(failure)
+        self.recover(state, f"{state.engine.name} died while registering a table")
+        return f"{state.engine.name} died while registering the table: {describe_error(failure)}"
+
+    def recover(self, state: EngineState, why: str) -> None:
+        """Restart a hung or crashed engine; if that fails, its further cells are ENGINE_FAILED.
+
+        Every restart is recorded in the run folder's `events.jsonl`.
+        """
+        if self.stopping.is_set():
+            raise Stopped  # the engine was killed because the run stops
+        name = state.engine.name
+        if state.engine.attached:
+            self._check_attached(state, why)
+            return
+        self.progress.stage(f"restarting {name} ({why})")
+        event: dict[str, Any] = {"engine": name, "why": why, "log": state.engine.log_excerpt()}
+        try:
+            state.engine.restart()
+        except Exception as exc:  # noqa: BLE001 - an engine that cannot restart is a result
+            state.failure = f"could not restart after: {why}: {describe_error(exc)}"
+            state.log = state.engine.log_excerpt()
+            event["restart_failed"] = describe_error(exc)
+        record_event(state.engine.context.run_dir, {"event": "restart", **event})
+
+    def _check_attached(self, state: EngineState, why: str) -> None:
+        """An attached engine is not restarted: its query was cancelled (a timeout) and, if
+        it no longer answers, its further cells are ENGINE_FAILED. Recorded in the events."""
+        engine = state.engine
+        event: dict[str, Any] = {"event": "attached_engine", "engine": engine.name, "why": why}
+        if not engine.responsive():
+            state.failure = f"the attached {engine.name} no longer answers, after: {why}"
+            event["failed"] = True
+            self.progress.note(f"{engine.name}: {state.failure}")
+        record_event(engine.context.run_dir, event)

@@ -1,0 +1,147 @@
+"""The run folder: a new one per run, what it records about the run (`run.json`), what a
+completed run deletes, and how an interrupted run is taken up again (`--resume`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+from engines.attached import Attachments
+from harness.results.expectations import Known, to_records
+from harness.results.store import RUN_FILE, ResultsError, load_run
+from harness.run.options import RunOptions
+from harness.run.plan import select_scenarios
+from harness.scenario.model import Scenario
+
+#: Folders of a run that only the services need; a resumed run starts them afresh.
+#: (Patterns: a HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.)
+SERVICE_STATE = ("hive-metastore", "hiveserver2*", "warehouse", "spark", "trino", "readers")
+#: What a completed run deletes: the services' data (their configuration and logs stay).
+SCRATCH = (
+    "hive-metastore/metastore_db",
+    "hiveserver2*/scratch",
+    "warehouse",
+    "spark",
+    "trino/var",
+    "trino/data",
+    "readers",
+    "rerun",
+)
+#: Free space a run needs where it writes (tables, logs and the engines' scratch data).
+MIN_FREE_BYTES = 2 * 1024**3
+
+
+def check_free_disk(folder: Path, needed: int = MIN_FREE_BYTES) -> None:
+    """Refuse to start where the disk is nearly full (a run would fail halfway)."""
+    existing = folder.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    free = shutil.disk_usage(existing).free
+    if free < needed:
+        raise ValueError(
+            f"{existing}: only {free / 1024**3:.1f} GiB free; a run needs at least "
+            f"{needed / 1024**3:.0f} GiB for its tables, logs and the engines' scratch data "
+            "(free some space, or write the run elsewhere with --reports)"
+        )
+
+
+def new_run_dir(reports_dir: Path) -> Path:
+    """A new folder `runs/<UTC time>` below `reports_dir` (absolute: Hudi resolves table paths
+    as URIs)."""
+    runs = reports_dir.resolve() / "runs"
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    run_dir = runs / stamp
+    suffix = 1
+    while run_dir.exists():
+        suffix += 1
+        run_dir = runs / f"{stamp}-{suffix}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def prepare_resume(run_dir: Path) -> Path:
+    """Clear the services' state of an interrupted run; its finished cells stay."""
+    for state in SERVICE_STATE:
+        for path in run_dir.glob(state):
+            shutil.rmtree(path, ignore_errors=True)
+    return run_dir
+
+
+def clean(run_dir: Path, keep_tables: bool) -> None:
+    """Delete what only the engines needed (and the tables, unless kept)."""
+    for name in [*SCRATCH, *(() if keep_tables else ("tables",))]:
+        for path in run_dir.glob(name):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def run_info(
+    run_dir: Path,
+    options: RunOptions,
+    writer: dict[str, str],
+    engines: dict[str, str],
+    scenarios: list[Scenario],
+    known: list[Known],
+) -> dict[str, object]:
+    """What `run.json` records: versions, the engines' order, the plan and the known outcomes
+    (a resumed run keeps its start time and lists when it was resumed)."""
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    info: dict[str, object] = {
+        "run_id": run_dir.name,
+        "started": now,
+        "writer": writer,
+        "engines": engines,
+        "engine_order": list(engines),
+        "scenarios": [s.id for s in scenarios],
+        "table_types": list(options.table_types),
+        "pattern": options.pattern,
+        "engine_settings": options.engine_settings,
+        "hive_hudi": options.hive_hudi_version,
+        "spark_hudi": options.spark_hudi_version,
+        "known": options.known_records or to_records(known, options.expectations_dir or Path()),
+    }
+    if options.resume_dir is not None:
+        before, _ = load_run(run_dir)
+        info["started"] = before.get("started", now)
+        info["resumed"] = [*before.get("resumed", []), now]
+    return info
+
+
+def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> RunOptions:
+    """The options of the interrupted run in `run_dir`, to complete it with `Runner`."""
+    info, _ = load_run(run_dir)
+    if not info:
+        raise ResultsError(
+            f"{run_dir}: no {RUN_FILE}; the run stopped before its engines had started, "
+            "so there is nothing to resume: start a new run"
+        )
+    attached = dict(info.get("attached") or {})
+    name = attached.pop("name", None)
+    for derived in ("database", "tables"):
+        attached.pop(derived, None)
+    options = RunOptions(
+        attachments=Attachments.from_record(attached),
+        attached_name=name,
+        scenarios_dir=scenarios_dir,
+        pattern=info.get("pattern"),
+        engines=tuple(info.get("engine_order") or info["engines"]),
+        table_types=tuple(info["table_types"]),
+        reports_dir=reports_dir,
+        hudi_version=info["writer"]["hudi"],
+        hive_hudi_version=info.get("hive_hudi"),
+        spark_hudi_version=info.get("spark_hudi"),
+        engine_settings=info.get("engine_settings") or {},
+        resume_dir=run_dir.resolve(),
+        known_records=info.get("known") or [],
+        shard_record=info.get("shard"),
+    )
+    chosen = [s.id for s in select_scenarios(options)]
+    if chosen != info["scenarios"]:
+        missing = sorted(set(info["scenarios"]) - set(chosen))
+        added = sorted(set(chosen) - set(info["scenarios"]))
+        raise ResultsError(
+            f"{run_dir}: the scenario files changed since this run started "
+            f"(missing: {', '.join(missing) or 'none'}; new: {', '.join(added) or 'none'}); "
+            "resuming would not give the run's matrix: start a new run"
+        )
+    return options

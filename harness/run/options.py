@@ -1,0 +1,84 @@
+"""What a run is asked to do (`RunOptions`) and what it gives back (`RunResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engines.attached import Attachments
+from harness.results.expectations import Judged
+from harness.results.outcomes import Cell
+from harness.run.shards import Shard
+
+DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
+
+
+@dataclass
+class RunOptions:
+    """What to run; the defaults are the default matrix."""
+
+    scenarios_dir: Path = Path("scenarios")
+    pattern: str | None = None
+    engines: tuple[str, ...] = DEFAULT_ENGINES
+    table_types: tuple[str, ...] = ("cow", "mor")
+    reports_dir: Path = Path("reports")
+    hudi_version: str | None = None
+    #: The Hudi release on HiveServer2's classpath; None: the writer's (no version skew).
+    hive_hudi_version: str | None = None
+    #: The Hudi release the Spark reader reads with; None: the writer's (no version skew).
+    spark_hudi_version: str | None = None
+    #: Folder of known-outcome files (expectations/*.yaml); None: every cell is expected to PASS.
+    expectations_dir: Path | None = None
+    #: Extra reader settings per engine, applied to every variant (they win over the variant's).
+    engine_settings: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Seconds a query may take before the engine is killed and restarted (0: no limit).
+    query_timeout: float = 300
+    #: Seconds a writer step may take before Spark is killed and restarted (0: no limit).
+    step_timeout: float = 900
+    #: Keep the Hudi tables after a completed run (they are deleted with the engines' scratch).
+    keep_tables: bool = False
+    #: An interrupted run's folder to complete (see `resume_options`), instead of a new run.
+    resume_dir: Path | None = None
+    #: Known outcomes as recorded in a run folder; when set, `expectations_dir` is not read.
+    known_records: list[dict[str, Any]] | None = None
+    #: Stop and start every engine (Spark and the Metastore too) before each scenario, the way
+    #: container-based suites isolate tests; only the benchmark uses it, for comparison.
+    isolate_scenarios: bool = False
+    #: After the matrix, write and read the scenarios matching this glob once more against
+    #: the engines still running, without recording them (the benchmark times it).
+    rerun_pattern: str | None = None
+    #: Run the chosen scenarios in reverse order (baselines still first); the order test uses
+    #: it to show that no cell depends on what an engine read before.
+    reverse_order: bool = False
+    #: Run only this shard's share of the tables (baselines always run); None: every table.
+    shard: Shard | None = None
+    #: A cost file (or run folder) to balance the shards by; None: estimated costs.
+    shard_costs: Path | None = None
+    #: The shard as a run recorded it in `run.json` (a resumed shard keeps its share).
+    shard_record: dict[str, Any] | None = None
+    #: Engines and services the run attaches to instead of starting them (`--spark-master`,
+    #: `--trino`, `--hiveserver2`, `--metastore`, `--warehouse`).
+    attachments: Attachments = field(default_factory=Attachments)
+    #: The name a resumed run gave its database and table folder on attached services.
+    attached_name: str | None = None
+
+    def reader_hudi(self, engine: str) -> str | None:
+        """The Hudi release `engine` reads with when the run sets one (version skew)."""
+        return {"hive": self.hive_hudi_version, "spark": self.spark_hudi_version}.get(engine)
+
+
+@dataclass
+class RunResult:
+    """A run's folder and cells, with the figures the benchmark reads."""
+
+    run_dir: Path
+    cells: list[Cell] = field(default_factory=list)
+    #: Every cell with its verdict against the known outcomes (set when the reports are written).
+    judged: list[Judged] = field(default_factory=list)
+    #: Seconds of every successful writer step (seed rows included), for benchmarks.
+    write_seconds: list[float] = field(default_factory=list)
+    #: Seconds the re-run of `RunOptions.rerun_pattern` took, engines warm (None: not asked).
+    rerun_seconds: float | None = None
+    #: The cells of that re-run (they are not part of the run's results).
+    rerun_cells: list[Cell] = field(default_factory=list)

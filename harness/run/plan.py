@@ -1,0 +1,112 @@
+"""The plan of a run: which scenarios, which tables (scenario × table type), how many cells,
+which known outcomes judge them, and which tables a resumed run has finished already."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from engines import engine_class, known_engines
+from engines.base import Engine
+from engines.table import TABLE_QUERY_TYPES
+from harness.results.expectations import Known, check_references, from_records, load_expectations
+from harness.results.outcomes import Cell
+from harness.run.options import RunOptions
+from harness.run.shards import assign, estimate, load_costs, plan_digest, table_id
+from harness.scenario.load import load_scenarios
+from harness.scenario.model import Scenario
+
+
+def select_scenarios(options: RunOptions) -> list[Scenario]:
+    """The chosen scenarios, after every baseline (baselines always run: they tell general
+    failures from evolution failures)."""
+    everything = load_scenarios(options.scenarios_dir)
+    chosen = load_scenarios(options.scenarios_dir, options.pattern)
+    if not chosen:
+        raise ValueError(f"no scenario matches {options.pattern!r}")
+    for glob in [g.strip() for g in (options.pattern or "").split(",") if g.strip()]:
+        if not any(fnmatch.fnmatch(s.id, glob) for s in everything):
+            raise ValueError(
+                f"no scenario matches {glob!r} (one of the --scenarios globs); "
+                "`lakecompat scenarios` lists them"
+            )
+    baselines = [s for s in everything if s.spec.baseline and s not in chosen]
+    if options.reverse_order:
+        chosen = [s for s in chosen if s.spec.baseline] + [
+            s for s in reversed(chosen) if not s.spec.baseline
+        ]
+    return baselines + chosen
+
+
+def tables(
+    scenarios: Iterable[Scenario], table_types: Iterable[str]
+) -> Iterator[tuple[Scenario, str]]:
+    """Every (scenario, table type) to write, in the run's order."""
+    wanted = tuple(table_types)
+    for scenario in scenarios:
+        for table_type in wanted:
+            if table_type in scenario.spec.table_types:
+                yield scenario, table_type
+
+
+def planned_cells(planned: Iterable[tuple[Scenario, str]], engines: list[Engine]) -> int:
+    """How many cells the tables give with these engines."""
+    return sum(
+        len(TABLE_QUERY_TYPES[table_type]) * len(engine.variants)
+        for _, table_type in planned
+        for engine in engines
+    )
+
+
+def table_done(
+    done: dict[tuple[str, ...], Cell], scenario: Scenario, table_type: str, engines: list[Engine]
+) -> bool:
+    """Whether a resumed run already has every cell of this table."""
+    if not done:
+        return False
+    return all(
+        (engine.name, table_type, query_type, scenario.id, variant.name) in done
+        for engine in engines
+        for query_type in TABLE_QUERY_TYPES[table_type]
+        for variant in engine.variants
+    )
+
+
+def load_known(options: RunOptions) -> list[Known]:
+    """The known outcomes that judge the run (checked against the scenarios and engines)."""
+    if options.known_records is not None:
+        return from_records(options.known_records)
+    folder = options.expectations_dir
+    if folder is None:
+        return []
+    known = load_expectations(folder)
+    scenario_ids = [s.id for s in load_scenarios(options.scenarios_dir)]
+    check_references(known, scenario_ids, known_engines())
+    return known
+
+
+def shard_plan(options: RunOptions, scenarios: list[Scenario]) -> dict[str, Any] | None:
+    """What `run.json` records of the run's shard (None when the run is not a shard):
+    `index`, `count`, its `tables`, the `plan` fingerprint of every shard's share, and the
+    cost file. Baseline tables are in every shard and in no share."""
+    if options.shard_record is not None:
+        return options.shard_record
+    if options.shard is None:
+        return None
+    per_table = sum(len(engine_class(name).variants) for name in options.engines)
+    planned = [(s, t) for s, t in tables(scenarios, options.table_types) if not s.spec.baseline]
+    measured = load_costs(options.shard_costs) if options.shard_costs else {}
+    costs = {
+        table_id(s, t): measured.get(table_id(s, t))
+        or estimate(s, t, per_table * len(TABLE_QUERY_TYPES[t]))
+        for s, t in planned
+    }
+    shares = assign(costs, options.shard.count)
+    return {
+        "index": options.shard.index,
+        "count": options.shard.count,
+        "tables": shares[options.shard.index - 1],
+        "plan": plan_digest(shares),
+        "costs": str(options.shard_costs) if options.shard_costs else None,
+    }

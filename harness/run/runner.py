@@ -1,0 +1,378 @@
+"""One run: write every table, read it with every engine, record every cell as it is known.
+
+The parts a run is made of have modules of their own: `run_options` (what to run),
+`run_plan` (scenarios, tables, a shard's share, known outcomes), `run_folder` (the folder,
+`run.json`, resume and clean-up), `fleet` (the engines: start, control check, registration,
+restart), `cells` (one cell: query, judge, baseline note) and `outlets` (the run folder of
+each version point when several share the run). This module schedules them: the writer and
+Spark on one thread, the other engines one table behind on threads of their own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
+from functools import partial
+from pathlib import Path
+
+from engines import engine_class
+from engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
+from engines.base import Variant
+from engines.context import RunContext
+from engines.spark.runtime import SparkRuntime
+from harness.report.render import write_reports
+from harness.results.outcomes import Cell
+from harness.results.store import ResultsWriter, load_run, record_event, write_run_info
+from harness.run import cells
+from harness.run import folder as run_folder
+from harness.run import plan as run_plan
+from harness.run.cells import Baselines
+from harness.run.fleet import EngineState, Fleet, Stopped
+from harness.run.folder import check_free_disk
+from harness.run.options import RunOptions, RunResult
+from harness.run.outlets import Outlet, check_shareable, plan_engines
+from harness.run.pipeline import Pipeline
+from harness.run.progress import Progress
+from harness.run.shards import table_id, write_costs
+from harness.scenario.load import load_scenarios
+from harness.scenario.model import Scenario
+from harness.writer import create_writer
+from harness.writer.base import TableWriter, WriteResult
+
+#: A cell and the engine instance that measured it (a shared run may have two of an engine).
+Measured = tuple[EngineState, Cell]
+
+
+class Runner:
+    """Runs the matrix of scenarios × table types × engines × query types × variants."""
+
+    def __init__(
+        self,
+        options: RunOptions,
+        progress: Progress | None = None,
+        sharing: Sequence[RunOptions] = (),
+    ) -> None:
+        """`sharing`: the options of further version points that read the tables this run
+        writes (they differ only in the Hudi release a reader carries); each gets a run
+        folder of its own (see `harness.outlets`)."""
+        self.options = options
+        self.points = [options, *sharing]
+        for other in sharing:
+            check_shareable(options, other)
+        self.progress = progress or Progress()
+        self.scenarios = run_plan.select_scenarios(options)
+        self.known = run_plan.load_known(options)
+        #: This run's shard (`run.json`'s `shard`), or None for every table.
+        self.shard = run_plan.shard_plan(options, self.scenarios)
+        #: Seconds each table cost this run (writing, and every cell's query), by table name.
+        self.costs: dict[str, float] = {}
+        self._cost_lock = threading.Lock()
+        for name in options.engines:
+            engine_class(name)  # an unknown engine is an error before anything starts
+        options.attachments.check(options.engines)
+        check_reachable(options.attachments)
+        #: What the run created on attached services (`run.json`'s `attached`), if any.
+        self._attached_record: dict[str, str] = {}
+        for name in options.engine_settings:
+            if name not in options.engines:
+                raise ValueError(f"--set names engine {name!r}, which this run does not read with")
+            if not engine_class(name).takes_settings:
+                raise ValueError(f"--set names engine {name!r}, which reads with no settings")
+        # Cells an interrupted run already finished, by key (empty for a new run).
+        self._done: dict[tuple[str, ...], Cell] = {}
+        if options.resume_dir is not None:
+            _, finished = load_run(options.resume_dir)
+            self._done = {cell.key: cell for cell in finished}
+        # The baseline's outcomes, per engine instance (a shared run may have two Hives).
+        self._baselines: dict[str, Baselines] = {}
+        # Set when the run stops early; held while a table's cells are recorded.
+        self._stopping = threading.Event()
+        self._record_lock = threading.Lock()
+        self.fleet = Fleet(self.progress, options.query_timeout, self._stopping)
+
+    def run(self) -> RunResult:
+        """Execute the run; every cell is on disk the moment it is known."""
+        return self.run_all()[0]
+
+    def run_all(self) -> list[RunResult]:
+        """Execute the run; the result of every point, in order (one for an ordinary run)."""
+        options = self.options
+        check_free_disk(options.resume_dir or options.reports_dir)
+        if options.resume_dir:
+            run_dirs = [run_folder.prepare_resume(options.resume_dir)]
+        else:
+            run_dirs = [run_folder.new_run_dir(point.reports_dir) for point in self.points]
+        outlets = [
+            Outlet(
+                point,
+                run_dir,
+                ResultsWriter(run_dir),
+                RunResult(run_dir, cells=list(self._done.values())),
+                self.known if point is options else run_plan.load_known(point),
+            )
+            for point, run_dir in zip(self.points, run_dirs, strict=True)
+        ]
+        home = outlets[0].run_dir
+        completed = False
+        context = self._context(home)
+        runtime = context.spark
+        writer = create_writer(runtime, context.tables_dir, options.step_timeout)
+        specs, routes = plan_engines(self.points, runtime.hudi_version)
+        for outlet, route in zip(outlets, routes, strict=True):
+            outlet.engine_indexes = route
+        try:
+            with self.fleet.running(context, specs, options.engine_settings) as engines:
+                for outlet in outlets:
+                    self._write_run_info(outlet, outlets, writer, engines)
+                self.fleet.control_checks(writer, engines)
+                writer.prepare(self.scenarios)
+                planned = run_plan.planned_cells(self._tables(), [s.engine for s in engines])
+                self.progress.begin(planned - len(self._done))
+                self._run_tables(self._tables(), context, writer, engines, outlets)
+                if options.rerun_pattern:
+                    first = outlets[0].result
+                    first.rerun_seconds, first.rerun_cells = self._rerun(context, writer, engines)
+            completed = True
+        finally:
+            for outlet in outlets:
+                outlet.results.close()
+                write_costs(outlet.run_dir, self.costs)
+            writer.close()
+            if completed and not options.keep_tables:
+                context.remove_database()
+            context.close()
+            self.progress.end()
+            if completed and not options.keep_tables and options.attachments.warehouse:
+                shutil.rmtree(context.tables_dir, ignore_errors=True)
+            for outlet in outlets:
+                if completed:
+                    run_folder.clean(outlet.run_dir, options.keep_tables)
+                if outlet.result.cells:
+                    latest = outlet.options.reports_dir / "latest"
+                    outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, latest])
+        return [outlet.result for outlet in outlets]
+
+    def _context(self, home: Path) -> RunContext:
+        """What the run's engines share; on attached services, a database and a table folder
+        named after the run (`attached` in `run.json` records them)."""
+        options = self.options
+        attached = options.attachments
+        runtime = SparkRuntime(home / "logs", options.hudi_version, master=attached.spark_master)
+        if not attached.any:
+            return RunContext(home, runtime)
+        name = options.attached_name or run_name(home.name)
+        database = database_name(name) if attached.catalog_shared else DEFAULT_DATABASE
+        tables = attached.warehouse / name if attached.warehouse else home / "tables"
+        self._attached_record = {
+            **attached.record(),
+            "name": name,
+            "database": database,
+            "tables": str(tables),
+        }
+        return RunContext(home, runtime, attached, database, tables)
+
+    def _write_run_info(
+        self,
+        outlet: Outlet,
+        outlets: list[Outlet],
+        writer: TableWriter,
+        engines: list[EngineState],
+    ) -> None:
+        """The point's `run.json`; in a shared run it names the other points' folders (the
+        first point's folder holds the engines' logs)."""
+        mine = outlet.engines(engines)
+        versions = {s.engine.name: s.engine.version if not s.failure else "?" for s in mine}
+        info = run_folder.run_info(
+            outlet.run_dir, outlet.options, writer.versions, versions, self.scenarios, outlet.known
+        )
+        if self.shard is not None:
+            info["shard"] = self.shard
+        if self._attached_record:
+            info["attached"] = self._attached_record
+        if len(outlets) > 1:
+            info["shared_with"] = [str(o.run_dir) for o in outlets if o is not outlet]
+            info["logs_in"] = str(outlets[0].run_dir / "logs")
+        write_run_info(outlet.run_dir, info)
+
+    def _tables(self, scenarios: list[Scenario] | None = None) -> Iterator[tuple[Scenario, str]]:
+        chosen = self.scenarios if scenarios is None else scenarios
+        planned = run_plan.tables(chosen, self.options.table_types)
+        if self.shard is None:
+            return planned
+        share = set(self.shard["tables"])
+        return ((s, t) for s, t in planned if s.spec.baseline or table_id(s, t) in share)
+
+    def _rerun(
+        self, context: RunContext, writer: TableWriter, engines: list[EngineState]
+    ) -> tuple[float, list[Cell]]:
+        """Write and read the scenarios of `rerun_pattern` again: (seconds, cells). The cells
+        are not the run's: they go to a folder that is deleted with the scratch data."""
+        pattern = self.options.rerun_pattern
+        chosen = load_scenarios(self.options.scenarios_dir, pattern)
+        if not chosen:
+            raise ValueError(f"no scenario matches {pattern!r}")
+        folder = context.run_dir / "rerun"
+        folder.mkdir(exist_ok=True)
+        discarded = Outlet(self.options, folder, ResultsWriter(folder), RunResult(folder), [])
+        discarded.engine_indexes = list(range(len(engines)))
+        started = time.monotonic()
+        costs = dict(self.costs)  # the re-run's tables cost nothing of the run's
+        try:
+            self._run_tables(self._tables(chosen), context, writer, engines, [discarded])
+        finally:
+            discarded.results.close()
+            self.costs = costs
+        return time.monotonic() - started, discarded.result.cells
+
+    def _run_tables(
+        self,
+        tables: Iterator[tuple[Scenario, str]],
+        context: RunContext,
+        writer: TableWriter,
+        engines: list[EngineState],
+        outlets: list[Outlet],
+    ) -> None:
+        """Write every table and read it with every engine; each cell goes to the outlets of
+        the points that read with its engine.
+
+        Spark reads a table as soon as it is written (it shares the writer's JVM); the other
+        engines read it on threads of their own while the writer writes the next table. The
+        readers' thread records every cell, a table at a time: Spark's cells first, then the
+        other engines' in the run's order, so the results file does not depend on timing.
+        """
+        inline = [state for state in engines if state.engine.shares_writer]
+        beside = [state for state in engines if not state.engine.shares_writer]
+        # Up to 4 written tables wait for the readers: reads and writes even out over a run.
+        pipeline = Pipeline("lakecompat-readers", depth=4, inline=not beside)
+        helpers = ThreadPoolExecutor(max(1, len(beside) - 1), "lakecompat-reader")
+        previous: Scenario | None = None
+        every_engine = [state.engine for state in engines]
+        try:
+            for scenario, table_type in tables:
+                if run_plan.table_done(self._done, scenario, table_type, every_engine):
+                    continue
+                if self.options.isolate_scenarios and previous not in (None, scenario):
+                    pipeline.drain()
+                    self.fleet.restart_everything(context, engines)
+                previous = scenario
+                self.progress.stage(f"writing {scenario.id} ({table_type})")
+                if not context.spark.alive():  # Spark died since its last job
+                    record_event(context.run_dir, {"event": "restart", "engine": "spark-writer"})
+                    context.spark.restart()
+                written = writer.write(scenario, table_type)
+                outlets[0].result.write_seconds.extend(written.step_seconds)
+                self._add_cost(table_id(scenario, table_type), sum(written.step_seconds))
+                first: Iterable[Measured] = self._read_everywhere(scenario, written, inline, writer)
+                if not pipeline.inline:  # Spark's reads happen here, in the writer's thread
+                    first = list(first)
+                read_rest = partial(self._read_and_record, scenario, written, beside, writer)
+                pipeline.submit(partial(read_rest, first, helpers, engines, outlets))
+            pipeline.finish()
+        except BaseException:
+            self._stop_readers(beside, pipeline)
+            raise
+        finally:
+            helpers.shutdown(wait=False, cancel_futures=True)
+
+    def _read_and_record(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        engines: list[EngineState],
+        writer: TableWriter,
+        first: Iterable[Measured],
+        helpers: ThreadPoolExecutor,
+        every: list[EngineState],
+        outlets: list[Outlet],
+    ) -> None:
+        """Record the cells of `first` (read already, or read now when the pipeline is inline),
+        then read the table with `engines`.
+
+        The first engine's cells are recorded the moment they are known; the other engines
+        read at the same time on helper threads, and their cells are recorded after it.
+        """
+        # Registration comes first, one engine after the other: Hive's DDL must not drop a
+        # table while another engine reads it.
+        registered = [(state, self.fleet.register(state, written)) for state in engines]
+        later = [
+            helpers.submit(list, self._read_with(scenario, written, state, writer, error))
+            for state, error in registered[1:]
+        ]
+        try:
+            now: Iterator[Measured] = iter(())
+            if registered:
+                state, error = registered[0]
+                now = self._read_with(scenario, written, state, writer, error)
+            for measured in itertools.chain(first, now):
+                self._record(measured, every, outlets)
+            for future in later:
+                for measured in future.result():
+                    self._record(measured, every, outlets)
+        finally:
+            wait_for(later)
+
+    def _record(self, measured: Measured, every: list[EngineState], outlets: list[Outlet]) -> None:
+        """Append a cell to the results file of every point that reads with its engine, and
+        report it (nothing once the run stops)."""
+        state, cell = measured
+        index = next(i for i, known in enumerate(every) if known is state)
+        with self._record_lock:
+            if self._stopping.is_set():
+                raise Stopped
+            self._add_cost(table_id(cell.scenario, cell.table_type), cell.seconds)
+            for outlet in outlets:
+                if index in outlet.engine_indexes:
+                    outlet.results.append(cell)
+                    outlet.result.cells.append(cell)
+            self.progress.cell(cell)
+
+    def _add_cost(self, table: str, seconds: float) -> None:
+        with self._cost_lock:
+            self.costs[table] = self.costs.get(table, 0.0) + seconds
+
+    def _stop_readers(self, engines: list[EngineState], pipeline: Pipeline) -> None:
+        """The run stops early: record nothing more, and end a read in progress at once."""
+        with self._record_lock:
+            self._stopping.set()
+        if pipeline.inline:
+            return
+        self.fleet.kill(engines)
+        pipeline.wait_stopped(timeout=60)
+
+    def _read_everywhere(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        engines: list[EngineState],
+        writer: TableWriter,
+    ) -> Iterator[Measured]:
+        for state in engines:
+            register_error = self.fleet.register(state, written)
+            yield from self._read_with(scenario, written, state, writer, register_error)
+
+    def _read_with(
+        self,
+        scenario: Scenario,
+        written: WriteResult,
+        state: EngineState,
+        writer: TableWriter,
+        register_error: str | None,
+    ) -> Iterator[Measured]:
+        """Every cell of one engine for a written (and registered) table."""
+        label = state.engine.label
+        if label not in self._baselines:
+            self._baselines[label] = Baselines(list(self._done.values()))
+        name, table_type = state.engine.name, written.table.table_type
+
+        def done(query_type: str, variant: Variant) -> bool:
+            return (name, table_type, query_type, scenario.id, variant.name) in self._done
+
+        for cell in cells.read_table(
+            self.fleet, scenario, written, state, writer.versions, register_error, skip=done
+        ):
+            yield state, self._baselines[label].note(scenario, cell)

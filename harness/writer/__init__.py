@@ -1,0 +1,27 @@
+"""Writers: one per table format, behind the interface in `base.py`; registered here by name."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engines.spark.runtime import SparkRuntime
+    from harness.writer.base import TableWriter
+
+#: Table formats by name: the module and class of their writer (imported on first use).
+FORMATS = {"hudi": "harness.writer.hudi.writer:HudiWriter"}
+
+
+def create_writer(
+    runtime: SparkRuntime, tables_dir: Path, step_timeout: float = 0, table_format: str = "hudi"
+) -> TableWriter:
+    """The writer of `table_format`, writing through `runtime` into `tables_dir`."""
+    try:
+        module_name, class_name = FORMATS[table_format].split(":")
+    except KeyError:
+        known = ", ".join(sorted(FORMATS))
+        raise ValueError(f"unknown table format {table_format!r}; known formats: {known}") from None
+    writer_class = getattr(importlib.import_module(module_name), class_name)
+    return writer_class(runtime, tables_dir, step_timeout)

@@ -1,0 +1,93 @@
+"""The writer interface: what a table format implements so that the runner, the oracle and the
+reports need not know which format they write.
+
+A writer turns a scenario into a table, once per table type, and says what happened: the
+table as readers need to know it (`TableRef`), the step that failed and whether the format
+refused it, the statements it ran, and the evidence of its live files (`harness.writer.layout`
+describes them from the `DataFile`s a format lists). Hudi is the first format
+(`harness.writer.hudi`); a second one is a package beside it and one line in `FORMATS`
+(`harness/writer/__init__.py`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from engines.table import TableRef
+from harness.scenario.model import Scenario
+from harness.scenario.schema import Schema
+
+
+@dataclass
+class WriteResult:
+    """A written table, or the step that failed and why (`rejected`: a refused schema change)."""
+
+    table: TableRef
+    failed_at: str | None = None
+    message: str | None = None
+    rejected: bool = False
+    sql: list[str] | None = None
+    step_seconds: list[float] = field(default_factory=list)
+    #: The newest completed instant (requested, completed) after the seed rows and each step.
+    instants: list[tuple[str, str] | None] = field(default_factory=list)
+    #: The table's live files after the steps (`harness.writer.layout.describe`); None when the
+    #: writer stopped early.
+    files: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failed_at is None
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One live file: a base file, or a log file's data block (or a block of deletes)."""
+
+    path: str
+    kind: str  # "base" or "log"
+    file_group: str
+    #: The commit instant (requested time) that wrote it.
+    instant: str
+    #: `name type` of each data column in file order, meta columns left out; empty for deletes.
+    columns: tuple[str, ...]
+
+
+class TableWriter(ABC):
+    """Writes each scenario × table type into a table of its own below `tables_dir`."""
+
+    #: The table format, as `TableRef.format` names it (`hudi`).
+    format: ClassVar[str]
+
+    def __init__(self, tables_dir: Path, step_timeout: float = 0) -> None:
+        self.tables_dir = tables_dir
+        #: Seconds a step may take before the writer's engine is killed (0: no limit).
+        self.step_timeout = step_timeout
+
+    @property
+    @abstractmethod
+    def versions(self) -> dict[str, str]:
+        """The writer's releases, recorded in every cell (`{"spark": ..., "hudi": ...}`)."""
+
+    @abstractmethod
+    def write(self, scenario: Scenario, table_type: str) -> WriteResult:
+        """Create the table from the seed rows, then run every step; stop at the first failure
+        (a refused schema change is `rejected`, a result)."""
+
+    @abstractmethod
+    def write_parquet(
+        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
+    ) -> TableRef:
+        """A plain Parquet table (no table format), for the engines' control check."""
+
+    @abstractmethod
+    def script(self, scenario: Scenario, table_type: str) -> str:
+        """A standalone program that writes the same table without lakecompat (`repro`)."""
+
+    def prepare(self, scenarios: list[Scenario]) -> None:  # noqa: B027 - most need nothing
+        """Start what these scenarios will need (other releases' writers), to warm it up."""
+
+    def close(self) -> None:  # noqa: B027 - most hold nothing
+        """Stop whatever the writer started."""

@@ -1,0 +1,3 @@
+"""The Hudi writer: Spark writes, timeline, file groups, the file-layout evidence and the
+standalone script.
+"""

@@ -1,0 +1,215 @@
+"""The writer part of a reproduction: a scenario's table as a standalone PySpark script.
+
+The script does what `engines.hudi_writer.HudiWriter` does for one scenario and table type,
+spelled out: the session settings, each DataFrame write with its exact Hudi options and rows,
+and each Spark SQL statement with the settings it runs under. It needs nothing of lakecompat,
+only Spark 3.5 and the Hudi bundle named in its first lines.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Any
+
+from engines.infra.hudi_jars import hudi_bundle
+from engines.spark.runtime import SESSION_SETTINGS
+from harness.scenario import model as sc
+from harness.scenario.oracle import evolve, schema_of
+from harness.scenario.types import coerce
+from harness.writer.hudi.statements import (
+    COMPACTION_SETTINGS,
+    DDL_SETTINGS,
+    WRITE_SETTINGS,
+    clustering_statement,
+    compaction_statement,
+    ddl,
+    frame_input,
+    quote,
+    seed_settings,
+    write_options,
+)
+
+#: Where the script writes the table unless given a path (the reader files use it too).
+DEFAULT_ROOT = "/tmp/lakecompat-repro"
+
+_HEADER = '''\
+"""{title}
+
+lakecompat scenario `{scenario}`, {table_type} table, written by Spark {spark} with Hudi {hudi}.
+
+    spark-submit --packages {coordinates} \\
+        --driver-java-options -Duser.timezone=UTC writer.py [TABLE_PATH]
+
+(or `--jars hudi-spark3.5-bundle_2.12-{hudi}.jar` instead of `--packages`). TABLE_PATH is
+where the table goes; default {path}. Any table already there is replaced.
+"""
+
+import datetime
+import shutil
+import sys
+from decimal import Decimal
+
+from pyspark.sql import SparkSession
+
+PATH = sys.argv[1] if len(sys.argv) > 1 else {path!r}
+TABLE = {table!r}
+
+builder = SparkSession.builder.appName("lakecompat-repro")
+for key, value in {session}.items():
+    builder = builder.config(key, value)
+spark = builder.getOrCreate()
+shutil.rmtree(PATH, ignore_errors=True)
+
+
+def sql(statement, settings):
+    """Run a Spark SQL statement with session settings that hold for it alone."""
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        spark.sql(statement).collect()
+    finally:
+        for key in settings:
+            spark.conf.unset(key)
+
+
+def write(rows, schema, options, mode, partitions=0):
+    """A DataFrame write through Hudi's datasource."""
+    if partitions:
+        frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, partitions), schema)
+    else:
+        frame = spark.createDataFrame(rows, schema)
+    frame.write.format("hudi").options(**options).mode(mode).save(PATH)
+
+'''
+
+
+class ReproScriptError(ValueError):
+    """A scenario the writer script cannot reproduce (yet); the message says why."""
+
+
+def default_path(scenario_id: str, table_type: str) -> str:
+    """Where the script writes the table unless told otherwise."""
+    return f"{DEFAULT_ROOT}/{sc.table_name(scenario_id, table_type)}"
+
+
+def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str) -> str:
+    """The PySpark script that writes `scenario`'s table as lakecompat's writer does."""
+    spec = scenario.spec
+    if spec.upgrade is not None:
+        raise ReproScriptError(
+            f"{scenario.id} changes the writer's Hudi release midway (upgrade_writer); a "
+            "reproduction script covers one release only, so this scenario has none yet"
+        )
+    table = sc.table_name(scenario.id, table_type)
+    bundle = hudi_bundle(hudi)
+    lines = [
+        _HEADER.format(
+            title=spec.title,
+            scenario=scenario.id,
+            table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
+            spark=spark,
+            hudi=hudi,
+            coordinates=f"{bundle.group}:{bundle.artifact}:{bundle.version}",
+            path=default_path(scenario.id, table_type),
+            table=table,
+            session=_literal(SESSION_SETTINGS),
+        )
+    ]
+    states = evolve(spec)
+    steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
+    for index, step in enumerate(steps):
+        before = states[max(index - 1, 0)]
+        where = f"steps[{index - 1}]: {step.op}" if index else "the seed rows: a bulk insert"
+        lines.append(f"# {where}")
+        lines += _step(table, table_type, spec, step, before, first=index == 0)
+        lines.append("")
+    lines.append('print(f"wrote {TABLE} to {PATH}")')
+    return "\n".join(lines) + "\n"
+
+
+def _step(
+    table: str, table_type: str, spec: sc.ScenarioSpec, step: Any, before: Any, first: bool
+) -> list[str]:
+    """The script lines of one step (mirrors `HudiWriter._apply`)."""
+    match step:
+        case sc.Insert(rows=rows) if first:
+            settings = seed_settings(len(rows))
+            options = {**write_options(table, table_type, spec, "bulk_insert"), **settings}
+            return [
+                *_write(before.schema, rows, options, "overwrite", len(rows)),
+                _sql(f"DROP TABLE IF EXISTS {quote(table)}", WRITE_SETTINGS),
+                _sql(f"CREATE TABLE {quote(table)} USING hudi LOCATION '{{PATH}}'", WRITE_SETTINGS),
+            ]
+        case sc.Insert(rows=rows, settings=settings):
+            options = {**write_options(table, table_type, spec, "insert"), **(settings or {})}
+            return _write(before.schema, rows, options, "append")
+        case sc.Upsert(rows=rows, schema_=declared, settings=settings):
+            schema = schema_of(declared) if declared else before.schema
+            options = {**write_options(table, table_type, spec, "upsert"), **(settings or {})}
+            return _write(schema, rows, options, "append")
+        case sc.Delete(keys=keys):
+            key_type = before.schema.column(spec.key).type
+            doomed = [before.rows[coerce(k, key_type)] for k in keys]
+            options = write_options(table, table_type, spec, "delete")
+            return _write(before.schema, doomed, options, "append")
+        case sc.Compaction() if table_type == "mor":
+            statement = compaction_statement("{PATH}")
+            return [_sql(statement, {**WRITE_SETTINGS, **COMPACTION_SETTINGS})]
+        case sc.Compaction():
+            return ["# (a copy-on-write table has nothing to compact)"]
+        case sc.Clustering():
+            return [_sql(clustering_statement("{PATH}"), WRITE_SETTINGS)]
+        case _:
+            return [_sql(ddl(table, step), {**WRITE_SETTINGS, **DDL_SETTINGS})]
+
+
+def _write(
+    schema: Any, rows: list[dict[str, Any]], options: dict[str, str], mode: str, parts: int = 0
+) -> list[str]:
+    ddl_schema, values = frame_input(schema, rows)
+    lines = [
+        "write(",
+        f"    {_literal(values, '    ')},",
+        f"    {ddl_schema!r},",
+        f"    {_literal(options, '    ')},",
+        f"    {mode!r},",
+    ]
+    if parts:
+        lines.append(f"    partitions={parts},")
+    return ["\n".join([*lines, ")"])]
+
+
+def _sql(statement: str, settings: dict[str, str]) -> str:
+    """`sql(...)`; where the statement names the table's path, the script's PATH goes in."""
+    spelled = " + PATH + ".join(repr(part) for part in statement.split("{PATH}"))
+    return f"sql({spelled}, {_source(settings)})"
+
+
+def _literal(value: Any, indent: str = "") -> str:
+    """Python source for `value`: a list or dict one item per line, the rest as `_source`."""
+    if isinstance(value, list) and value:
+        return "[\n" + "".join(f"{indent}    {_source(v)},\n" for v in value) + indent + "]"
+    if isinstance(value, dict) and value:
+        items = "".join(f"{indent}    {_source(k)}: {_source(v)},\n" for k, v in value.items())
+        return "{\n" + items + indent + "}"
+    return _source(value)
+
+
+def _source(value: Any) -> str:
+    """Python source that gives `value` back (NaN and infinity too)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_source(k)}: {_source(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_source(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(_source(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if value is None or isinstance(
+        value, dt.datetime | dt.date | Decimal | bytes | str | int | float | bool
+    ):
+        return repr(value)
+    raise ReproScriptError(f"cannot write a value of type {type(value).__name__} in a script")

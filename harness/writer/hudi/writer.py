@@ -1,0 +1,348 @@
+"""The writer: creates a Hudi table with Spark and runs a scenario's steps against it.
+
+Data steps are DataFrame writes through Hudi's datasource; schema changes are Spark SQL DDL
+with `hoodie.schema.on.read.enable=true`. A refused schema change is a result (`REJECTED`).
+
+Hudi 1.1+ refuses `RENAME COLUMN` and `DROP COLUMN` under its shipped defaults
+(https://github.com/apache/hudi/issues/19766): the ALTER command validates the new schema as if
+it were an incoming write. The documented workaround,
+`hoodie.datasource.write.schema.allow.auto.evolution.column.drop=true`, is set for the DDL
+statement only, so that DataFrame writes keep Hudi's default checks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engines.errors import describe_error
+from engines.infra.watchdog import Watchdog
+from engines.spark.process import SparkProcess
+from engines.spark.runtime import SparkRuntime
+from engines.table import TableRef
+from harness.scenario import model as sc
+from harness.scenario.oracle import TableState, evolve, reference_index, schema_of
+from harness.scenario.schema import Schema
+from harness.scenario.types import coerce
+from harness.writer import layout as file_layout
+from harness.writer.base import TableWriter, WriteResult
+from harness.writer.hudi.files import HudiFileError, live_files
+from harness.writer.hudi.script import writer_script
+from harness.writer.hudi.statements import (
+    COMPACTION_SETTINGS,
+    DDL_SETTINGS,
+    WRITE_SETTINGS,
+    clustering_statement,
+    compaction_statement,
+    ddl,
+    describe_write,
+    frame_input,
+    quote,
+    seed_settings,
+    write_options,
+)
+from harness.writer.hudi.timeline import (
+    completed_as_now,
+    latest_instant,
+    listing_statements,
+    partition_folders,
+    table_version,
+)
+
+
+def write_part(
+    runtime: SparkRuntime,
+    tables_dir: Path,
+    step_timeout: float,
+    scenario: sc.Scenario,
+    table_type: str,
+    stop: int,
+) -> WriteResult:
+    """The seed rows and the steps before `steps[stop - 1]`, written with `runtime`: what the
+    Spark process of an older Hudi release runs for an `upgrade_writer` scenario."""
+    return HudiWriter(runtime, tables_dir, step_timeout).write(scenario, table_type, stop=stop)
+
+
+class HudiWriter(TableWriter):
+    """Writes each scenario × table type into a Hudi table of its own below `tables_dir`, with
+    the run's Spark (and, for `upgrade_writer` scenarios, Spark with the older release)."""
+
+    format = "hudi"
+
+    def __init__(self, runtime: SparkRuntime, tables_dir: Path, step_timeout: float = 0) -> None:
+        super().__init__(tables_dir, step_timeout)
+        self.runtime = runtime
+        self._older_writers: dict[str, SparkProcess] = {}
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return {"spark": self.runtime.spark_version, "hudi": self.runtime.hudi_version}
+
+    def write(self, scenario: sc.Scenario, table_type: str, stop: int | None = None) -> WriteResult:
+        """Create the table from the seed rows, then run every step; stop at the first failure.
+
+        With an `upgrade_writer` step whose older release is not this writer's, that release
+        writes the seed rows and the steps before it (in a process of its own), and this writer
+        goes on from there. `stop` ends the writing before `steps[stop - 1]` (how the older
+        release is asked for its part), without inspecting the table.
+        """
+        spec = scenario.spec
+        name = sc.table_name(scenario.id, table_type)
+        table = TableRef(name, self.tables_dir / name, table_type, spec.key)
+        states = evolve(spec)
+        steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
+        done = WriteResult(table, sql=[], step_seconds=[], instants=[])
+        upgrade = spec.upgrade
+        mine = self.runtime.hudi_version
+        older = self._older_release(spec)
+        if stop is None and upgrade and older:
+            start = upgrade[0] + 1
+            try:
+                arguments = (self.tables_dir, self.step_timeout, scenario, table_type, start)
+                done = self._older(older).call(write_part, *arguments)
+            except RuntimeError as exc:
+                return replace(done, failed_at="the seed rows", message=str(exc))
+            if not done.ok:  # say which release stopped
+                return replace(done, message=f"Hudi {older}: {done.message}")
+            history = (
+                f"Hudi {older} wrote the steps before steps[{upgrade[0]}] (table "
+                f"version {table_version(table.path)}); Hudi {mine} wrote the rest"
+            )
+        else:
+            history = f"upgrade_writer: none, the writer is on Hudi {mine} already"
+            start = 0
+            if table.path.exists():
+                shutil.rmtree(table.path)
+        failed = self._run_steps(table, spec, steps, states, range(start, stop or len(steps)), done)
+        if failed is not None or stop is not None:
+            return failed or done
+        done.instants = completed_as_now(table.path, done.instants)
+        table = replace(
+            table,
+            columns=self._latest_columns(table),
+            reference_instant=done.instants[reference_index(spec)],
+            partition_by=tuple(spec.partition_by),
+            partitions=partition_folders(table.path, len(spec.partition_by)),
+        )
+        files = self._inspect(table, spec, done.instants)
+        if upgrade:
+            file_layout.note(files, history)
+            file_layout.note(files, f"table version {table_version(table.path)} after the steps")
+        return replace(done, table=table, files=files)
+
+    def _run_steps(
+        self,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        steps: list[Any],
+        states: list[TableState],
+        indices: range,
+        done: WriteResult,
+    ) -> WriteResult | None:
+        """Run `steps[i]` for every i of `indices`, recording into `done`; the failed result,
+        or None when every step ran."""
+        statements, timings, instants = done.sql or [], done.step_seconds, done.instants
+        done.sql = statements
+        for index in indices:
+            step = steps[index]
+            started = time.monotonic()
+            failure: Exception | None = None
+            with Watchdog(self.step_timeout, self.runtime.kill) as dog:
+                try:
+                    self._apply(table, spec, step, states[max(index - 1, 0)], statements)
+                except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
+                    failure = exc
+            if failure is not None:
+                crashed = dog.fired or not self.runtime.alive()
+                message = dog.reason if dog.fired else describe_error(failure)
+                if crashed:
+                    message = self._recover(message, dog.fired)
+                refused = isinstance(step, sc.Upsert) and step.is_change
+                where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
+                return replace(
+                    done,
+                    failed_at=where,
+                    message=message,
+                    # A crash or a timeout is never the writer refusing the change.
+                    rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
+                )
+            timings.append(time.monotonic() - started)
+            instants.append(latest_instant(table.path))
+            if index == 0:
+                self._register(table)
+        return None
+
+    def _older(self, hudi: str) -> SparkProcess:
+        """The Spark process of an older release (started on first use)."""
+        if hudi not in self._older_writers:
+            self._older_writers[hudi] = SparkProcess(
+                hudi, self.runtime.log_dir, self.runtime.master
+            )
+        return self._older_writers[hudi]
+
+    def script(self, scenario: sc.Scenario, table_type: str) -> str:
+        """A PySpark script that writes the same table with this writer's Spark and Hudi."""
+        versions = self.versions
+        return writer_script(scenario, table_type, versions["spark"], versions["hudi"])
+
+    def prepare(self, scenarios: list[sc.Scenario]) -> None:
+        """Start the writer processes of the older releases these scenarios upgrade from, so
+        that their Spark warms up while the run goes on."""
+        for scenario in scenarios:
+            older = self._older_release(scenario.spec)
+            if older:
+                self._older(older).start()
+
+    def _older_release(self, spec: sc.ScenarioSpec) -> str | None:
+        """The release an `upgrade_writer` step upgrades from, when it is not this writer's."""
+        upgrade = spec.upgrade
+        if upgrade is None or upgrade[1].from_ == self.runtime.hudi_version:
+            return None
+        return upgrade[1].from_
+
+    def close(self) -> None:
+        """Stop the older releases' writer processes."""
+        for older in self._older_writers.values():
+            older.stop()
+        self._older_writers.clear()
+
+    def _inspect(
+        self, table: TableRef, spec: sc.ScenarioSpec, instants: list[tuple[str, str] | None]
+    ) -> dict[str, Any]:
+        """What the table's live files hold (Hudi lists them, their own headers say the schema)."""
+        with Watchdog(self.step_timeout, self.runtime.kill) as dog:  # a hang must not stop the run
+            try:
+                rows = []
+                for statement in listing_statements(table, self.runtime.hudi_version):
+                    found = self.runtime.session().sql(statement).collect()
+                    rows += [row.asDict() for row in found]
+                return file_layout.describe(spec, live_files(rows, table.path), instants)
+            except (HudiFileError, OSError) as exc:
+                failure = str(exc)
+            except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
+                failure = describe_error(exc)
+        return file_layout.unlisted(spec, dog.reason if dog.fired else failure)
+
+    def _recover(self, message: str, timed_out: bool) -> str:
+        """Restart Spark after its JVM died or was killed; the message says what happened."""
+        if not timed_out:
+            message = f"Spark's JVM died: {message}"
+        try:
+            self.runtime.restart()
+        except Exception as exc:  # noqa: BLE001 - the next write will say so again
+            message += f"; restarting Spark failed: {describe_error(exc)}"
+        return message
+
+    def write_parquet(
+        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
+    ) -> TableRef:
+        """A plain Parquet table (no Hudi), for the engines' control check."""
+        path = self.tables_dir / name
+        frame = self._frame(schema, rows)
+        frame.coalesce(1).write.mode("overwrite").parquet(str(path))
+        columns = tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
+        return TableRef(name, path, "cow", key, format="parquet", columns=columns)
+
+    def _apply(
+        self,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        step: Any,
+        before: TableState,
+        statements: list[str],
+    ) -> None:
+        """Run one step; SQL statements are recorded before they run, as evidence."""
+        match step:
+            case sc.Insert(rows=rows) if not table.path.exists():
+                settings = seed_settings(len(rows))
+                statements.append(describe_write("bulk_insert", rows, before.schema, settings))
+                frame = self._frame(before.schema, rows, partitions=len(rows))
+                options = {**self._options(table, spec, "bulk_insert"), **settings}
+                frame.write.format("hudi").options(**options).mode("overwrite").save(
+                    str(table.path)
+                )
+            case sc.Insert(rows=rows, settings=settings):
+                statements.append(describe_write("insert", rows, before.schema, settings))
+                self._write_rows(table, spec, before.schema, rows, "insert", "append", settings)
+            case sc.Upsert(rows=rows, schema_=declared, settings=settings):
+                schema = schema_of(declared) if declared else before.schema
+                statements.append(describe_write("upsert", rows, schema, settings))
+                self._write_rows(table, spec, schema, rows, "upsert", "append", settings)
+            case sc.Delete(keys=keys):
+                key_type = before.schema.column(spec.key).type
+                doomed = [before.rows[coerce(k, key_type)] for k in keys]
+                statements.append(describe_write("delete", doomed, before.schema))
+                self._write_rows(table, spec, before.schema, doomed, "delete", "append")
+            case sc.Compaction() if table.table_type == "mor":
+                statement = compaction_statement(str(table.path))
+                statements.append(statement)
+                self._sql(statement, COMPACTION_SETTINGS)
+            case sc.Compaction():
+                pass  # copy-on-write tables have nothing to compact
+            case sc.UpgradeWriter(from_=older) if older == self.runtime.hudi_version:
+                statements.append(f"-- upgrade_writer: none, the writer is on Hudi {older} already")
+            case sc.UpgradeWriter(from_=older):
+                statements.append(
+                    f"-- upgrade_writer: Hudi {older} wrote the steps above (table version "
+                    f"{table_version(table.path)}); Hudi {self.runtime.hudi_version} writes the "
+                    "steps below"
+                )
+                self._register(table)  # in this writer's own catalog
+            case sc.Clustering():
+                statement = clustering_statement(str(table.path))
+                statements.append(statement)
+                self._sql(statement, {})
+            case _:
+                statement = ddl(table.name, step)
+                statements.append(statement)
+                self._sql(statement, DDL_SETTINGS)
+
+    def _write_rows(
+        self,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        schema: Schema,
+        rows: list[dict[str, Any]],
+        operation: str,
+        mode: str,
+        settings: dict[str, str] | None = None,
+    ) -> None:
+        frame = self._frame(schema, rows)
+        options = {**self._options(table, spec, operation), **(settings or {})}
+        frame.write.format("hudi").options(**options).mode(mode).save(str(table.path))
+
+    def _frame(self, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0) -> Any:
+        """A DataFrame of `rows`; with `partitions`, spread evenly over that many partitions."""
+        ddl_schema, values = frame_input(schema, rows)
+        session = self.runtime.session()
+        if partitions:
+            return session.createDataFrame(
+                session.sparkContext.parallelize(values, partitions), ddl_schema
+            )
+        return session.createDataFrame(values, ddl_schema)
+
+    def _options(self, table: TableRef, spec: sc.ScenarioSpec, operation: str) -> dict[str, str]:
+        return write_options(table.name, table.table_type, spec, operation)
+
+    def _latest_columns(self, table: TableRef) -> tuple[tuple[str, str], ...]:
+        """The columns of the table's latest Hudi schema, as Hive sync would register them."""
+        frame = self.runtime.session().read.format("hudi").load(str(table.path))
+        return tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
+
+    def _register(self, table: TableRef) -> None:
+        self._sql(f"DROP TABLE IF EXISTS {quote(table.name)}", {})
+        self._sql(f"CREATE TABLE {quote(table.name)} USING hudi LOCATION '{table.path}'", {})
+
+    def _sql(self, statement: str, settings: dict[str, str]) -> None:
+        session = self.runtime.session()
+        settings = {**WRITE_SETTINGS, **settings}
+        for key, value in settings.items():
+            session.conf.set(key, value)
+        try:
+            session.sql(statement).collect()
+        finally:
+            for key in settings:
+                session.conf.unset(key)
