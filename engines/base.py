@@ -45,6 +45,31 @@ class Engine(ABC):
     #: the writes; the other engines read one table while the writer writes the next.
     shares_writer: ClassVar[bool] = False
 
+    #: Folders of the run folder (globs) that hold the engine's service state: a resumed run
+    #: deletes them and starts the engine afresh.
+    state_folders: ClassVar[tuple[str, ...]] = ()
+    #: Folders (globs) of scratch data that a completed run deletes; configuration and logs stay.
+    scratch_folders: ClassVar[tuple[str, ...]] = ()
+    #: The environment variable that selects the engine's release, for engines whose release a
+    #: version point can set (`trino: 476` in a versions file); None: the installed one.
+    release_env: ClassVar[str | None] = None
+    #: What a version point's `<name>` field sets, for `lakecompat qualify`'s help and errors.
+    release_help: ClassVar[str] = ""
+    #: What a version point's `<name>_hudi` field sets, for engines that carry Hudi jars of their
+    #: own that may differ from the writer's (version skew); "": the engine carries none.
+    reader_hudi_help: ClassVar[str] = ""
+
+    @classmethod
+    def release(cls) -> str:
+        """The release `release_env` selects now (its default when unset); "" without one."""
+        return ""
+
+    @classmethod  # noqa: B027 - most engines need nothing beyond what they start with
+    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+        """Fetch what the engine needs to read tables written by Hudi `hudi` (with its own Hudi
+        jars `reader_hudi` where it carries them), at the release `release_env` selects, before
+        a run starts; `ProvisioningError` when it cannot be had here. By default: nothing."""
+
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
     ) -> None:

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from engines.spark.runtime import SparkRuntime
 
 
+#: Folders of the run folder that hold the shared services' state (the Metastore's database and
+#: warehouse, Spark's scratch), and the part of them a completed run deletes.
+SHARED_STATE_FOLDERS = ("hive-metastore", "warehouse", "spark")
+SHARED_SCRATCH_FOLDERS = ("hive-metastore/metastore_db", "warehouse", "spark")
+
+
 @dataclass
 class RunContext:
     """What the engines of one run share: the run folder, Spark, and the Hive Metastore."""

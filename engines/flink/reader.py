@@ -162,6 +162,8 @@ class FlinkEngine(Engine):
     """Flink 1.17.2 SQL in batch mode, with Hudi 0.14.0's Flink connector."""
 
     name = "flink"
+    state_folders = ("readers",)
+    scratch_folders = ("readers",)
     # The read declares the partition columns after the data columns (see read_sql).
     partition_columns_last = True
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {

@@ -45,7 +45,14 @@ from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, free_port
 from engines.metastore.ddl import quote, registration_ddl
-from engines.metastore.service import HADOOP_VERSION, HIVE_JAVA_VERSIONS, hadoop, hive_version
+from engines.metastore.service import (
+    HADOOP_VERSION,
+    HIVE_JAVA_VERSIONS,
+    HIVE_VERSION_ENV,
+    hadoop,
+    hive_version,
+    metastore_classpath,
+)
 from engines.metastore.tables import table_for
 from engines.table import TableRef, reference_instant
 
@@ -121,6 +128,12 @@ class HiveEngine(MetastoreReader):
     """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
 
     name = "hive"
+    release_env = HIVE_VERSION_ENV
+    release_help = "the Hive release (Metastore and HiveServer2)"
+    reader_hudi_help = "the Hudi jars HiveServer2 reads with (default: the writer's release)"
+    # A HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.
+    state_folders = ("hiveserver2*",)
+    scratch_folders = ("hiveserver2*/scratch",)
     partition_columns_last = True
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental"),
@@ -142,6 +155,15 @@ class HiveEngine(MetastoreReader):
         # By default `SELECT *` runs as a fetch task inside HiveServer2; this forces MapReduce.
         Variant("mapreduce", {"hive.fetch.task.conversion": "none"}),
     )
+
+    @classmethod
+    def release(cls) -> str:
+        return hive_version()
+
+    @classmethod
+    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+        metastore_classpath(hive_version())
+        hiveserver2_classpath(hive_version(), reader_hudi or hudi)
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None

@@ -38,6 +38,8 @@ _PLAIN = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
 class LibraryReader(Engine):
     """A reader that is a Python library; subclasses say which packages and write the reads."""
 
+    state_folders = ("readers",)
+    scratch_folders = ("readers",)
     #: The PyPI distribution whose version is the engine's version.
     distribution: ClassVar[str]
     #: Its release, unless the environment variable `version_variable` names another.

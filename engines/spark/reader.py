@@ -10,6 +10,8 @@ import pyarrow as pa
 from engines.answers import arrow_type, canonical_json
 from engines.base import Engine, Variant
 from engines.errors import log_tail
+from engines.infra.artifacts import fetch
+from engines.infra.hudi_jars import hudi_bundle
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import SparkRuntime
 from engines.table import TableRef, reference_instant
@@ -89,6 +91,15 @@ class SparkEngine(Engine):
     )
     # Its variants set session configuration, which the writer's jobs must not see.
     shares_writer = True
+
+    reader_hudi_help = (
+        "the Hudi release the Spark reader reads with (default: the writer's release)"
+    )
+
+    @classmethod
+    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+        if reader_hudi:
+            fetch(hudi_bundle(reader_hudi))
 
     _remote: SparkProcess | None = None
 

@@ -28,9 +28,10 @@ from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
 from engines.metastore.ddl import registration_ddl
+from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
 from engines.table import TableRef, reference_instant
-from engines.trino.runtime import TrinoServer, provision, trino_version
+from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
 
 NESTED = ("row", "array", "map")
 #: Trino reads a table's splits in parallel and reports the first that fails, so which Parquet
@@ -134,6 +135,10 @@ class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
+    release_env = TRINO_VERSION_ENV
+    release_help = "the Trino release"
+    state_folders = ("trino",)
+    scratch_folders = ("trino/var", "trino/data")
     partition_columns_last = True
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot",),
@@ -157,6 +162,15 @@ class TrinoEngine(MetastoreReader):
         # Through the Hive connector, which hands Hudi tables to the hudi catalog.
         Variant("hive_catalog", {CATALOG: "hive"}),
     )
+
+    @classmethod
+    def release(cls) -> str:
+        return trino_version()
+
+    @classmethod
+    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+        metastore_classpath(hive_version())
+        provision()
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None

@@ -15,12 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from engines import engine_class
+from engines.infra.artifacts import ProvisioningError, fetch
+from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from harness.qualify.compare import Point, Qualification, qualify
-from harness.qualify.versions import VersionPlan, VersionPoint, engine_releases, slug
+from harness.qualify.versions import RELEASED, VersionPlan, VersionPoint, engine_releases, slug
 from harness.results.outcomes import Cell
 from harness.results.store import load_cells
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
+from harness.run.runner import Runner
 
 
 def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
@@ -52,23 +56,18 @@ def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoi
     Trino: they differ at most in the Hudi jars a reader carries (`hive_hudi`, `spark_hudi`),
     so their tables are the same, written once, and each reader reads them once.
     """
-    from engines.infra.hudi_jars import hudi_version
-    from engines.metastore.service import hive_version
-    from engines.trino.runtime import trino_version
-
-    groups: dict[tuple[str, str, str], list[VersionPoint]] = {}
+    groups: dict[tuple[str, ...], list[VersionPoint]] = {}
     for point in plan.points:
         with engine_releases(point):
             writer = point.hudi or options.hudi_version or hudi_version()
-            groups.setdefault((writer, hive_version(), trino_version()), []).append(point)
+            releases = tuple(cls.release() for cls in RELEASED.values())
+            groups.setdefault((writer, *releases), []).append(point)
     return list(groups.values())
 
 
 def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
     """Run the matrix at every point of the plan, each group of points that can share a run
     (`share_groups`) in one run; each point's run by name."""
-    from harness.run.runner import Runner
-
     provision_points(plan, options.engines, quiet)
     runs: dict[str, PointRun] = {}
     groups = share_groups(plan, options)
@@ -91,28 +90,18 @@ def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str,
 
 def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -> None:
     """Fetch what every point needs before the first one runs, so a release that cannot be
-    provisioned here stops the qualification at once (`ProvisioningError`), not halfway."""
-    from engines.hive.reader import hiveserver2_classpath
-    from engines.infra.artifacts import ProvisioningError, fetch
-    from engines.infra.hudi_jars import hudi_bundle, hudi_version
-    from engines.metastore.service import hive_version, metastore_classpath
-    from engines.trino.runtime import provision
-
+    provisioned here stops the qualification at once (`ProvisioningError`), not halfway: the
+    writer's Hudi bundle, then what each engine's `provision` fetches at the point's releases."""
     for point in plan.points:
         if not quiet:
             print(f"provisioning version point {point.name}")
         hudi = point.hudi or hudi_version()
         try:
             fetch(hudi_bundle(hudi))
-            if point.spark_hudi and "spark" in engines:
-                fetch(hudi_bundle(point.spark_hudi))
             with engine_releases(point):
-                if "hive" in engines or "trino" in engines:
-                    metastore_classpath(hive_version())
-                if "hive" in engines:
-                    hiveserver2_classpath(hive_version(), point.hive_hudi or hudi)
-                if "trino" in engines:
-                    provision()
+                for name in engines:
+                    reader_hudi = getattr(point, f"{name}_hudi", None)
+                    engine_class(name).provision(hudi, reader_hudi)
         except ProvisioningError as exc:
             raise ProvisioningError(
                 f"version point {point.name} ({point.describe()}) cannot be provisioned here, "

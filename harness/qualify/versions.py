@@ -24,41 +24,39 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from engines.metastore.service import HIVE_VERSION_ENV
-from engines.trino.runtime import TRINO_VERSION_ENV
+from engines import engine_class, known_engines
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
+#: The engines a point can set a release of (`trino: 476`), by name: those whose class names the
+#: environment variable that selects it (`Engine.release_env`).
+RELEASED = {name: engine_class(name) for name in known_engines() if engine_class(name).release_env}
+#: The engines that carry Hudi jars of their own, which a point can set apart from the
+#: writer's (`hive_hudi: 1.0.2`).
+CARRY_HUDI = {
+    name: engine_class(name) for name in known_engines() if engine_class(name).reader_hudi_help
+}
 #: What a point may set, and what each field means (for errors and help).
 FIELDS = {
     "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
-    "hive_hudi": "the Hudi jars HiveServer2 reads with (default: the writer's release)",
-    "spark_hudi": "the Hudi release the Spark reader reads with (default: the writer's release)",
-    "trino": "the Trino release",
-    "hive": "the Hive release (Metastore and HiveServer2)",
+    **{f"{name}_hudi": cls.reader_hudi_help for name, cls in CARRY_HUDI.items()},
+    **{name: cls.release_help for name, cls in RELEASED.items()},
 }
-#: The environment variable each engine's provisioning reads its release from.
-_ENVIRONMENT = {"trino": TRINO_VERSION_ENV, "hive": HIVE_VERSION_ENV}
 
 
 class VersionsError(InputError):
     """A versions file or `--point` is invalid; the message names the file and the field."""
 
 
-class VersionPoint(BaseModel):
-    """One point: a name and the releases it changes."""
+class _Point(BaseModel):
+    """One point: a name and the releases it changes (the fields are `FIELDS`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, _NAME]
-    hudi: Annotated[str, _VERSION] | None = None
-    hive_hudi: Annotated[str, _VERSION] | None = None
-    spark_hudi: Annotated[str, _VERSION] | None = None
-    trino: Annotated[str, _VERSION] | None = None
-    hive: Annotated[str, _VERSION] | None = None
 
     def releases(self) -> dict[str, str]:
         """The releases this point sets, by field."""
@@ -67,6 +65,15 @@ class VersionPoint(BaseModel):
     def describe(self) -> str:
         """`hudi 1.1.1, trino 476`, or `defaults` when the point sets nothing."""
         return ", ".join(f"{k} {v}" for k, v in self.releases().items()) or "defaults"
+
+
+#: A point's model: `name` and one optional release per field of `FIELDS`, so an engine with a
+#: release of its own is a field here without a line of this module changing.
+VersionPoint = create_model(
+    "VersionPoint",
+    __base__=_Point,
+    **{field: (Annotated[str, _VERSION] | None, None) for field in FIELDS},
+)
 
 
 class VersionPlan(BaseModel):
@@ -146,10 +153,11 @@ def _validate(data: dict[str, Any], path: Path) -> VersionPlan:
 
 @contextmanager
 def engine_releases(point: VersionPoint) -> Iterator[None]:
-    """Run the block with this point's Trino and Hive releases in force for provisioning."""
-    saved = {key: os.environ.get(key) for key in _ENVIRONMENT.values()}
+    """Run the block with this point's engine releases in force (`Engine.release_env`)."""
+    environment = {name: cls.release_env for name, cls in RELEASED.items() if cls.release_env}
+    saved = {key: os.environ.get(key) for key in environment.values()}
     try:
-        for field, variable in _ENVIRONMENT.items():
+        for field, variable in environment.items():
             value = getattr(point, field)
             if value is not None:
                 os.environ[variable] = value

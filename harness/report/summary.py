@@ -18,7 +18,7 @@ def engine_versions(info: dict[str, Any]) -> str:
     parts = []
     for name, version in info.get("engines", {}).items():
         text = f"{name} {version}"
-        if name in ("hive", "spark") and info.get(f"{name}_hudi"):
+        if info.get(f"{name}_hudi"):
             text += f" with Hudi {info[f'{name}_hudi']} jars"
         parts.append(text)
     return ", ".join(parts)

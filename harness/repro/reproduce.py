@@ -138,13 +138,10 @@ def reproduce(
             engine.start()
         except Exception as exc:  # noqa: BLE001 - the cell says so, as in a run
             state.failure = f"could not start: {exc}"
-        fleet = Fleet(progress, 300, threading.Event())
-        registered = fleet.register(state, written)
         variant = Variant(cell.variant, dict(cell.settings))
         progress.stage(f"reading with {cell.engine} ({cell.variant})")
-        again = measure(
-            fleet, scenario, written, state, cell.query_type, variant, writer.versions, registered
-        )
+        fleet = Fleet(progress, 300, threading.Event())
+        again = read_again(fleet, scenario, written, state, cell, writer.versions)
         files = _reader_files(engine, written, cell, variant) if written.ok else {}
         answer, from_files = None, None
         if files and not state.failure:
@@ -173,6 +170,21 @@ def reproduce(
         run_folder.clean(work, keep_tables=False)
         for scratch in ("script-table", "script-warehouse", "hive-metastore", "trino"):
             shutil.rmtree(work / scratch, ignore_errors=True)
+
+
+def read_again(
+    fleet: Fleet,
+    scenario: Scenario,
+    written: WriteResult,
+    state: EngineState,
+    cell: Cell,
+    writer: dict[str, str],
+) -> Cell:
+    """The cell measured again as a run measures it: the table registered with the engine,
+    then the cell's query type read with the settings the cell recorded."""
+    registered = fleet.register(state, written)
+    variant = Variant(cell.variant, dict(cell.settings))
+    return measure(fleet, scenario, written, state, cell.query_type, variant, writer, registered)
 
 
 def _scenario(root: Path, scenario_id: str) -> Scenario:

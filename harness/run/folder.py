@@ -7,27 +7,17 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+from engines import engine_class, known_engines
 from engines.attached import Attachments
+from engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
 from harness.results.expectations import Known, to_records
 from harness.results.store import RUN_FILE, ResultsError, load_run
 from harness.run.options import RunOptions
 from harness.run.plan import select_scenarios
 from harness.scenario.model import Scenario
 
-#: Folders of a run that only the services need; a resumed run starts them afresh.
-#: (Patterns: a HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.)
-SERVICE_STATE = ("hive-metastore", "hiveserver2*", "warehouse", "spark", "trino", "readers")
-#: What a completed run deletes: the services' data (their configuration and logs stay).
-SCRATCH = (
-    "hive-metastore/metastore_db",
-    "hiveserver2*/scratch",
-    "warehouse",
-    "spark",
-    "trino/var",
-    "trino/data",
-    "readers",
-    "rerun",
-)
+#: What a completed run deletes beyond each engine's scratch: a `--rerun`'s cells.
+RERUN_FOLDER = "rerun"
 #: Free space a run needs where it writes (tables, logs and the engines' scratch data).
 MIN_FREE_BYTES = 2 * 1024**3
 
@@ -62,7 +52,7 @@ def new_run_dir(reports_dir: Path) -> Path:
 
 def prepare_resume(run_dir: Path) -> Path:
     """Clear the services' state of an interrupted run; its finished cells stay."""
-    for state in SERVICE_STATE:
+    for state in _folders("state_folders", SHARED_STATE_FOLDERS):
         for path in run_dir.glob(state):
             shutil.rmtree(path, ignore_errors=True)
     return run_dir
@@ -70,9 +60,19 @@ def prepare_resume(run_dir: Path) -> Path:
 
 def clean(run_dir: Path, keep_tables: bool) -> None:
     """Delete what only the engines needed (and the tables, unless kept)."""
-    for name in [*SCRATCH, *(() if keep_tables else ("tables",))]:
+    scratch = _folders("scratch_folders", (*SHARED_SCRATCH_FOLDERS, RERUN_FOLDER))
+    for name in [*scratch, *(() if keep_tables else ("tables",))]:
         for path in run_dir.glob(name):
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _folders(kind: str, shared: tuple[str, ...]) -> list[str]:
+    """The shared services' folders of a kind, then every registered engine's (its class's
+    `state_folders` or `scratch_folders`), each once."""
+    found = dict.fromkeys(shared)
+    for name in known_engines():
+        found.update(dict.fromkeys(getattr(engine_class(name), kind)))
+    return list(found)
 
 
 def run_info(
