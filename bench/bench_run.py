@@ -43,7 +43,7 @@ from harness.run.runner import Runner
 FETCH = (
     "import time; from engines.infra.artifacts import fetch; from engines.infra.hudi_jars import "
     "hudi_bundle, hudi_version; from engines.metastore.service import hive_version, "
-    "metastore_classpath; from engines.hive.reader import hiveserver2_classpath; "
+    "metastore_classpath; from engines.hive.runtime import hiveserver2_classpath; "
     "from engines.trino.runtime import provision; "
     "t = time.monotonic(); fetch(hudi_bundle(hudi_version()), progress=lambda m: None); "
     "metastore_classpath(hive_version()); hiveserver2_classpath(hive_version(), hudi_version()); "

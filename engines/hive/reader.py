@@ -19,7 +19,6 @@ import datetime as dt
 import json
 import os
 import re
-import socket
 from pathlib import Path
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -27,29 +26,23 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 
 from engines.answers import arrow_type, canonical_json
-from engines.attached import DEFAULT_DATABASE, AttachError, answers, host_port
+from engines.attached import DEFAULT_DATABASE, AttachError, host_port
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_tail
-from engines.infra.artifacts import (
-    Dependency,
-    MavenArtifact,
-    ProvisioningError,
-    excerpt_jar,
-    fetch,
-    resolve_classpath,
+from engines.hive.runtime import (
+    OPENS,
+    AttachedHive,
+    hiveserver2_classpath,
 )
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
-from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.jdk import QUICK_JIT, find_jdk
-from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
+from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY
 from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, free_port
 from engines.metastore.ddl import quote, registration_ddl
 from engines.metastore.service import (
-    HADOOP_VERSION,
     HIVE_JAVA_VERSIONS,
     HIVE_VERSION_ENV,
-    hadoop,
     hive_version,
     metastore_classpath,
 )
@@ -63,10 +56,6 @@ READ_SETTINGS = {
     "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
     "hive.vectorized.execution.enabled": "false",
 }
-# HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
-OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
-# Hadoop's protobuf 2.5 and Avro 1.7 would shadow the newer ones inside hive-exec.
-HADOOP_OLD = ("com.google.protobuf:protobuf-java", "org.apache.avro:avro")
 
 
 def hive_arrow_type(type_code: str, precision: int | None, scale: int | None) -> pa.DataType:
@@ -479,82 +468,6 @@ class HiveEngine(MetastoreReader):
         }
 
 
-class AttachedHive:
-    """A HiveServer2 someone else runs: `kill()` cancels what the run's sessions are doing."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        #: The session whose statement runs now, which `kill()` ends.
-        self.current: Any = None
-
-    @property
-    def running(self) -> bool:
-        return answers(self.host, self.port)
-
-    def kill(self) -> None:
-        """End the statement running now (a timeout) by shutting its session's socket: the
-        waiting call returns at once, and HiveServer2 closes the session. (A thrift client
-        cannot send a cancel while it waits for the statement's answer.) The server stays."""
-        connection = self.current
-        handle = getattr(
-            getattr(getattr(connection, "_transport", None), "_trans", None), "handle", None
-        )
-        if handle is not None:
-            with contextlib.suppress(OSError):
-                handle.shutdown(socket.SHUT_RDWR)
-
-    def stop(self) -> None:
-        """Nothing: the server is not lakecompat's."""
-
-
-def _drop_database(host: str, port: int, database: str) -> None:
-    """Drop a run's database and its (external) tables through HiveServer2."""
-    from pyhive import hive
-
-    connection = hive.connect(host=host, port=port, auth="NOSASL", username="lakecompat")
-    try:
-        cursor = connection.cursor()
-        _execute(cursor, f"DROP DATABASE IF EXISTS {quote(database)} CASCADE")
-        cursor.close()
-    finally:
-        _close(connection)
-
-
-def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
-    """HiveServer2 with local MapReduce, plus the Hudi input formats of Hudi `hudi` (the
-    writer's release, or an older one for version skew)."""
-    server = resolve_classpath(
-        f"hiveserver2-{version}",
-        [
-            # pac4j (SAML login) needs artifacts that are not on Maven Central.
-            Dependency(
-                MavenArtifact("org.apache.hive", "hive-service", version),
-                ("org.pac4j:*", "org.apache.hadoop:hadoop-client-api"),
-            ),
-            hadoop("hadoop-common", *HADOOP_OLD),
-            hadoop("hadoop-mapreduce-client-jobclient", *HADOOP_OLD),
-            hadoop("hadoop-mapreduce-client-common", *HADOOP_OLD),
-            hadoop("hadoop-hdfs-client", *HADOOP_OLD),
-            Dependency(MavenArtifact("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION), ("*:*",)),
-            # The Hudi bundle expects Kryo unshaded; Hive only has it relocated.
-            Dependency(MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2")),
-        ],
-    )
-    # Hive names the jar holding `ExecDriver` as each MapReduce job's jar, and local MapReduce
-    # copies that jar into a staging folder for every job: 83 MB of hive-exec per query of the
-    # `mapreduce` variant. A small jar holding only `ExecDriver`, ahead of hive-exec on the
-    # classpath, is found first, so the copy is a few kilobytes. Same classes, same answers.
-    exec_jar = next((jar for jar in server if jar.name == f"hive-exec-{version}.jar"), None)
-    if exec_jar is None:
-        raise ProvisioningError(f"the HiveServer2 {version} classpath has no hive-exec jar")
-    server = [
-        excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"),
-        local_fs_jar(server),
-        *server,
-    ]
-    return [*server, fetch(hudi_bundle(hudi))]
-
-
 def _with_job_cause(message: str, log: Path, start: int) -> str:
     """What the server log the query wrote adds to HiveServer2's message (queries of one
     HiveServer2 run one at a time):
@@ -648,3 +561,16 @@ def _answer_columns(cursor: Any) -> tuple[list[tuple[str, pa.DataType]], frozens
             )
         )
     return columns, frozenset(nested)
+
+
+def _drop_database(host: str, port: int, database: str) -> None:
+    """Drop a run's database and its (external) tables through HiveServer2."""
+    from pyhive import hive
+
+    connection = hive.connect(host=host, port=port, auth="NOSASL", username="lakecompat")
+    try:
+        cursor = connection.cursor()
+        _execute(cursor, f"DROP DATABASE IF EXISTS {quote(database)} CASCADE")
+        cursor.close()
+    finally:
+        _close(connection)
