@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from engines.answers import timestamp_text
+from engines.answers import arrow_type, timestamp_text
 from harness.scenario import casts
 
 SIMPLE_TYPES = (
@@ -53,18 +53,6 @@ _SPARK_NAMES = {
     "timestamp": "TIMESTAMP",
     "timestamp_ntz": "TIMESTAMP_NTZ",
     "binary": "BINARY",
-}
-_ARROW = {
-    "boolean": pa.bool_(),
-    "int": pa.int32(),
-    "long": pa.int64(),
-    "float": pa.float32(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "date": pa.date32(),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "timestamp_ntz": pa.timestamp("us"),
-    "binary": pa.binary(),
 }
 
 
@@ -131,7 +119,8 @@ class ColumnType:
             return pa.list_(self.fields[0][1].arrow())
         if self.name == "map":
             return pa.map_(pa.string(), self.fields[0][1].arrow())
-        return _ARROW[self.name]
+        # The simple types in the form every reader answers in (Spark's type names).
+        return arrow_type(_SPARK_NAMES[self.name].lower())
 
     def spark_sql(self) -> str:
         """The Spark SQL spelling, as used in DDL and DataFrame schemas."""
