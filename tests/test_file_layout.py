@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.scenario.load import load_scenario
+from harness.scenario.model import needs
 from harness.writer.base import DataFile
 from harness.writer.hudi.files import (
     HudiFileError,
@@ -19,7 +20,7 @@ from harness.writer.hudi.files import (
     log_blocks,
     parquet_columns,
 )
-from harness.writer.layout import describe, needs, note, unlisted
+from harness.writer.layout import describe, note, unlisted
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SEED, DDL, UPSERT = "20260101000000001", "20260101000000002", "20260101000000003"

@@ -20,7 +20,7 @@ import pytest
 import yaml
 from support import headless_chromium
 
-from harness.cli import DEFAULT_EXPECTATIONS
+from harness.options import DEFAULT_EXPECTATIONS
 from harness.report.diff import KEY_FIELDS
 from harness.report.junit import case_id
 from harness.results.outcomes import Cell

@@ -30,11 +30,7 @@ from engines.attached import DEFAULT_DATABASE, AttachError, host_port
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_tail
-from engines.hive.runtime import (
-    OPENS,
-    AttachedHive,
-    hiveserver2_classpath,
-)
+from engines.hive.runtime import OPENS, AttachedHive, hiveserver2_classpath
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY

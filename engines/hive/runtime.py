@@ -20,10 +20,7 @@ from engines.infra.artifacts import (
 )
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.local_fs import local_fs_jar
-from engines.metastore.service import (
-    HADOOP_VERSION,
-    hadoop,
-)
+from engines.metastore.service import HADOOP_VERSION, hadoop
 
 # HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
 OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")

@@ -15,7 +15,6 @@ from pydantic import (
     model_validator,
 )
 
-from harness.scenario import model as sc
 from harness.scenario.types import ColumnType, parse_type
 
 IDENTIFIER_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
@@ -245,10 +244,28 @@ def table_name(scenario_id: str, table_type: str) -> str:
     return f"t_{scenario_id.replace('/', '_')}_{table_type}"
 
 
-def changes(spec: sc.ScenarioSpec) -> list[int]:
+def changes(spec: ScenarioSpec) -> list[int]:
     """The indices of the steps that change the schema (DDL, or a write with its own schema)."""
     return [
         index
         for index, step in enumerate(spec.steps)
-        if step.op in sc.SCHEMA_OPS or (isinstance(step, sc.Upsert) and step.schema_ is not None)
+        if step.op in SCHEMA_OPS or (isinstance(step, Upsert) and step.schema_ is not None)
     ]
+
+
+def needs(spec: ScenarioSpec) -> tuple[str, ...]:
+    """What the table must hold after the steps: the scenario's `needs`, or the default.
+
+    The default for a scenario that changes the schema: files written before the first change
+    (`old_files`) and, when an insert or upsert comes at or after the last change, files
+    written after it (`new_files`); for a scenario that upgrades the writer, files written by
+    the older release (`older_writer_files`). Otherwise: nothing.
+    """
+    if spec.needs is not None:
+        return tuple(spec.needs)
+    upgraded = ("older_writer_files",) if spec.upgrade is not None else ()
+    changed = changes(spec)
+    if not changed:
+        return upgraded
+    writes_after = any(step.op in ("insert", "upsert") for step in spec.steps[changed[-1] :])
+    return (*(("old_files", "new_files") if writes_after else ("old_files",)), *upgraded)

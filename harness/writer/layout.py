@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.scenario import model as sc
-from harness.scenario.model import changes
+from harness.scenario.model import changes, needs
 from harness.writer.base import DataFile
 
-NEEDS = ("old_files", "new_files", "older_writer_files")
 _MISSING = {
     "older_writer_files": "no live file was written by the older Hudi release: the steps after "
     "the writer's upgrade rewrote every file group it wrote",
@@ -24,24 +23,6 @@ _MISSING = {
     "file group that held the old schema",
     "new_files": "no live file was written after the schema change",
 }
-
-
-def needs(spec: sc.ScenarioSpec) -> tuple[str, ...]:
-    """What the table must hold after the steps: the scenario's `needs`, or the default.
-
-    The default for a scenario that changes the schema: files written before the first change
-    (`old_files`) and, when an insert or upsert comes at or after the last change, files
-    written after it (`new_files`); for a scenario that upgrades the writer, files written by
-    the older release (`older_writer_files`). Otherwise: nothing.
-    """
-    if spec.needs is not None:
-        return tuple(spec.needs)
-    upgraded = ("older_writer_files",) if spec.upgrade is not None else ()
-    changed = changes(spec)
-    if not changed:
-        return upgraded
-    writes_after = any(step.op in ("insert", "upsert") for step in spec.steps[changed[-1] :])
-    return (*(("old_files", "new_files") if writes_after else ("old_files",)), *upgraded)
 
 
 def describe(

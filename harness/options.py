@@ -1,0 +1,126 @@
+"""Command-line pieces several commands share: argument types, option groups, the project's
+default folders, and the `Command` each command module declares for `harness/cli.py`.
+
+It imports nothing of lakecompat, so every command's module (in the folder of its work) can
+use it whatever its layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SCENARIOS = PROJECT_ROOT / "scenarios"
+DEFAULT_EXPECTATIONS = PROJECT_ROOT / "expectations"
+EXIT_CODES = """\
+Known outcomes: files expectations/*.yaml say which cells are known not to pass, and why.
+Every cell is judged against them: "as expected", "regression" (it does not pass and that is
+not known), or "fixed upstream" (known not to pass, and now passes). Reports list regressions
+and fixed-upstream cells first.
+
+exit codes:
+  0  every cell is as expected (with --strict: and none is fixed upstream)
+  1  regressions (with --strict: also cells fixed upstream); the reports name them
+  2  bad input (scenario or expectation file, engine name), the harness failed, or an
+     engine failed (a cell is ENGINE_FAILED)
+  130  interrupted (finished cells are kept in the run folder)
+"""
+#: What `add_parser` receives: the top-level parser's subcommands.
+Subcommands = argparse._SubParsersAction
+
+
+@dataclass(frozen=True)
+class Command:
+    """One `lakecompat` command: its name, what adds its parser, and what handles it (the
+    exit code)."""
+
+    name: str
+    add_parser: Callable[[Subcommands], None]
+    handle: Callable[[argparse.Namespace], int]
+
+
+_SETTING = re.compile(r"^([a-z][a-z0-9_-]*):([A-Za-z0-9_.\-]+)=([A-Za-z0-9_.,:/\-]*)$")
+
+
+def setting(value: str) -> tuple[str, str, str]:
+    """`ENGINE:KEY=VALUE`, restricted to characters that are safe in a SET statement."""
+    match = _SETTING.match(value.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not ENGINE:KEY=VALUE (e.g. spark:hoodie.schema.on.read.enable=true; "
+            "keys and values may use letters, digits and . _ - , : /)"
+        )
+    engine, key, value = match.groups()
+    return engine, key, value
+
+
+def seconds(value: str) -> float:
+    """A number of seconds from 0 to 86400."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 86_400:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0 to 86400")
+    return number
+
+
+def duration(text: str) -> float:
+    """`20m`, `90s`, `1h` or plain seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
+    if not match or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 20m, 90s or 1h")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def csv(value: str) -> tuple[str, ...]:
+    """A comma-separated list."""
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def reports_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """`--reports`: the folder of run folders and `latest/`."""
+    parser.add_argument("--reports", type=Path, default=Path("reports"), help=help_text)
+
+
+def judging_options(parser: argparse.ArgumentParser, default: str) -> None:
+    """`--expectations` and `--strict`: what the cells are judged against, and how."""
+    parser.add_argument(
+        "--expectations",
+        type=Path,
+        metavar="DIR",
+        help=f"folder of known-outcome files (*.yaml) to judge the cells against; {default}",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when a known failure now passes (fixed upstream), so the "
+        "expectations get updated",
+    )
+
+
+def scenario_options(parser: argparse.ArgumentParser) -> None:
+    """`--scenarios` and `--scenario-dir`: which scenario files."""
+    parser.add_argument(
+        "--scenarios",
+        metavar="PATTERN",
+        help="comma-separated globs over scenario ids, e.g. 'rename_column/*' "
+        "(an id is the file path below the scenario folder, without .yaml)",
+    )
+    parser.add_argument(
+        "--scenario-dir",
+        type=Path,
+        default=DEFAULT_SCENARIOS,
+        help=f"folder of scenario files (default: {DEFAULT_SCENARIOS})",
+    )
+
+
+def expectations_dir(args: argparse.Namespace) -> Path | None:
+    """The given folder; the project's own for the project's scenarios; else none."""
+    if args.expectations:
+        return args.expectations
+    return DEFAULT_EXPECTATIONS if args.scenario_dir == DEFAULT_SCENARIOS else None

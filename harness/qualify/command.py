@@ -1,0 +1,133 @@
+"""`lakecompat qualify`: run two or more version points (or take two runs) and compare the
+baseline with the candidate cell by cell."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.options import Command, Subcommands, csv, reports_option, scenario_options
+from harness.run.command import selection
+from harness.run.options import DEFAULT_ENGINES
+from harness.scenario.model import TABLE_TYPES
+
+EPILOG = """\
+examples:
+  lakecompat qualify --versions versions/hudi-1.1-to-1.2.yaml
+  lakecompat qualify --point old:hudi=1.1.1 --point new:hudi=1.2.0 --scenarios 'rename_column/*'
+  lakecompat qualify --versions versions/readers-lag-writer-1.2.yaml   # readers on older jars
+  lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
+
+A version point may set: hudi (the release Spark writes with), hive_hudi (the Hudi jars
+HiveServer2 reads with; default: the writer's), spark_hudi (the Hudi release the Spark reader
+reads with; default: the writer's), trino, hive. A field a point leaves out keeps
+the default release. Points that differ only in hive_hudi and spark_hudi share one run: the
+tables are written once and each distinct reader reads them once.
+
+exit codes:
+  0  the candidate breaks no cell that passed on the baseline
+  1  the candidate breaks at least one such cell (listed first in the reports)
+  2  bad input (versions file, point, run folder), or the harness failed
+  130  interrupted
+"""
+
+
+def add_parser(commands: Subcommands) -> None:
+    """The `qualify` command's options."""
+    qualify = commands.add_parser(
+        "qualify",
+        help="qualify an upgrade: run two or more version points and compare them",
+        description="Run the matrix at each version point (from --versions or --point), or "
+        "take two finished runs, and compare the baseline with the candidate cell by cell. "
+        "Writes qualify.md, qualify.html, qualify.json and qualify-junit.xml: the cells the "
+        "candidate breaks first, then those it fixes, then the failures on both.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    qualify.add_argument(
+        "runs",
+        nargs="*",
+        type=Path,
+        metavar="RUN",
+        help="two run folders (or results.json files) to compare, baseline first, instead of "
+        "running version points",
+    )
+    qualify.add_argument(
+        "--versions", type=Path, metavar="FILE", help="a versions file (see versions/*.yaml)"
+    )
+    qualify.add_argument(
+        "--point",
+        dest="points",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VERSION,...",
+        help="a version point, e.g. old:hudi=1.1.1 (repeat; the first is the baseline, the "
+        "last the candidate)",
+    )
+    scenario_options(qualify)
+    qualify.add_argument(
+        "--engines",
+        type=csv,
+        default=DEFAULT_ENGINES,
+        help=f"comma-separated engines to read with (default: {','.join(DEFAULT_ENGINES)})",
+    )
+    qualify.add_argument(
+        "--table-types", type=csv, default=TABLE_TYPES, help="cow and/or mor (default: both)"
+    )
+    reports_option(
+        qualify,
+        "folder for the points' runs (points/<name>/) and the qualification (qualify/); "
+        "default: ./reports",
+    )
+    qualify.add_argument(
+        "--expectations",
+        type=Path,
+        metavar="DIR",
+        help="known outcomes for each point's own reports (default: the project's "
+        "expectations/ when the project's scenarios run, else none); the qualification itself "
+        "compares the points with each other",
+    )
+    qualify.add_argument(
+        "--out", type=Path, help="where to write the qualification files (default: REPORTS/qualify)"
+    )
+    qualify.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Compare the baseline with the candidate; 1 when the candidate breaks a cell."""
+    # Running points brings Spark and the engines' registry along: imported once asked for.
+    from harness.qualify.compare import counts_line
+    from harness.qualify.report import write_qualification
+    from harness.qualify.run import compare_runs, run_points, selected
+    from harness.qualify.versions import load_versions, parse_points
+    from harness.run.options import RunOptions
+
+    sources = [bool(args.runs), bool(args.versions), bool(args.points)]
+    if sources.count(True) != 1:
+        raise ValueError(
+            "qualify needs exactly one of: two run folders, --versions FILE, or --point (twice)"
+        )
+    names: tuple[str, str] | None = None
+    keep = None
+    if args.runs:
+        if len(args.runs) != 2:
+            raise ValueError(f"qualify compares two runs; {len(args.runs)} given")
+        baseline, candidate = args.runs
+        chosen = selection(args)
+        keep = selected(chosen["pattern"], chosen["engines"], chosen["table_types"])
+    else:
+        plan = load_versions(args.versions) if args.versions else parse_points(args.points)
+        runs = run_points(plan, RunOptions(**selection(args)), args.quiet)
+        base, cand = plan.baseline_point(), plan.candidate_point()
+        baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir
+        names = (base.name, cand.name)
+    result = compare_runs(baseline, candidate, names, keep)
+    out = args.out or args.reports / "qualify"
+    paths = write_qualification(result, out)
+    print(f"{result.baseline.label()} -> {result.candidate.label()}")
+    print(counts_line(result))
+    print(f"qualification: {paths[0]} (and {', '.join(p.name for p in paths[1:])})")
+    return 1 if result.breaks else 0
+
+
+QUALIFY = Command("qualify", add_parser, handle)

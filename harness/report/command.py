@@ -1,0 +1,90 @@
+"""`lakecompat report` (render a run's reports again) and `lakecompat diff` (the cells whose
+outcome changed between two runs), and the verdict lines and exit code every command that
+judges a run prints."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.options import EXIT_CODES, Command, Subcommands, judging_options
+from harness.report.diff import diff_cells, render_json, render_markdown
+from harness.report.junit import case_id
+from harness.report.render import REPORT_FILES, write_reports
+from harness.report.summary import verdict_counts
+from harness.results.expectations import Judged, Verdict, exit_status, load_expectations
+from harness.results.store import load_cells
+
+
+def judgement(judged: list[Judged], strict: bool) -> int:
+    """Print the verdicts and the regressions (a few), and return the exit code."""
+    print(f"against the known outcomes: {verdict_counts(judged)}")
+    for verdict in (Verdict.REGRESSION, Verdict.FIXED_UPSTREAM):
+        rows = [j for j in judged if j.verdict is verdict]
+        for row in rows[:10]:
+            print(
+                f"  {verdict.value}: {case_id(row.cell)}: {row.cell.outcome.value}"
+                f" (expected {row.expected.value})"
+            )
+        if len(rows) > 10:
+            print(f"  ... and {len(rows) - 10} more {verdict.value} cells (see summary.md)")
+    return exit_status(judged, strict)
+
+
+def add_report_parser(commands: Subcommands) -> None:
+    """The `report` command's options."""
+    report = commands.add_parser(
+        "report",
+        help="re-render the reports of a run folder from its results file",
+        description="Render results.json, matrix.md, matrix.html, junit.xml and summary.md "
+        "from a run folder. The exit code judges the run like `lakecompat run` does.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a reports/runs/<id> folder")
+    report.add_argument(
+        "--out",
+        type=Path,
+        help="where to write the reports (default: RUN_DIR)",
+    )
+    judging_options(report, "default: the known outcomes recorded in RUN_DIR")
+
+
+def report(args: argparse.Namespace) -> int:
+    """Render the reports of a run folder, and judge it."""
+    known = load_expectations(args.expectations) if args.expectations else None
+    out = args.out or args.run_dir
+    judged = write_reports(args.run_dir, [out], known)
+    print(f"wrote {', '.join(REPORT_FILES)} to {out}")
+    return judgement(judged, args.strict)
+
+
+def add_diff_parser(commands: Subcommands) -> None:
+    """The `diff` command's options."""
+    diff = commands.add_parser(
+        "diff",
+        help="list the cells whose outcome changed between two runs",
+        description="Compare two runs cell by cell (matched by engine, table type, query type, "
+        "scenario and variant; versions are ignored, so runs before and after an upgrade line "
+        "up) and print the cells whose outcome changed, appeared or disappeared.",
+    )
+    diff.add_argument(
+        "old", type=Path, metavar="OLD", help="run folder, reports folder or results.json"
+    )
+    diff.add_argument(
+        "new", type=Path, metavar="NEW", help="run folder, reports folder or results.json"
+    )
+    diff.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+
+
+def diff(args: argparse.Namespace) -> int:
+    """Print the cells whose outcome changed (Markdown, or JSON)."""
+    _, old = load_cells(args.old)
+    _, new = load_cells(args.new)
+    render = render_json if args.json else render_markdown
+    print(render(diff_cells(old, new), str(args.old), str(args.new)), end="")
+    return 0
+
+
+REPORT = Command("report", add_report_parser, report)
+DIFF = Command("diff", add_diff_parser, diff)

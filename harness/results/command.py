@@ -1,0 +1,62 @@
+"""`lakecompat known`: draft known outcomes from one run or from runs at several version
+points."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.options import Command, Subcommands
+from harness.results.expectations import load_expectations
+from harness.results.known_draft import draft_known_across, draft_on_top, to_yaml
+from harness.results.store import load_cells
+
+
+def add_parser(commands: Subcommands) -> None:
+    """The `known` command's options."""
+    known = commands.add_parser(
+        "known",
+        help="draft known outcomes from a run (accept its results as the baseline)",
+        description="Print an expectations file under which every cell of the run is as "
+        "expected: the fewest entries, each naming engine, scenario, table type, query type and "
+        "variant only as far as needed. Review the reasons, add upstream links, and save it "
+        "under expectations/. Given runs at several version points (e.g. the points of "
+        "`lakecompat qualify`), entries that hold at one point only are scoped to its "
+        "releases (hudi, reader_hudi, versions) and listed first. With --against, only what "
+        "the reviewed known outcomes misjudge is drafted: the entries a version point needs "
+        "on top of them.",
+    )
+    known.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        metavar="RUN",
+        help="run folder or results.json; several: one per version point",
+    )
+    known.add_argument("--out", type=Path, help="write the file here instead of printing it")
+    known.add_argument(
+        "--against",
+        type=Path,
+        metavar="DIR",
+        help="folder of reviewed known-outcome files (e.g. expectations/): draft only the "
+        "entries each run needs before them, scoped to the run's Hudi release",
+    )
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Print (or write) the drafted expectations file."""
+    runs = [load_cells(path)[1] for path in args.run_dirs]
+    if args.against:
+        reviewed = load_expectations(args.against)
+        text = to_yaml([e for cells in runs for e in draft_on_top(cells, reviewed)])
+    else:
+        text = to_yaml(draft_known_across(runs))
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        print(text, end="")
+    return 0
+
+
+KNOWN = Command("known", add_parser, handle)

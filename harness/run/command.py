@@ -1,0 +1,307 @@
+"""`lakecompat run` (the matrix) and `lakecompat merge` (one run folder from a sharded run's)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from engines import known_engines
+from engines.attached import Attachments, warehouse_folder
+from harness.options import (
+    DEFAULT_SCENARIOS,
+    EXIT_CODES,
+    Command,
+    Subcommands,
+    csv,
+    expectations_dir,
+    judging_options,
+    reports_option,
+    scenario_options,
+    seconds,
+    setting,
+)
+from harness.report.command import judgement
+from harness.results.outcomes import summary_line
+from harness.run.options import DEFAULT_ENGINES, RunResult
+from harness.scenario.model import TABLE_TYPES
+
+
+def add_run_parser(commands: Subcommands) -> None:
+    """The `run` command's options."""
+    run = commands.add_parser(
+        "run",
+        help="run the matrix and write reports/latest/",
+        description="Write every selected scenario as a Hudi table, read it with every engine, "
+        "and write the run folder (reports/runs/<id>/) and reports/latest/.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    scenario_options(run)
+    run.add_argument(
+        "--engines",
+        type=csv,
+        default=DEFAULT_ENGINES,
+        help=f"comma-separated engines to read with (known: {', '.join(known_engines())}; "
+        f"default: {','.join(DEFAULT_ENGINES)})",
+    )
+    run.add_argument(
+        "--table-types",
+        type=csv,
+        default=TABLE_TYPES,
+        help="comma-separated Hudi table types: cow (copy-on-write), mor (merge-on-read); "
+        "default: cow,mor",
+    )
+    reports_option(run, "folder for run folders and latest/ (default: ./reports)")
+    run.add_argument(
+        "--hudi-version",
+        help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
+    )
+    run.add_argument(
+        "--hive-hudi-version",
+        metavar="VERSION",
+        help="Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
+        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)",
+    )
+    run.add_argument(
+        "--spark-hudi-version",
+        metavar="VERSION",
+        help="Hudi release the Spark reader reads with, when it is not the writer's (version "
+        "skew: e.g. the writer on 1.2.0, a Spark job still on 0.15.0); it runs in a Spark "
+        "of its own",
+    )
+    run.add_argument(
+        "--query-timeout",
+        type=seconds,
+        default=300,
+        metavar="SECONDS",
+        help="kill and restart an engine whose query runs longer; the cell is ERROR "
+        "'timeout after N s' (default: 300; 0: no limit)",
+    )
+    run.add_argument(
+        "--step-timeout",
+        type=seconds,
+        default=900,
+        metavar="SECONDS",
+        help="kill and restart Spark when one writer step runs longer; the table's cells are "
+        "ERROR (default: 900; 0: no limit)",
+    )
+    run.add_argument(
+        "--keep-tables",
+        action="store_true",
+        help="keep the Hudi tables in the run folder (tables/) after the run; by default they "
+        "are deleted with the engines' scratch data once the reports are written",
+    )
+    run.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RUN_DIR",
+        help="complete an interrupted run: run only its missing cells, with the options it was "
+        "started with (scenarios, engines, table types, settings, known outcomes), into the "
+        "same folder",
+    )
+    run.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N shares of the tables (scenario x table type), the same "
+        "share on every machine for the same options; the baselines run in every shard. "
+        "Merge the N run folders with `lakecompat merge`",
+    )
+    run.add_argument(
+        "--shard-costs",
+        type=Path,
+        metavar="FILE",
+        help="balance the shards by the seconds each table took in an earlier run: its "
+        "costs.json (or its run folder); default: an estimate from steps and cells",
+    )
+    run.add_argument(
+        "--set",
+        dest="settings",
+        type=setting,
+        action="append",
+        default=[],
+        metavar="ENGINE:KEY=VALUE",
+        help="a reader setting for every variant of one engine (Spark conf, Hive SET, Trino "
+        "session property), e.g. spark:hoodie.schema.on.read.enable=true; repeatable. Compare "
+        "the run with another using `lakecompat diff`",
+    )
+    judging_options(
+        run,
+        "default: the project's expectations/ when the project's scenarios run, else none",
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
+    _attach_options(run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the matrix (or complete an interrupted run), print the summary, judge it."""
+    # The runner brings Spark along: imported once a run is asked for, not for --help.
+    from harness.run.folder import resume_options
+    from harness.run.options import RunOptions
+    from harness.run.progress import Progress
+    from harness.run.runner import Runner
+    from harness.run.shards import Shard
+
+    if args.resume:
+        if _attachments(args).any:
+            raise ValueError(
+                "--resume attaches to the services the run was started with (run.json's "
+                "`attached`); do not give --spark-master, --trino, --hiveserver2, "
+                "--hiveserver2-log, --metastore or --warehouse with it"
+            )
+        options = resume_options(args.resume, args.scenario_dir, args.reports)
+        options.query_timeout, options.step_timeout = args.query_timeout, args.step_timeout
+        options.keep_tables = args.keep_tables
+        result = Runner(options, Progress(quiet=args.quiet)).run()
+        return _finish(result, args)
+    options = RunOptions(
+        **selection(args),
+        hudi_version=args.hudi_version,
+        hive_hudi_version=args.hive_hudi_version,
+        spark_hudi_version=args.spark_hudi_version,
+        engine_settings=_engine_settings(args.settings),
+        query_timeout=args.query_timeout,
+        step_timeout=args.step_timeout,
+        keep_tables=args.keep_tables,
+        shard=Shard.parse(args.shard) if args.shard else None,
+        shard_costs=args.shard_costs,
+        attachments=_attachments(args),
+    )
+    if args.shard_costs and not args.shard:
+        raise ValueError("--shard-costs balances shards: give --shard K/N too")
+    result = Runner(options, Progress(quiet=args.quiet)).run()
+    return _finish(result, args)
+
+
+def selection(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options `run` and `qualify` share: which cells, where reports go, judged how."""
+    unknown = [t for t in args.table_types if t not in TABLE_TYPES]
+    if unknown:
+        raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
+    return {
+        "scenarios_dir": args.scenario_dir,
+        "pattern": args.scenarios,
+        "engines": args.engines,
+        "table_types": args.table_types,
+        "reports_dir": args.reports,
+        "expectations_dir": expectations_dir(args),
+    }
+
+
+def add_merge_parser(commands: Subcommands) -> None:
+    """The `merge` command's options."""
+    merge = commands.add_parser(
+        "merge",
+        help="make one run folder from the run folders of a sharded run",
+        description="Merge the run folders of the N shards of one run (`lakecompat run "
+        "--shard K/N`) into a new run folder under --reports, with every report as if one "
+        "run had measured every cell. Refuses shards of different runs, a shard given twice, "
+        "a missing shard and an unfinished one (complete it with `lakecompat run --resume`). "
+        "The exit code judges the merged run like `lakecompat run` does.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    merge.add_argument(
+        "shard_dirs", type=Path, nargs="+", metavar="RUN", help="the run folder of every shard"
+    )
+    reports_option(merge, "folder for the merged run folder and latest/ (default: ./reports)")
+    merge.add_argument(
+        "--scenario-dir",
+        type=Path,
+        default=DEFAULT_SCENARIOS,
+        help=f"folder of the scenario files the shards ran (default: {DEFAULT_SCENARIOS})",
+    )
+    merge.add_argument(
+        "--strict",
+        action="store_true",
+        help="also exit 1 when a known failure now passes (fixed upstream); the known outcomes "
+        "are those the shards recorded",
+    )
+
+
+def merge(args: argparse.Namespace) -> int:
+    """Merge the shards' run folders into one, and judge it."""
+    from harness.run.merge import merge as merge_shards
+
+    run_dir, judged = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
+    cells = [j.cell for j in judged]
+    print(f"merged {len(args.shard_dirs)} shards: {summary_line(cells)}")
+    print(f"report: {args.reports / 'latest' / 'matrix.html'}  run: {run_dir}")
+    return judgement(judged, args.strict)
+
+
+def _attach_options(run: argparse.ArgumentParser) -> None:
+    """The options that attach engines a user already runs (see the README)."""
+    group = run.add_argument_group(
+        "engines you already run",
+        "Attach to running services instead of starting them. lakecompat never starts, stops "
+        "or restarts them; it registers its tables in a database named after the run and drops "
+        "it at the end (unless --keep-tables).",
+    )
+    group.add_argument(
+        "--spark-master",
+        metavar="spark://HOST:PORT",
+        help="a Spark standalone master: the writer and the Spark reader run their jobs there "
+        "(the driver runs here, on 127.0.0.1)",
+    )
+    group.add_argument(
+        "--trino",
+        metavar="URL",
+        help="a Trino coordinator (http://HOST:PORT) with catalogs `hudi` and `hive` on the "
+        "--metastore; needs --metastore",
+    )
+    group.add_argument(
+        "--hiveserver2",
+        metavar="HOST:PORT",
+        help="a HiveServer2 (binary transport, NOSASL) with the writer's Hudi bundle on its "
+        "classpath",
+    )
+    group.add_argument(
+        "--hiveserver2-log",
+        type=Path,
+        metavar="FILE",
+        help="the attached HiveServer2's log, where it is on this machine: a failed MapReduce "
+        "job's cause is read from it (HiveServer2 tells clients only 'return code 2')",
+    )
+    group.add_argument(
+        "--metastore",
+        metavar="thrift://HOST:PORT",
+        help="a Hive Metastore: the run registers its tables there, and engines lakecompat "
+        "starts read it",
+    )
+    group.add_argument(
+        "--warehouse",
+        metavar="FOLDER",
+        help="where the tables go (in <FOLDER>/<run id>-<random>/): a local folder or file: URI "
+        "that every engine can read; default: the run folder's tables/",
+    )
+
+
+def _attachments(args: argparse.Namespace) -> Attachments:
+    """The attachment options as given (checked by the runner)."""
+    return Attachments(
+        spark_master=args.spark_master,
+        trino=args.trino,
+        hiveserver2=args.hiveserver2,
+        hiveserver2_log=args.hiveserver2_log.resolve() if args.hiveserver2_log else None,
+        metastore=args.metastore,
+        warehouse=warehouse_folder(args.warehouse) if args.warehouse else None,
+    )
+
+
+def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:
+    grouped: dict[str, dict[str, str]] = {}
+    for engine, key, value in settings:
+        grouped.setdefault(engine, {})[key] = value
+    return grouped
+
+
+def _finish(result: RunResult, args: argparse.Namespace) -> int:
+    latest = args.reports / "latest"
+    print(summary_line(result.cells))
+    print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
+    return judgement(result.judged, args.strict)
+
+
+RUN = Command("run", add_run_parser, run)
+MERGE = Command("merge", add_merge_parser, merge)

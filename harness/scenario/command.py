@@ -1,0 +1,29 @@
+"""`lakecompat scenarios`: validate and list the scenario files."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.options import Command, Subcommands, scenario_options
+from harness.scenario.load import load_scenarios
+from harness.scenario.model import needs
+
+
+def add_parser(commands: Subcommands) -> None:
+    """The `scenarios` command's options."""
+    listing = commands.add_parser("scenarios", help="validate and list the scenario files")
+    scenario_options(listing)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Print one line per scenario (id, table types, what its table must hold, title)."""
+    scenarios = load_scenarios(args.scenario_dir, args.scenarios)
+    for scenario in scenarios:
+        types = ",".join(scenario.spec.table_types)
+        required = ",".join(needs(scenario.spec)) or "-"
+        print(f"{scenario.id:<40} {types:<8} {required:<19} {scenario.spec.title}")
+    print(f"{len(scenarios)} scenario(s), all valid")
+    return 0
+
+
+SCENARIOS = Command("scenarios", add_parser, handle)
