@@ -50,7 +50,13 @@ def test_every_service_listens_on_loopback_only(run: tuple[Path, list[Cell]]) ->
     # Spark's JVM, the Metastore, HiveServer2, Trino and the library readers' workers each
     # listen on at least one port.
     commands = " ".join(WATCH.commands.values())
-    for main_class in ("SparkSubmit", "HiveMetaStore", "HiveServer2", "TrinoMain", "reader_worker"):
+    for main_class in (
+        "SparkSubmit",
+        "HiveMetaStore",
+        "HiveServer2",
+        "TrinoMain",
+        "library/worker.py",
+    ):
         assert main_class in commands, (main_class, WATCH.sockets)
     exposed = [(pid, a, WATCH.commands.get(pid)) for pid, a in WATCH.sockets if not is_loopback(a)]
     assert exposed == []

@@ -21,7 +21,7 @@ from harness.run.progress import Progress
 from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
-WORKER = "engines/reader_worker.py"
+WORKER = "engines/library/worker.py"
 V2 = "file_group_reader_v2"  # hudi-rs's default variant
 SCHEMAS_DIFFER = (
     "QueryError: ArrowInvalid: the record batches hudi-rs returned have different schemas "
