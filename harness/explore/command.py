@@ -9,7 +9,10 @@ from pathlib import Path
 
 from engines import engine_class
 from harness.options import Command, Subcommands, csv, duration, reports_option, seconds
+from harness.results.store import load_cells
+from harness.run import folder as run_folder
 from harness.run.options import DEFAULT_ENGINES
+from harness.run.progress import Progress
 
 
 def add_parser(commands: Subcommands) -> None:
@@ -69,9 +72,6 @@ def handle(args: argparse.Namespace) -> int:
     """Explore for the budget, write what was found; 130 when interrupted."""
     # Exploring writes with Spark and generates with Hypothesis: imported once asked for.
     from harness.explore.lab import Lab, explore, mark_covered, write_findings
-    from harness.results.store import load_cells
-    from harness.run import folder as run_folder
-    from harness.run.progress import Progress
 
     for name in args.engines:
         engine_class(name)

@@ -7,8 +7,10 @@ import argparse
 from pathlib import Path
 
 from harness.options import Command, Subcommands, csv, reports_option, scenario_options
+from harness.qualify.compare import counts_line
+from harness.qualify.report import write_qualification
 from harness.run.command import selection
-from harness.run.options import DEFAULT_ENGINES
+from harness.run.options import DEFAULT_ENGINES, RunOptions
 from harness.scenario.model import TABLE_TYPES
 
 EPILOG = """\
@@ -95,12 +97,9 @@ def add_parser(commands: Subcommands) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Compare the baseline with the candidate; 1 when the candidate breaks a cell."""
-    # Running points brings Spark and the engines' registry along: imported once asked for.
-    from harness.qualify.compare import counts_line
-    from harness.qualify.report import write_qualification
+    # Running points brings Spark and every engine's class along: imported once asked for.
     from harness.qualify.run import compare_runs, run_points, selected
     from harness.qualify.versions import load_versions, parse_points
-    from harness.run.options import RunOptions
 
     sources = [bool(args.runs), bool(args.versions), bool(args.points)]
     if sources.count(True) != 1:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from harness.options import DEFAULT_SCENARIOS, Command, Subcommands
+from harness.run.progress import Progress
 
 
 def add_parser(commands: Subcommands) -> None:
@@ -44,7 +45,6 @@ def handle(args: argparse.Namespace) -> int:
     """Write the reproduction folder; 0 when the cell reproduced with the same table."""
     # Reproducing writes with Spark: imported once asked for, not for --help.
     from harness.repro.reproduce import default_folder, reproduce, summary
-    from harness.run.progress import Progress
 
     out = args.out or default_folder(args.run_dir, args.cell_id)
     made = reproduce(args.run_dir, args.cell_id, out, args.scenario_dir, Progress(quiet=args.quiet))

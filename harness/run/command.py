@@ -23,7 +23,11 @@ from harness.options import (
 )
 from harness.report.command import judgement
 from harness.results.outcomes import summary_line
-from harness.run.options import DEFAULT_ENGINES, RunResult
+from harness.run.folder import resume_options
+from harness.run.merge import merge as merge_shards
+from harness.run.options import DEFAULT_ENGINES, RunOptions, RunResult
+from harness.run.progress import Progress
+from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 
 
@@ -136,11 +140,7 @@ def add_run_parser(commands: Subcommands) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the matrix (or complete an interrupted run), print the summary, judge it."""
     # The runner brings Spark along: imported once a run is asked for, not for --help.
-    from harness.run.folder import resume_options
-    from harness.run.options import RunOptions
-    from harness.run.progress import Progress
     from harness.run.runner import Runner
-    from harness.run.shards import Shard
 
     if args.resume:
         if _attachments(args).any:
@@ -221,8 +221,6 @@ def add_merge_parser(commands: Subcommands) -> None:
 
 def merge(args: argparse.Namespace) -> int:
     """Merge the shards' run folders into one, and judge it."""
-    from harness.run.merge import merge as merge_shards
-
     run_dir, judged = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
     cells = [j.cell for j in judged]
     print(f"merged {len(args.shard_dirs)} shards: {summary_line(cells)}")
