@@ -24,6 +24,12 @@ def known_engines() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def hudi_carriers() -> list[str]:
+    """The engines that carry Hudi jars of their own, which may be another release than the
+    writer's (version skew): those whose class has a `reader_hudi_help`."""
+    return [name for name in known_engines() if engine_class(name).reader_hudi_help]
+
+
 def engine_class(name: str) -> type[Engine]:
     """The engine class registered as `name`; UnknownEngineError lists the known names."""
     try:

@@ -55,8 +55,9 @@ class Engine(ABC):
     release_env: ClassVar[str | None] = None
     #: What a version point's `<name>` field sets, for `lakecompat qualify`'s help and errors.
     release_help: ClassVar[str] = ""
-    #: What a version point's `<name>_hudi` field sets, for engines that carry Hudi jars of their
-    #: own that may differ from the writer's (version skew); "": the engine carries none.
+    #: What `--<name>-hudi-version` and a version point's `<name>_hudi` set, for engines that
+    #: carry Hudi jars of their own that may differ from the writer's (version skew); "": the
+    #: engine carries none.
     reader_hudi_help: ClassVar[str] = ""
 
     @classmethod

@@ -339,8 +339,8 @@ def test_a_shared_run_starts_each_distinct_reader_once() -> None:
     from harness.run.outlets import plan_engines
 
     current = RunOptions(engines=("spark", "hive", "trino"))
-    lagging = RunOptions(engines=current.engines, hive_hudi_version="0.15.0")
-    same_as_writer = RunOptions(engines=current.engines, spark_hudi_version="1.2.0")
+    lagging = RunOptions(engines=current.engines, reader_hudi_versions={"hive": "0.15.0"})
+    same_as_writer = RunOptions(engines=current.engines, reader_hudi_versions={"spark": "1.2.0"})
     specs, routes = plan_engines([current, lagging, same_as_writer], "1.2.0")
     assert [(s.cls.name, s.reader_hudi, s.label) for s in specs] == [
         ("spark", None, "spark"),

@@ -115,7 +115,10 @@ class HiveEngine(MetastoreReader):
     name = "hive"
     release_env = HIVE_VERSION_ENV
     release_help = "the Hive release (Metastore and HiveServer2)"
-    reader_hudi_help = "the Hudi jars HiveServer2 reads with (default: the writer's release)"
+    reader_hudi_help = (
+        "the Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
+        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)"
+    )
     # A HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.
     state_folders = ("hiveserver2*",)
     scratch_folders = ("hiveserver2*/scratch",)

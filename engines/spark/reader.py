@@ -93,7 +93,9 @@ class SparkEngine(Engine):
     shares_writer = True
 
     reader_hudi_help = (
-        "the Hudi release the Spark reader reads with (default: the writer's release)"
+        "the Hudi release the Spark reader reads with, when it is not the writer's (version "
+        "skew: e.g. the writer on 1.2.0, a Spark job still on 0.15.0); it runs in a Spark of "
+        "its own"
     )
 
     @classmethod

@@ -19,7 +19,14 @@ from engines import engine_class
 from engines.infra.artifacts import ProvisioningError, fetch
 from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from harness.qualify.compare import Point, Qualification, qualify
-from harness.qualify.versions import RELEASED, VersionPlan, VersionPoint, engine_releases, slug
+from harness.qualify.versions import (
+    CARRY_HUDI,
+    RELEASED,
+    VersionPlan,
+    VersionPoint,
+    engine_releases,
+    slug,
+)
 from harness.results.outcomes import Cell
 from harness.results.store import load_cells
 from harness.run.options import RunOptions
@@ -32,8 +39,14 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
     return replace(
         options,
         hudi_version=point.hudi or options.hudi_version,
-        hive_hudi_version=point.hive_hudi or options.hive_hudi_version,
-        spark_hudi_version=point.spark_hudi or options.spark_hudi_version,
+        reader_hudi_versions={
+            **options.reader_hudi_versions,
+            **{
+                name: getattr(point, f"{name}_hudi")
+                for name in CARRY_HUDI
+                if getattr(point, f"{name}_hudi")
+            },
+        },
         reports_dir=options.reports_dir / "points" / slug(point.name),
     )
 

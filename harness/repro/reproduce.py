@@ -168,7 +168,8 @@ def reproduce(
         writer.close()
         context.close()
         run_folder.clean(work, keep_tables=False)
-        for scratch in ("script-table", "script-warehouse", "hive-metastore", "trino"):
+        run_folder.clear_service_state(work)
+        for scratch in ("script-table", "script-warehouse"):
             shutil.rmtree(work / scratch, ignore_errors=True)
 
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from engines import known_engines
+from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments, warehouse_folder
 from harness.options import (
     DEFAULT_SCENARIOS,
@@ -61,19 +61,13 @@ def add_run_parser(commands: Subcommands) -> None:
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
     )
-    run.add_argument(
-        "--hive-hudi-version",
-        metavar="VERSION",
-        help="Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
-        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)",
-    )
-    run.add_argument(
-        "--spark-hudi-version",
-        metavar="VERSION",
-        help="Hudi release the Spark reader reads with, when it is not the writer's (version "
-        "skew: e.g. the writer on 1.2.0, a Spark job still on 0.15.0); it runs in a Spark "
-        "of its own",
-    )
+    for name in hudi_carriers():
+        run.add_argument(
+            f"--{name}-hudi-version",
+            metavar="VERSION",
+            dest=f"{_attribute(name)}_hudi_version",
+            help=engine_class(name).reader_hudi_help,
+        )
     run.add_argument(
         "--query-timeout",
         type=seconds,
@@ -157,8 +151,7 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(
         **selection(args),
         hudi_version=args.hudi_version,
-        hive_hudi_version=args.hive_hudi_version,
-        spark_hudi_version=args.spark_hudi_version,
+        reader_hudi_versions=_reader_hudi_versions(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,
@@ -285,6 +278,17 @@ def _attachments(args: argparse.Namespace) -> Attachments:
         metastore=args.metastore,
         warehouse=warehouse_folder(args.warehouse) if args.warehouse else None,
     )
+
+
+def _attribute(engine: str) -> str:
+    """An engine's name as part of an attribute (`hudi-rs` -> `hudi_rs`)."""
+    return engine.replace("-", "_")
+
+
+def _reader_hudi_versions(args: argparse.Namespace) -> dict[str, str]:
+    """`--<engine>-hudi-version` of every engine that carries Hudi jars, where given."""
+    given = {name: getattr(args, f"{_attribute(name)}_hudi_version") for name in hudi_carriers()}
+    return {name: release for name, release in given.items() if release}
 
 
 def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:

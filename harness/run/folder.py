@@ -7,7 +7,7 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
-from engines import engine_class, known_engines
+from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments
 from engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
 from harness.results.expectations import Known, to_records
@@ -52,10 +52,16 @@ def new_run_dir(reports_dir: Path) -> Path:
 
 def prepare_resume(run_dir: Path) -> Path:
     """Clear the services' state of an interrupted run; its finished cells stay."""
+    clear_service_state(run_dir)
+    return run_dir
+
+
+def clear_service_state(run_dir: Path) -> None:
+    """Delete every folder of the run folder that holds a service's state (the shared
+    services', and each engine's `state_folders`); logs and results stay."""
     for state in _folders("state_folders", SHARED_STATE_FOLDERS):
         for path in run_dir.glob(state):
             shutil.rmtree(path, ignore_errors=True)
-    return run_dir
 
 
 def clean(run_dir: Path, keep_tables: bool) -> None:
@@ -96,8 +102,7 @@ def run_info(
         "table_types": list(options.table_types),
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
-        "hive_hudi": options.hive_hudi_version,
-        "spark_hudi": options.spark_hudi_version,
+        **{f"{name}_hudi": options.reader_hudi(name) for name in hudi_carriers()},
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
     }
     if options.resume_dir is not None:
@@ -128,8 +133,9 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         table_types=tuple(info["table_types"]),
         reports_dir=reports_dir,
         hudi_version=info["writer"]["hudi"],
-        hive_hudi_version=info.get("hive_hudi"),
-        spark_hudi_version=info.get("spark_hudi"),
+        reader_hudi_versions={
+            name: info[f"{name}_hudi"] for name in hudi_carriers() if info.get(f"{name}_hudi")
+        },
         engine_settings=info.get("engine_settings") or {},
         resume_dir=run_dir.resolve(),
         known_records=info.get("known") or [],

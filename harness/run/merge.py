@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines import engine_class
+from engines import engine_class, hudi_carriers
 from engines.table import TABLE_QUERY_TYPES
 from harness.report.render import write_reports
 from harness.results.expectations import Judged
@@ -35,8 +35,7 @@ SAME_INPUTS = (
     "table_types",
     "pattern",
     "engine_settings",
-    "hive_hudi",
-    "spark_hudi",
+    *(f"{name}_hudi" for name in hudi_carriers()),
     "known",
 )
 

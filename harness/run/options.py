@@ -24,10 +24,9 @@ class RunOptions:
     table_types: tuple[str, ...] = ("cow", "mor")
     reports_dir: Path = Path("reports")
     hudi_version: str | None = None
-    #: The Hudi release on HiveServer2's classpath; None: the writer's (no version skew).
-    hive_hudi_version: str | None = None
-    #: The Hudi release the Spark reader reads with; None: the writer's (no version skew).
-    spark_hudi_version: str | None = None
+    #: The Hudi release an engine reads with where it is not the writer's (version skew), by
+    #: engine (`hive`: the jars on HiveServer2's classpath); an engine left out: the writer's.
+    reader_hudi_versions: dict[str, str] = field(default_factory=dict)
     #: Folder of known-outcome files (expectations/*.yaml); None: every cell is expected to PASS.
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).
@@ -65,7 +64,7 @@ class RunOptions:
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""
-        return {"hive": self.hive_hudi_version, "spark": self.spark_hudi_version}.get(engine)
+        return self.reader_hudi_versions.get(engine)
 
 
 @dataclass
