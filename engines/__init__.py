@@ -1,4 +1,5 @@
-"""Query engines and their provisioning. Engines are registered by name here, in one place."""
+"""The engines that read the writers' tables, one folder each, and their shared pieces. Engines are
+registered by name here, in one place; nothing here imports the harness."""
 
 from __future__ import annotations
 
