@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from engines import engine_class, known_engines
+from engines import engine_class, hudi_carriers, known_engines
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
@@ -36,9 +36,7 @@ _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
 RELEASED = {name: engine_class(name) for name in known_engines() if engine_class(name).release_env}
 #: The engines that carry Hudi jars of their own, which a point can set apart from the
 #: writer's (`hive_hudi: 1.0.2`).
-CARRY_HUDI = {
-    name: engine_class(name) for name in known_engines() if engine_class(name).reader_hudi_help
-}
+CARRY_HUDI = {name: engine_class(name) for name in hudi_carriers()}
 #: What a point may set, and what each field means (for errors and help).
 FIELDS = {
     "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
