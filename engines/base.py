@@ -39,6 +39,9 @@ class Engine(ABC):
     unsupported: ClassVar[dict[str, str]] = {}
     #: Reader configurations to run every cell under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
+    #: The variant that keeps the engine's own defaults (what a user gets who sets nothing):
+    #: the reports' overview speaks for it. None: the first variant.
+    default_variant: ClassVar[str | None] = None
     #: Whether `--set` can give the engine settings (an engine without any refuses them).
     takes_settings: ClassVar[bool] = True
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
@@ -157,6 +160,11 @@ class Engine(ABC):
         if not self.context.metastore_running():
             self.context.restart_metastore()
         self.start()
+
+    @classmethod
+    def default_variant_name(cls) -> str:
+        """The name of the variant with the engine's own defaults."""
+        return cls.default_variant or cls.variants[0].name
 
     @classmethod
     def supports(cls, table_type: str, query_type: str) -> bool:

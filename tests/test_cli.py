@@ -96,7 +96,10 @@ def test_console_script_runs_a_small_matrix(tmp_path: Path) -> None:
     # (1), each with the three copy-on-write query types; Hive lacks time travel, Trino and Daft
     # incremental and time travel, and Daft's reader refuses Hudi 1.x tables (a known ERROR)
     assert "23 pass, 0 wrong, 1 error, 0 rejected, 12 unsupported, 0 engine failed" in done.stdout
-    assert "[1/36] PASS" in done.stderr  # one progress line per cell when not on a terminal
+    # Not on a terminal: a line for each failing read, and the counts at the end.
+    assert "[36/36] so far: 23 pass, 0 wrong, 1 error" in done.stderr
+    assert "] ERROR         baseline/no_change · daft cow snapshot" in done.stderr
+    assert "] PASS" not in done.stderr
     document = json.loads((tmp_path / "reports" / "latest" / "results.json").read_text())
     assert document["schema_version"] == 2
     assert document["totals"]["verdicts"]["regression"] == 0  # the baseline is known to pass

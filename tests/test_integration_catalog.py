@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import INSTANT, SCENARIOS, SocketWatch, is_loopback, quiet_run
+from support import INSTANT, SCENARIOS, SocketWatch, headless_chromium, is_loopback, quiet_run
 
 from engines import engine_class
 from engines.table import TABLE_QUERY_TYPES
@@ -135,15 +135,69 @@ def test_clustering_and_missing_columns_read_everywhere(run: tuple[Path, list[Ce
         assert trino["mor.read_optimized"] is Outcome.PASS
 
 
-def test_matrix_has_summaries_and_the_type_change_table(run: tuple[Path, list[Cell]]) -> None:
+def default_outcome(cells: list[Cell], scenario: str, engine: str) -> str:
+    """What an overview cell must say first: the outcome of the engine's default variant where
+    it read (`*` when only some table or query types fail)."""
+    default = engine_class(engine).default_variant_name()
+    read = {
+        c.outcome
+        for c in cells
+        if c.scenario == scenario
+        and c.engine == engine
+        and c.variant == default
+        and c.outcome not in (Outcome.REJECTED, Outcome.UNSUPPORTED)
+    }
+    worst = next(o for o in (Outcome.ERROR, Outcome.WRONG, Outcome.PASS) if o in read)
+    return f"{worst.value}*" if Outcome.PASS in read and len(read) > 1 else worst.value
+
+
+def test_matrix_md_opens_with_operations_by_engines_and_the_grids(
+    run: tuple[Path, list[Cell]],
+) -> None:
     run_dir, _ = run
-    matrix = (run_dir.parent.parent / "latest" / "matrix.md").read_text()
-    for engine in ("spark", "hive", "trino"):
-        assert f"## Summary: {engine}" in matrix
-    assert "| operation | COW | MOR read-optimized | MOR snapshot | reasons |" in matrix
-    assert "## Type changes" in matrix
-    assert "### trino · copy-on-write · snapshot" in matrix
-    assert "| int | " in matrix
+    lines = (run_dir.parent.parent / "latest" / "matrix.md").read_text().splitlines()
+    header = lines.index("| operation | writer | " + " | ".join(ENGINES) + " |")
+    assert lines.index("## Apache Hudi: operations × engines") < header < 15
+    row = next(line for line in lines if "(`rename_column/then_delete`)" in line)
+    assert row.count(" | ") == len(ENGINES) + 1
+    assert "## Apache Hudi: type changes" in lines
+    for engine in ENGINES:
+        assert f"### {engine} (`{engine_class(engine).default_variant_name()}`)" in lines
+
+
+def test_the_first_screen_answers_which_engines_read_a_renamed_column(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    """matrix.html on a desktop screen: without scrolling, the renamed column's row shows every
+    engine, and the type-change grid of one engine (Trino) is one click away."""
+    from selenium.webdriver.common.by import By
+
+    run_dir, cells = run
+    browser = headless_chromium()
+    try:
+        browser.set_window_size(1920, 1080)
+        browser.get((run_dir / "matrix.html").as_uri())
+        height = browser.execute_script("return window.innerHeight")
+        rename = "rename_column/then_delete"
+        row = browser.find_element(By.CSS_SELECTOR, f"tr.operation[data-scenario='{rename}']")
+        assert row.rect["y"] + row.rect["height"] <= height
+        shown = {
+            td.get_attribute("data-engine"): td.text
+            for td in row.find_elements(By.CSS_SELECTOR, "td[data-engine]")
+        }
+        assert list(shown) == ["writer", *ENGINES]
+        for engine in ENGINES:
+            assert shown[engine].startswith(default_outcome(cells, rename, engine).rstrip("*"))
+        browser.find_element(By.CSS_SELECTOR, "input[name=grid][value=trino]").click()
+        pair = browser.find_element(
+            By.CSS_SELECTOR, "table.grid[data-engine=trino] td[data-pair=int_to_string]"
+        )
+        assert pair.is_displayed() and pair.rect["y"] + pair.rect["height"] <= height
+        assert pair.text == default_outcome(cells, "type_change/int_to_string", "trino")
+        browser.save_screenshot(str(run_dir / "first-screen.png"))
+    finally:
+        browser.quit()
+    assert (run_dir / "first-screen.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_cells_are_recorded_in_a_fixed_order(run: tuple[Path, list[Cell]]) -> None:

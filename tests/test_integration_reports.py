@@ -4,7 +4,8 @@
 - the project's own expectations judge the same run as all expected (exit 0);
 - `lakecompat diff` between runs with a changed engine setting lists exactly the cells that
   setting changes;
-- the HTML report, opened in headless Chromium, shows every cell with its outcome.
+- the HTML report, opened in headless Chromium, opens with the overview and shows every cell
+  with its outcome, its details beside it.
 """
 
 from __future__ import annotations
@@ -187,22 +188,53 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
     browser = headless_chromium()
     try:
         browser.get((run_dir / "matrix.html").as_uri())
+        # The overview comes first: the renamed column's row, with the regression marked.
+        overview = browser.find_element(By.CSS_SELECTOR, "main > section.overview")
+        assert overview.rect["y"] < 200
+        spark = browser.find_element(
+            By.CSS_SELECTOR, f"tr.operation[data-scenario='{SCENARIO}'] td[data-engine=spark]"
+        )
+        assert "regression" in spark.get_attribute("class").split()
+        assert spark.text.startswith("WRONG")
+        spark.click()
+        behind = {
+            td.get_attribute("data-id")
+            for td in browser.find_elements(By.CSS_SELECTOR, "#summary-cells td.cell")
+        }
         document = json.loads((run_dir / "results.json").read_text())
+        ids = [case_id(Cell.from_dict(c)) for c in document["cells"]]
+        assert ALTERED in behind
+        assert behind == {i for i in ids if i.startswith("spark.") and SCENARIO in i}
+        browser.find_element(By.ID, "close-details").click()
+        # Every cell is in the page, one click away (the engine's section builds its tables).
+        browser.find_element(By.ID, "open-all").click()
         shown = {
             td.get_attribute("data-id"): td.get_attribute("data-outcome")
             for td in browser.find_elements(By.CSS_SELECTOR, "td.cell")
         }
         assert shown == {case_id(Cell.from_dict(c)): c["outcome"] for c in document["cells"]}
-        regressions = browser.find_elements(By.CSS_SELECTOR, "td.regression")
+        regressions = browser.find_elements(By.CSS_SELECTOR, "section.matrix td.regression")
         assert [td.get_attribute("data-id") for td in regressions] == [ALTERED]
         assert (
             ALTERED
             in browser.find_element(By.ID, "regression").text
             + browser.find_element(By.CSS_SELECTOR, "ul.regression").text
         )
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", regressions[0])
         regressions[0].click()
         details = browser.find_element(By.ID, "details")
         assert details.is_displayed()
+        # The details sit beside the clicked cell, never over it.
+        cell_box = browser.execute_script(
+            "return arguments[0].getBoundingClientRect().toJSON()", regressions[0]
+        )
+        panel_box = browser.execute_script(
+            "return arguments[0].getBoundingClientRect().toJSON()", details
+        )
+        assert cell_box["right"] <= panel_box["left"]
+        assert cell_box["top"] >= 0 and cell_box["bottom"] <= browser.execute_script(
+            "return window.innerHeight"
+        )
         assert browser.find_element(By.ID, "detail-outcome").text == "WRONG"
         assert "regression" in details.text and "expected ERROR" in details.text
         assert "NULL" in browser.find_element(By.ID, "detail-reason").text
@@ -210,6 +242,7 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         command = browser.find_element(By.ID, "detail-repro").text
         assert command == f"lakecompat repro reports/runs/{run_dir.name} '{ALTERED}'"
         browser.save_screenshot(str(run_dir / "matrix.png"))
+        browser.find_element(By.ID, "close-details").click()
         # Filter: hide PASS; rows whose every cell passes disappear, the renamed one stays.
         browser.find_element(By.CSS_SELECTOR, "input[name=outcome][value=PASS]").click()
         visible = [

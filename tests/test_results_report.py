@@ -190,7 +190,7 @@ def test_reason_shared_by_every_query_type_is_given_once(tmp_path: Path) -> None
 
 def test_evidence_section_lists_non_pass_cells(tmp_path: Path) -> None:
     matrix = render(tmp_path)
-    evidence = matrix.split("## Evidence for every cell that is not PASS", 1)[1]
+    evidence = matrix.split("## Evidence for every read that is not PASS", 1)[1]
     assert "### spark · mor · read_optimized · `add_column/after` [default]" in evidence
     assert "**WRONG** (regression): `name` read by position" in evidence
     assert f"```sql\n{WRONG_SQL}\n```" in evidence
@@ -232,69 +232,3 @@ def test_write_reports_names_a_folder_without_results(tmp_path: Path) -> None:
 )
 def test_summary_line_counts(outcomes: list[Outcome], line: str) -> None:
     assert summary_line([cell(outcome=o) for o in outcomes]) == line
-
-
-def test_summary_has_one_row_per_scenario_and_the_three_columns(tmp_path: Path) -> None:
-    matrix = render(tmp_path)
-    assert "## Summary: spark" in matrix
-    assert "| operation | COW | MOR read-optimized | MOR snapshot | reasons |" in matrix
-    row = next(line for line in matrix.splitlines() if line.startswith("| Add a column in the"))
-    # cow snapshot: two variants, both PASS; mor read-optimized: its one cell is WRONG
-    assert row.endswith("| PASS | WRONG | PASS | MOR read-optimized: `name` read by position |")
-
-
-def test_summary_says_all_when_one_reason_covers_every_cell(tmp_path: Path) -> None:
-    refused = "the writer refused steps[0] (add_column): FIRST"
-    cells = [
-        cell(outcome=Outcome.REJECTED, reason=refused),
-        cell(table_type="mor", outcome=Outcome.REJECTED, reason=refused),
-        cell(
-            table_type="mor", query_type="read_optimized", outcome=Outcome.REJECTED, reason=refused
-        ),
-    ]
-    matrix = render(tmp_path, cells)
-    assert f"| REJECTED | REJECTED | REJECTED | all: {refused} |" in matrix
-
-
-def test_type_change_table_in_the_source_documents_layout(tmp_path: Path) -> None:
-    def change(source: str, target: str, outcome: Outcome, variant: str = "a") -> Cell:
-        return cell(
-            scenario=f"type_change/{source}_to_{target}",
-            category="type_change",
-            title=f"{source} to {target}",
-            outcome=outcome,
-            reason="" if outcome is Outcome.PASS else "why",
-            variant=variant,
-        )
-
-    cells = [
-        change("int", "long", Outcome.PASS),
-        change("int", "long", Outcome.PASS, "b"),
-        change("string", "date", Outcome.REJECTED),
-        change("long", "int", Outcome.PASS),
-        change("long", "int", Outcome.WRONG, "b"),
-        change("decimal", "decimal_wider", Outcome.PASS),
-        change("binary", "string", Outcome.REJECTED),
-        cell(scenario="type_change/nested_int_to_long", category="type_change"),
-    ]
-    lines = render(tmp_path, cells).splitlines()
-    start = lines.index("### spark · copy-on-write · snapshot")
-    table = lines[start + 2 : start + 15]
-    assert table[0] == (
-        "| source \\ target | long | float | double | string | decimal | date | int "
-        "| decimal(12,2) | decimal(12,4) | decimal(8,2) | timestamp | timestamp_ntz | boolean "
-        "| binary |"
-    )
-    assert table[2].startswith("| int | PASS |  |")
-    assert table[2].endswith("| — |  |  |  |  |  |  |  |")
-    assert table[3].startswith("| long | — |  |  |  |  |  | PASS (a)<br>WRONG (b) |")
-    assert table[7].startswith("| string |  |  |  | — |  | REJECTED |  |")
-    assert table[6] == "| decimal |  |  |  |  | — |  |  | PASS |  |  |  |  |  |  |"
-    assert table[12] == "| binary |  |  |  | REJECTED |  |  |  |  |  |  |  |  |  | — |"
-    assert [row.split(" | ")[0] for row in table[9:]] == [
-        "| timestamp",
-        "| timestamp_ntz",
-        "| boolean",
-        "| binary",
-    ]
-    assert not any("nested" in line for line in table)

@@ -43,7 +43,9 @@ def test_matrix_and_summary_list_regressions_and_fixed_upstream_first(tmp_path: 
         assert f"| `{fixed_id}` | ERROR | PASS | known: used to fail (https://x/1) |" in text
         assert "4 as expected, 1 regressions, 1 fixed upstream" in text
     matrix = (out / "matrix.md").read_text()
-    assert matrix.index("## Regressions") < matrix.index("## Summary: spark")
+    # The overview first, the verdicts right after it, then the detail tables.
+    overview = matrix.index("operations × engines")
+    assert overview < matrix.index("## Regressions") < matrix.index("## spark 3.5.9 ·")
     document = json.loads((out / "results.json").read_text())
     assert document["totals"]["verdicts"] == {
         "as expected": 4,

@@ -89,6 +89,8 @@ class SparkEngine(Engine):
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
         Variant("schema_on_read_off", {"hoodie.schema.on.read.enable": "false"}),
     )
+    # Hudi's own default: schema on read is off unless a user turns it on.
+    default_variant = "schema_on_read_off"
     # Its variants set session configuration, which the writer's jobs must not see.
     shares_writer = True
 

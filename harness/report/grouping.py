@@ -1,10 +1,6 @@
-"""How reports group cells: table type names and the type-change table's layout."""
+"""How reports group cells: table type names and the type-change grid's layout."""
 
 from __future__ import annotations
-
-from collections import defaultdict
-
-from harness.results.outcomes import Cell
 
 TABLE_TYPE_NAMES = {"cow": "copy-on-write", "mor": "merge-on-read"}
 #: The type-change table's layout: the source documents' 7 × 7 first, then the types and
@@ -30,18 +26,3 @@ TYPE_LABELS = {
 def type_label(name: str) -> str:
     """A row or column heading of the type-change table."""
     return TYPE_LABELS.get(name, name)
-
-
-def type_change_cells(
-    cells: list[Cell],
-) -> dict[tuple[str, str, str], dict[tuple[str, str], list[Cell]]]:
-    """Cells of `type_change/<source>_to_<target>` scenarios, by engine, table and query type."""
-    found: dict[tuple[str, str, str], dict[tuple[str, str], list[Cell]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for cell in cells:
-        name = cell.scenario.removeprefix("type_change/")
-        source, _, target = name.partition("_to_")
-        if cell.category == "type_change" and source in TYPE_ROWS and target in TYPE_COLUMNS:
-            found[(cell.engine, cell.table_type, cell.query_type)][(source, target)].append(cell)
-    return {key: dict(pairs) for key, pairs in sorted(found.items())}

@@ -1,31 +1,27 @@
 """`matrix.html`: the matrix as one self-contained page (no network fetches), from the cells.
 
-The page opens with the regressions and the known failures that now pass, then one table per
-engine, table type and query type (a row per scenario, a column per variant, each cell coloured
-by outcome and marked when it is a regression or fixed upstream), then the type-change tables.
-Clicking a cell opens its details (verdict, reason, known reason and link, SQL, diff sample,
-error, the table's live files and their schemas, engine log). Filters by engine, outcome,
-verdict and scenario category hide rows.
+The page opens with the overview of each table format (operations × engines, the type-change
+grids: `harness.report.overview_html`), then the regressions and the known failures that now
+pass, then every cell by engine: folded sections whose tables (a row per scenario, a column per
+variant, a table per table type and query type) the browser builds from the page's data block
+when one is opened. Scenarios the writer refused and query types an engine lacks stay folded
+unless asked for. Clicking a cell opens its details beside it (verdict, reason, known reason
+and link, what ran, diff sample, error, the table's live files, engine log).
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections import defaultdict
+from importlib.resources import files
 from typing import Any
 
-from harness.report.grouping import (
-    TABLE_TYPE_NAMES,
-    TYPE_COLUMNS,
-    TYPE_ROWS,
-    type_change_cells,
-    type_label,
-)
 from harness.report.junit import case_id
+from harness.report.overview import default_variants, overviews
+from harness.report.overview_html import overview_html
 from harness.report.summary import engine_versions, verdict_counts
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import Cell, Outcome, summary_line
+from harness.results.outcomes import Outcome, summary_line
 
 COLOURS = {
     Outcome.PASS: "#2e7d32",
@@ -35,22 +31,6 @@ COLOURS = {
     Outcome.UNSUPPORTED: "#757575",
     Outcome.ENGINE_FAILED: "#000000",
 }
-MIXED = "#8d6e63"  # a type-change pair whose variants disagree
-MARKS = {Verdict.REGRESSION: " ⚠", Verdict.FIXED_UPSTREAM: " ✓", Verdict.AS_EXPECTED: ""}
-_STYLE = """
-body { font-family: sans-serif; margin: 1.5em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; font-size: 0.9em; }
-td.cell, td.pair { color: #fff; cursor: pointer; text-align: center; }
-td.regression { outline: 3px solid #ffd600; outline-offset: -3px; font-weight: bold; }
-td.fixed { outline: 3px dashed #00e5ff; outline-offset: -3px; }
-.legend span { color: #fff; padding: 0.2em 0.5em; margin-right: 0.4em; }
-#details { position: fixed; right: 1em; bottom: 1em; width: 45%; max-height: 60%; overflow: auto;
-  background: #fafafa; border: 1px solid #999; padding: 0.8em; display: none; }
-pre { white-space: pre-wrap; background: #eee; padding: 0.4em; }
-.filters label { margin-right: 1em; }
-ul.regression, ul.fixed_upstream { max-height: 16em; overflow: auto; font-size: 0.85em; }
-"""
 #: What both pages' scripts use: HTML escaping, and the values of a filter's ticked boxes.
 SCRIPT_HELPERS = """
 const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'};
@@ -58,72 +38,43 @@ function esc(s) { return String(s).replace(/[&<>"]/g, ch => ENTITIES[ch]); }
 const wanted = name => Array.from(
   document.querySelectorAll('input[name=' + name + ']:checked')).map(i => i.value);
 """
-_SCRIPT = (
-    SCRIPT_HELPERS
-    + """
-const cells = JSON.parse(document.getElementById('cells').textContent);
-function show(id) {
-  const c = cells[id]; const d = document.getElementById('details');
-  const e = c.evidence || {};
-  let t = '<b id="detail-outcome">' + esc(c.outcome) + '</b> <span id="detail-id">'
-    + esc(c.id) + '</span><p>Verdict: <b>' + esc(c.verdict) + '</b> (expected '
-    + esc(c.expected) + ')</p>';
-  if (c.reason) t += '<p id="detail-reason">' + esc(c.reason) + '</p>';
-  if (c.known) {
-    t += '<p>Known: ' + esc(c.known.reason);
-    if (c.known.link) t += ' <a href="' + esc(c.known.link) + '">' + esc(c.known.link) + '</a>';
-    t += '</p>';
-  }
-  if (e.sql) t += '<h4>SQL</h4><pre>' + esc(e.sql) + '</pre>';
-  if (e.sample && e.sample.length) t += '<h4>Diff sample</h4><pre>'
-    + esc(e.sample.map(s => JSON.stringify(s)).join('\\n')) + '</pre>';
-  if (e.error) t += '<h4>Error</h4><pre>' + esc(e.error) + '</pre>';
-  if (e.files) t += '<h4>Table files</h4><pre id="detail-files">' + esc(e.files.summary) + '</pre>';
-  if (e.log) t += '<h4>Engine log</h4><pre>' + esc(e.log) + '</pre>';
-  if (c.repro) t += '<h4>Reproduce without lakecompat</h4><p>A folder with the writer as a '
-    + 'PySpark script, the SQL of the engine and an ISSUE.md draft:</p><pre id="detail-repro">'
-    + esc(c.repro) + '</pre>';
-  d.innerHTML = t + '<p><a href="#" onclick="this.parentNode.parentNode.style.display=\\'none\\';'
-    + 'return false">close</a></p>';
-  d.style.display = 'block';
-}
-function filter() {
-  const engines = wanted('engine'), outcomes = wanted('outcome'), categories = wanted('category');
-  const verdicts = wanted('verdict');
-  document.querySelectorAll('section.matrix').forEach(s => {
-    s.style.display = engines.includes(s.dataset.engine) ? '' : 'none';
-  });
-  document.querySelectorAll('tr.scenario').forEach(r => {
-    const outs = r.dataset.outcomes.split(' '), verds = r.dataset.verdicts.split('|');
-    const show = categories.includes(r.dataset.category) && outs.some(o => outcomes.includes(o))
-      && verds.some(v => verdicts.includes(v));
-    r.style.display = show ? '' : 'none';
-  });
-}
-document.querySelectorAll('.filters input').forEach(i => i.addEventListener('change', filter));
-"""
+#: The fields of a cell in the page's data block, in order (each an index into `strings`, but
+#: `scenario`, an index into `scenarios`, and `seconds`).
+FIELDS = (
+    *("engine", "engine_version", "reader_hudi", "table_type", "query_type", "scenario"),
+    *("variant", "outcome", "verdict", "expected", "reason", "known_reason", "known_link"),
+    *("sql", "sample", "error", "log", "files", "seconds"),
 )
 
 
 def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
-    """The page: header, verdict lists, legend, filters, the matrix tables, the type changes."""
+    """The page: the overview of each table format first, then the verdicts, then every cell
+    by engine (built in the browser from the page's data block when a section is opened)."""
     cells = [j.cell for j in judged]
     writer = info.get("writer", {})
     engines = list(dict.fromkeys(c.engine for c in cells))
     categories = sorted({c.category for c in cells})
-    index = {id(row.cell): n for n, row in enumerate(judged)}
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-        f"<title>lakecompat {_e(info.get('run_id', ''))}</title><style>{_STYLE}</style></head>",
-        "<body><h1>lakecompat compatibility matrix</h1>",
-        f"<p>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: Spark "
+        f"<title>lakecompat {_e(info.get('run_id', ''))}</title>",
+        f"<style>{_resource('matrix.css')}</style></head><body><main>",
+        "<h1>lakecompat compatibility matrix</h1>",
+        f"<p class='run'>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: Spark "
         f"{_e(writer.get('spark', '?'))} + Hudi {_e(writer.get('hudi', '?'))} · "
         + _e(engine_versions(info))
         + "</p>",
-        f"<p id='totals'><b>{_e(summary_line(cells))}</b></p>",
-        f"<p id='verdicts'>Against the known outcomes: <b>{_e(verdict_counts(judged))}</b></p>",
+        f"<p class='run' id='totals'><b>{_e(summary_line(cells))}</b> · against the known "
+        f"outcomes: <b id='verdicts'>{_e(verdict_counts(judged))}</b>"
+        + _verdict_links(judged)
+        + "</p>",
+    ]
+    for overview in overviews(info, judged):
+        parts.append(overview_html(overview))
+    index = {id(row.cell): n for n, row in enumerate(judged)}
+    parts += [
         _verdict_list(judged, Verdict.REGRESSION, "Regressions", index),
         _verdict_list(judged, Verdict.FIXED_UPSTREAM, "Fixed upstream", index),
+        "<h2 id='every-cell'>Every cell, by engine</h2>",
         "<p class='legend'>"
         + "".join(f"<span style='background:{c}'>{o.value}</span>" for o, c in COLOURS.items())
         + "⚠ regression (outlined yellow) · ✓ fixed upstream (outlined cyan)</p>",
@@ -131,29 +82,78 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         filter_boxes("outcome", [o.value for o in Outcome]),
         filter_boxes("verdict", [v.value for v in Verdict]),
         filter_boxes("category", categories),
+        "<p class='filters'><label><input type='checkbox' id='show-not-read'> show what no "
+        "engine read: scenarios the writer refused (REJECTED) and query types an engine does "
+        "not have (UNSUPPORTED)</label> · <a href='#' id='open-all' "
+        "onclick='openAll();return false'>open every engine</a></p>",
     ]
-    groups: dict[tuple[str, str, str], list[Judged]] = defaultdict(list)
-    for row in judged:
-        groups[(row.cell.engine, row.cell.table_type, row.cell.query_type)].append(row)
-    for (engine, table_type, query_type), group in groups.items():
-        parts.append(_section(engine, table_type, query_type, group, index))
-    parts.append(_type_changes(cells, index))
-    run_id = str(info.get("run_id", "<run id>"))
-    payload = json.dumps([_payload(row, run_id) for row in judged]).replace("</", "<\\/")
+    parts += [_engine_section(engine, judged) for engine in engines]
+    payload = json.dumps(page_data(info, judged), separators=(",", ":")).replace("</", "<\\/")
     parts += [
-        "<div id='details'></div>",
-        f"<script type='application/json' id='cells'>{payload}</script>",
-        f"<script>{_SCRIPT}</script></body></html>",
+        "</main><div id='details'></div>",
+        f"<script type='application/json' id='data'>{payload}</script>",
+        f"<script>{SCRIPT_HELPERS}{_resource('matrix.js')}</script></body></html>",
     ]
     return "\n".join(parts) + "\n"
 
 
-def _payload(row: Judged, run_id: str) -> dict[str, Any]:
-    """A cell's data for its details; a failing cell's with the command that reproduces it."""
-    data = {**row.to_dict(), "id": case_id(row.cell)}
-    if row.cell.outcome in (Outcome.WRONG, Outcome.ERROR):
-        data["repro"] = f"lakecompat repro reports/runs/{run_id} '{case_id(row.cell)}'"
-    return data
+def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
+    """Every cell as a row of indexes into one list of distinct strings: evidence that many
+    cells share (a table's files, a query, a reason) is in the page once."""
+    strings: dict[str, int] = {"": 0}
+    scenarios: dict[str, int] = {}
+    scenario_rows: list[list[str]] = []
+
+    def text(value: object) -> int:
+        return strings.setdefault(str(value or ""), len(strings))
+
+    rows = []
+    for row in judged:
+        cell, evidence, known = row.cell, row.cell.evidence, row.known
+        if cell.scenario not in scenarios:
+            scenarios[cell.scenario] = len(scenarios)
+            scenario_rows.append([cell.scenario, cell.title, cell.category])
+        values = {
+            **{name: getattr(cell, name) for name in FIELDS[:5]},
+            "variant": cell.variant,
+            "outcome": cell.outcome.value,
+            "verdict": row.verdict.value,
+            "expected": row.expected.value,
+            "reason": cell.reason,
+            "known_reason": known.reason if known else "",
+            "known_link": known.link if known else "",
+            "sql": evidence.sql,
+            "sample": "\n".join(json.dumps(s, sort_keys=True) for s in evidence.sample),
+            "error": evidence.error,
+            "log": evidence.log,
+            "files": (evidence.files or {}).get("summary", ""),
+        }
+        rows.append(
+            [
+                scenarios[cell.scenario]
+                if name == "scenario"
+                else round(cell.seconds, 2)
+                if name == "seconds"
+                else text(values[name])
+                for name in FIELDS
+            ]
+        )
+    return {
+        "run_id": str(info.get("run_id", "<run id>")),
+        "fields": list(FIELDS),
+        "colours": {o.value: c for o, c in COLOURS.items()},
+        "defaults": default_variants(info, judged),
+        "scenarios": scenario_rows,
+        "strings": list(strings),
+        "cells": rows,
+    }
+
+
+def _verdict_links(judged: list[Judged]) -> str:
+    regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
+    if not regressions:
+        return ""
+    return f" · <a href='#regression'>the {regressions} regressions</a>"
 
 
 def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: dict) -> str:
@@ -162,12 +162,14 @@ def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: d
     if not rows:
         return f"<h2 id='{anchor}'>{heading}: none</h2>"
     items = "".join(
-        f"<li><a href='#' onclick='show({index[id(r.cell)]});return false'>"
+        f"<li><a href='#' onclick='showCell({index[id(r.cell)]});return false'>"
         f"<code>{_e(case_id(r.cell))}</code></a>: expected {r.expected.value}, measured "
         f"{r.cell.outcome.value}. {_e(r.cell.reason)}</li>"
         for r in rows
     )
-    return f"<h2 id='{anchor}'>{heading} ({len(rows)})</h2><ul class='{anchor}'>{items}</ul>"
+    return (
+        f"<h2 id='{anchor}'>{heading} ({len(rows)})</h2><ul class='verdicts {anchor}'>{items}</ul>"
+    )
 
 
 def filter_boxes(name: str, values: list[str]) -> str:
@@ -179,78 +181,21 @@ def filter_boxes(name: str, values: list[str]) -> str:
     return f"<p class='filters'><b>{name}:</b> {boxes}</p>"
 
 
-def _section(
-    engine: str, table_type: str, query_type: str, rows: list[Judged], index: dict[int, int]
-) -> str:
-    variants = list(dict.fromkeys(r.cell.variant for r in rows))
-    by_scenario: dict[str, dict[str, Judged]] = defaultdict(dict)
-    for row in rows:
-        by_scenario[row.cell.scenario][row.cell.variant] = row
-    lines = [
-        f"<section class='matrix' data-engine='{_e(engine)}'>",
-        f"<h2>{_e(engine)} · {_e(TABLE_TYPE_NAMES[table_type])} · {_e(query_type)}</h2><table>",
-        "<tr><th>scenario</th>" + "".join(f"<th>{_e(v)}</th>" for v in variants) + "</tr>",
-    ]
-    for scenario, by_variant in by_scenario.items():
-        first = next(iter(by_variant.values())).cell
-        outcomes = " ".join(sorted({r.cell.outcome.value for r in by_variant.values()}))
-        verdicts = "|".join(sorted({r.verdict.value for r in by_variant.values()}))
-        tds = [_td(by_variant[v], index) if v in by_variant else "<td></td>" for v in variants]
-        lines.append(
-            f"<tr class='scenario' data-category='{_e(first.category)}' "
-            f"data-outcomes='{outcomes}' data-verdicts='{_e(verdicts)}'>"
-            f"<td>{_e(first.title)} (<code>{_e(scenario)}</code>)</td>" + "".join(tds) + "</tr>"
-        )
-    lines.append("</table></section>")
-    return "\n".join(lines)
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
 
 
-def _td(row: Judged, index: dict[int, int]) -> str:
-    cell = row.cell
-    css = {Verdict.REGRESSION: "cell regression", Verdict.FIXED_UPSTREAM: "cell fixed"}
+def _engine_section(engine: str, judged: list[Judged]) -> str:
+    """An engine's every cell, folded: the browser builds its tables when it is opened."""
+    mine = [j.cell for j in judged if j.cell.engine == engine]
+    version = mine[0].engine_version if mine else ""
     return (
-        f"<td class='{css.get(row.verdict, 'cell')}' data-id='{_e(case_id(cell))}' "
-        f"data-outcome='{cell.outcome.value}' data-verdict='{_e(row.verdict.value)}' "
-        f"style='background:{COLOURS[cell.outcome]}' title='{_e(cell.reason)}' "
-        f"onclick='show({index[id(cell)]})'>{cell.outcome.value}{MARKS[row.verdict]}</td>"
+        f"<details class='engine' data-engine='{_e(engine)}'><summary>{_e(engine)} "
+        f"{_e(version)}: {len(mine)} cells ({_e(summary_line(mine))})</summary>"
+        "<div class='tables'></div></details>"
     )
 
 
-def _type_changes(cells: list[Cell], index: dict[int, int]) -> str:
-    tables = type_change_cells(cells)
-    if not tables:
-        return ""
-    parts = [
-        "<h2 id='type-changes'>Type changes</h2><p>Rows: the column's type before the change; "
-        "columns: its type after (<code>decimal</code> is decimal(10,2); an empty cell is a "
-        "change the catalog does not make). Click a cell for the first variant's details.</p>"
-    ]
-    for (engine, table_type, query_type), pairs in tables.items():
-        headings = "".join(f"<th>{_e(type_label(t))}</th>" for t in TYPE_COLUMNS)
-        rows = ["<tr><th>source \\ target</th>" + headings]
-        for source in TYPE_ROWS:
-            tds = [f"<th>{_e(type_label(source))}</th>"]
-            for target in TYPE_COLUMNS:
-                group = pairs.get((source, target), [])
-                if source == target or not group:
-                    tds.append("<td>—</td>" if source == target else "<td></td>")
-                    continue
-                outcomes = list(dict.fromkeys(c.outcome for c in group))
-                colour = COLOURS[outcomes[0]] if len(outcomes) == 1 else MIXED
-                text = " / ".join(o.value for o in outcomes)
-                tds.append(
-                    f"<td class='pair' data-pair='{source}_to_{target}' "
-                    f"style='background:{colour}' onclick='show({index[id(group[0])]})'>"
-                    f"{text}</td>"
-                )
-            rows.append("<tr>" + "".join(tds) + "</tr>")
-        parts.append(
-            f"<section class='matrix types' data-engine='{_e(engine)}'><h3>{_e(engine)} · "
-            f"{_e(TABLE_TYPE_NAMES[table_type])} · {_e(query_type)}</h3>"
-            f"<table>{''.join(rows)}</table></section>"
-        )
-    return "\n".join(parts)
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+def _resource(name: str) -> str:
+    """A file shipped beside this module (the page's style and script)."""
+    return (files("harness.report") / name).read_text(encoding="utf-8")

@@ -10,26 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from engines.table import QUERY_TYPES
-from harness.report.grouping import (
-    TABLE_TYPE_NAMES,
-    TYPE_COLUMNS,
-    TYPE_ROWS,
-    type_change_cells,
-    type_label,
-)
+from harness.report.grouping import TABLE_TYPE_NAMES
 from harness.report.html import render_html
 from harness.report.junit import render_junit
+from harness.report.overview import NOT_READ, overviews
+from harness.report.overview_markdown import overview_markdown
 from harness.report.summary import engine_versions, render_summary, verdict_counts, verdict_sections
 from harness.results.expectations import Judged, Known, from_records, judge
 from harness.results.outcomes import Cell, Outcome, summary_line
 from harness.results.store import load_run, results_document
 
-#: The summary's columns: (table type, query type) → heading.
-SUMMARY_COLUMNS = {
-    ("cow", "snapshot"): "COW",
-    ("mor", "read_optimized"): "MOR read-optimized",
-    ("mor", "snapshot"): "MOR snapshot",
-}
 LEGEND = {
     Outcome.PASS: "the engine's answer equals the oracle's",
     Outcome.WRONG: "the engine answered, but not correctly (the reason says how)",
@@ -71,8 +61,9 @@ def write_reports(
 
 
 def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
-    """The Markdown matrix: verdicts first, then one table per engine, table type and variant,
-    then the evidence."""
+    """The Markdown matrix: the overview of each table format first (operations × engines, the
+    type-change grids), then the verdicts, one table per engine, table type and variant, what
+    the writer refused, and the evidence of every failing read."""
     cells = [j.cell for j in judged]
     writer = info.get("writer", {})
     lines = [
@@ -81,114 +72,40 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
         f"Run `{info.get('run_id', '?')}` · writer: Spark {writer.get('spark', '?')}"
         f" + Hudi {writer.get('hudi', '?')} · " + engine_versions(info),
         "",
-        f"**{summary_line(cells)}**",
-        "",
-        f"Against the known outcomes (`expectations/`): **{verdict_counts(judged)}**.",
-        "",
-        *verdict_sections(judged, limit=None),
-        *(f"- `{o.value}`: {text}" for o, text in LEGEND.items()),
+        f"**{summary_line(cells)}** · against the known outcomes (`expectations/`): "
+        f"**{verdict_counts(judged)}**",
     ]
-    for engine, group in _by_engine(cells).items():
-        lines += ["", f"## Summary: {engine}", ""]
-        lines += _summary_table(group)
-    type_changes = type_change_cells(cells)
-    if type_changes:
-        lines += ["", "## Type changes", ""]
-        lines += [
-            "Rows: the column's type before the change; columns: its type after. A cell is the",
-            "outcome of every variant, or the outcomes and the variants that had them;",
-            "`decimal` is decimal(10,2); an empty cell is a change the catalog does not make.",
-        ]
-        for (engine, table_type, query_type), pairs in type_changes.items():
-            lines += ["", f"### {engine} · {TABLE_TYPE_NAMES[table_type]} · {query_type}", ""]
-            lines += _type_change_table(pairs)
+    for overview in overviews(info, judged):
+        lines += ["", *overview_markdown(overview)]
+    lines += ["", *verdict_sections(judged, limit=None)]
+    lines += [*(f"- `{o.value}`: {text}" for o, text in LEGEND.items())]
     for (engine, version, table_type, variant), group in _sections(cells).items():
         lines += ["", f"## {engine} {version} · {TABLE_TYPE_NAMES[table_type]} · `{variant}`", ""]
         lines += _section_table(group)
-    failing = [j for j in judged if j.cell.outcome is not Outcome.PASS]
+    lines += _refusals(judged)
+    failing = [j for j in judged if j.cell.outcome not in (Outcome.PASS, *NOT_READ)]
     if failing:
-        lines += ["", "## Evidence for every cell that is not PASS"]
+        lines += ["", "## Evidence for every read that is not PASS"]
         for row in failing:
             lines += _evidence(row)
     return "\n".join(lines) + "\n"
 
 
-def _by_engine(cells: list[Cell]) -> dict[str, list[Cell]]:
-    engines: dict[str, list[Cell]] = defaultdict(list)
-    for cell in cells:
-        engines[cell.engine].append(cell)
-    return dict(engines)
-
-
-def combined_outcome(cells: list[Cell]) -> str:
-    """One outcome if every variant agrees, else each outcome with the variants that had it."""
-    variants: dict[str, list[str]] = defaultdict(list)
-    for cell in cells:
-        variants[cell.outcome.value].append(cell.variant)
-    if len(variants) == 1:
-        return next(iter(variants))
-    order = [o.value for o in Outcome]
-    return "<br>".join(
-        f"{outcome} ({', '.join(variants[outcome])})"
-        for outcome in sorted(variants, key=order.index)
-    )
-
-
-def _summary_table(cells: list[Cell]) -> list[str]:
-    """operation | COW | MOR read-optimized | MOR snapshot | reasons, one row per scenario."""
-    rows: dict[str, dict[tuple[str, str], list[Cell]]] = defaultdict(lambda: defaultdict(list))
-    titles: dict[str, str] = {}
-    for cell in cells:
-        if (cell.table_type, cell.query_type) in SUMMARY_COLUMNS:
-            rows[cell.scenario][(cell.table_type, cell.query_type)].append(cell)
-            titles[cell.scenario] = cell.title
-    lines = [
-        "| operation | " + " | ".join(SUMMARY_COLUMNS.values()) + " | reasons |",
-        "|---" * (len(SUMMARY_COLUMNS) + 2) + "|",
-    ]
-    for scenario, by_column in rows.items():
-        outcomes = [combined_outcome(by_column.get(k, [])) for k in SUMMARY_COLUMNS]
-        reason_text = "<br>".join(
-            f"{', '.join(where)}: {_md(reason)}"
-            for reason, where in _summary_reasons(by_column).items()
-        )
-        lines.append(
-            f"| {_md(titles[scenario])} (`{scenario}`) | "
-            + " | ".join(outcomes)
-            + f" | {reason_text} |"
-        )
-    return lines
-
-
-def _summary_reasons(by_column: dict[tuple[str, str], list[Cell]]) -> dict[str, list[str]]:
-    """Each reason with where it applies: a column, a column [variants], or `all`."""
-    reasons: dict[str, list[str]] = defaultdict(list)
-    for key, heading in SUMMARY_COLUMNS.items():
-        column = by_column.get(key, [])
-        by_reason: dict[str, list[str]] = defaultdict(list)
-        for cell in column:
-            if cell.outcome is not Outcome.PASS:
-                by_reason[cell.reason].append(cell.variant)
-        for reason, variants in by_reason.items():
-            every = len(variants) == len(column)
-            reasons[reason].append(heading if every else f"{heading} [{', '.join(variants)}]")
-    present = {SUMMARY_COLUMNS[k] for k in by_column}
-    if len(reasons) == 1 and set(next(iter(reasons.values()))) == present:
-        return {next(iter(reasons)): ["all"]}
-    return dict(reasons)
-
-
-def _type_change_table(pairs: dict[tuple[str, str], list[Cell]]) -> list[str]:
-    lines = [
-        "| source \\ target | " + " | ".join(map(type_label, TYPE_COLUMNS)) + " |",
-        "|---" * (len(TYPE_COLUMNS) + 1) + "|",
-    ]
-    for source in TYPE_ROWS:
-        row = [
-            "—" if source == target else combined_outcome(pairs.get((source, target), []))
-            for target in TYPE_COLUMNS
-        ]
-        lines.append(f"| {type_label(source)} | " + " | ".join(row) + " |")
+def _refusals(judged: list[Judged]) -> list[str]:
+    """What the writer refused, once per scenario and table type (not once per reader)."""
+    seen: dict[tuple[str, str], Judged] = {}
+    for row in judged:
+        cell = row.cell
+        if cell.outcome is Outcome.REJECTED:
+            seen.setdefault((cell.scenario, cell.table_type), row)
+    if not seen:
+        return []
+    lines = ["", "## What the writer refused", ""]
+    for (scenario, table_type), row in seen.items():
+        lines.append(f"- `{scenario}` ({TABLE_TYPE_NAMES[table_type]}): {_md(row.cell.reason)}")
+        if row.cell.evidence.sql:
+            lines += ["", "  ```sql", *(f"  {x}" for x in row.cell.evidence.sql.splitlines())]
+            lines += ["  ```"]
     return lines
 
 

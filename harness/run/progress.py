@@ -1,4 +1,9 @@
-"""Progress on the terminal: a bar on a terminal, one line per cell otherwise (CI logs)."""
+"""Progress on the terminal: a bar on a terminal, a line every 100 cells otherwise (CI logs).
+
+Either way a cell that fails to read (WRONG, ERROR, ENGINE_FAILED) gets a line of its own with
+its reason; a change the writer refused gets one line for its table, not one per reader cell;
+PASS and UNSUPPORTED cells are only counted.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,10 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from harness.results.outcomes import Cell, Outcome
+from harness.results.outcomes import Cell, Outcome, summary_line
+
+#: Cells between two count lines when not on a terminal.
+EVERY = 100
 
 
 class Progress:
@@ -26,6 +34,9 @@ class Progress:
         self._total = 0
         self._done = 0
         self._lock = threading.RLock()
+        self._cells: list[Cell] = []
+        #: Tables whose refusal by the writer was reported already.
+        self._refused: set[tuple[str, str]] = set()
 
     def stage(self, text: str) -> None:
         with self._lock:
@@ -45,18 +56,34 @@ class Progress:
             self._bar = tqdm(total=total, unit="cell", file=self.stream, dynamic_ncols=True)
 
     def cell(self, cell: Cell) -> None:
-        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {cell.query_type}"
-        line = f"{cell.outcome.value:<13} {where} [{cell.variant}]"
-        if cell.outcome is not Outcome.PASS:
-            line += f": {cell.reason}"
+        """Count a cell; report it when it failed to read, or when the writer refused its
+        table's change and this is the table's first cell."""
         with self._lock:
             self._done += 1
+            self._cells.append(cell)
+            line = self._line(cell)
             if self._bar is not None:
-                if cell.outcome is not Outcome.PASS:
+                if line:
                     self.note(line)
                 self._bar.update(1)
-            else:
+                return
+            if line:
                 self.note(f"[{self._done}/{self._total}] {line}")
+            if self._done % EVERY == 0 or self._done == self._total:
+                self.note(f"[{self._done}/{self._total}] so far: {summary_line(self._cells)}")
+
+    def _line(self, cell: Cell) -> str:
+        """What to say of one cell ("" for nothing)."""
+        if cell.outcome in (Outcome.PASS, Outcome.UNSUPPORTED):
+            return ""
+        if cell.outcome is Outcome.REJECTED:
+            table = (cell.scenario, cell.table_type)
+            if table in self._refused:
+                return ""
+            self._refused.add(table)
+            return f"REJECTED      {cell.scenario} ({cell.table_type}): {cell.reason}"
+        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {cell.query_type}"
+        return f"{cell.outcome.value:<13} {where} [{cell.variant}]: {cell.reason}"
 
     def end(self) -> None:
         if self._bar is not None:

@@ -190,6 +190,7 @@ class Runner:
         info = run_folder.run_info(
             outlet.run_dir, outlet.options, writer.versions, versions, self.scenarios, outlet.known
         )
+        info["default_variants"] = {s.engine.name: s.engine.default_variant_name() for s in mine}
         if self.shard is not None:
             info["shard"] = self.shard
         if self._attached_record:

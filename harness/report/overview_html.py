@@ -1,0 +1,159 @@
+"""The overview as HTML: the first thing `matrix.html` shows (see `harness.report.overview`).
+
+Operations × engines on the left, the type-change grid of one engine (tabs) on the right, both
+within the first screen of a desktop browser. Clicking a cell lists every cell behind it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS, type_label
+from harness.report.overview import Overview, Summary
+from harness.report.overview_markdown import category_title, format_title, how_to_read
+from harness.results.outcomes import Outcome
+
+#: A summary's colour: full where every read fails (or passes), pale where some pass.
+FULL = {
+    Outcome.PASS: "#2e7d32",
+    Outcome.WRONG: "#c62828",
+    Outcome.ERROR: "#ef6c00",
+    Outcome.REJECTED: "#6a1b9a",
+    Outcome.ENGINE_FAILED: "#000000",
+}
+PALE = {Outcome.WRONG: "#ef9a9a", Outcome.ERROR: "#ffcc80", Outcome.REJECTED: "#ce93d8"}
+
+
+def overview_html(overview: Overview) -> str:
+    """The operations table and the type-change grids of one table format."""
+    name = format_title(overview.format)
+    parts = [
+        f"<section class='overview' id='overview-{_e(overview.format)}' "
+        f"data-format='{_e(overview.format)}'>",
+        f"<div><h2>{_e(name)}: operations × engines</h2>",
+        f"<p class='how'>{_e(how_to_read(overview))}</p>",
+        _operations(overview),
+        "</div>",
+    ]
+    if overview.writer_grid:
+        parts.append(_grids(overview))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _operations(overview: Overview) -> str:
+    head = "<th>operation</th><th>writer</th>" + "".join(
+        f"<th title='default configuration: {_e(overview.defaults.get(e, ''))}'>{_e(e)}"
+        f"<small>{_e(overview.defaults.get(e, ''))}</small></th>"
+        for e in overview.engines
+    )
+    lines = [f"<table class='operations'><thead><tr>{head}</tr></thead><tbody>"]
+    category = None
+    for row in overview.rows:
+        if row.category != category:
+            category = row.category
+            lines.append(
+                f"<tr class='category'><th colspan='{len(overview.engines) + 2}'>"
+                f"{_e(category_title(category))}</th></tr>"
+            )
+        cells = [_summary_td(row.writer, "writer", row.scenario, row.writer.text)]
+        cells += [
+            _summary_td(row.engines[e], e, row.scenario, row.engines[e].text)
+            for e in overview.engines
+        ]
+        lines.append(
+            f"<tr class='operation' data-scenario='{_e(row.scenario)}'>"
+            f"<td class='op' title='{_e(row.scenario)}'>{_e(row.title)}</td>"
+            + "".join(cells)
+            + "</tr>"
+        )
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def _grids(overview: Overview) -> str:
+    names = ["writer", *overview.engines]
+    first = overview.engines[0] if overview.engines else "writer"
+    tabs = "".join(
+        f"<label><input type='radio' name='grid' value='{_e(n)}'"
+        f"{' checked' if n == first else ''}> {_e(n)}</label>"
+        for n in names
+    )
+    grids = [_grid("writer", overview.writer_grid, first)]
+    grids += [_grid(e, overview.grids[e], first) for e in overview.engines]
+    return (
+        f"<div><h2>{_e(format_title(overview.format))}: type changes</h2>"
+        "<p class='run' style='max-width:48em'>Rows: the column's type before the change; "
+        "columns: its type after (decimal is decimal(10,2)). Choose the writer (does Hudi accept "
+        "the change?) or an engine (does its default configuration read the table after it?). "
+        "*: on some table or query types only.</p>"
+        f"<p class='tabs'>{tabs}</p>" + "".join(grids) + "</div>"
+    )
+
+
+def _grid(name: str, pairs: dict[tuple[str, str], Summary], first: str) -> str:
+    rows = [s for s in TYPE_ROWS if any((s, t) in pairs for t in TYPE_COLUMNS)]
+    columns = [t for t in TYPE_COLUMNS if any((s, t) in pairs for s in TYPE_ROWS)]
+    head = "".join(f"<th>{_e(type_label(t))}</th>" for t in columns)
+    lines = [
+        f"<table class='grid{' shown' if name == first else ''}' data-engine='{_e(name)}'>"
+        f"<thead><tr><th>{_e(name)}: before \\ after</th>{head}</tr></thead><tbody>"
+    ]
+    for source in rows:
+        tds = [f"<th>{_e(type_label(source))}</th>"]
+        for target in columns:
+            summary = pairs.get((source, target))
+            if source == target or summary is None:
+                tds.append("<td class='none'>·</td>" if source == target else "<td></td>")
+                continue
+            scenario = f"type_change/{source}_to_{target}"
+            tds.append(
+                _summary_td(summary, name, scenario, summary.short, css="pair").replace(
+                    "<td ", f"<td data-pair='{source}_to_{target}' ", 1
+                )
+            )
+        lines.append("<tr>" + "".join(tds) + "</tr>")
+    lines.append("</tbody></table>")
+    return "".join(lines)
+
+
+def _summary_td(summary: Summary, engine: str, scenario: str, text: str, css: str = "sum") -> str:
+    """A clickable overview cell: its colour, its words, and the data its details need."""
+    if summary.outcome is None:
+        shown = "—" if summary.text.startswith("refused") else text
+        return f"<td class='none' title='{_e(summary.text)}'>{_e(shown)}</td>"
+    if engine == "writer" and summary.outcome is Outcome.PASS:
+        style = "color:#2e7d32"
+    elif summary.partial and summary.outcome in PALE:
+        style = f"background:{PALE[summary.outcome]}"
+    else:
+        style = f"background:{FULL[summary.outcome]};color:#fff"
+    classes = [css]
+    if summary.regression:
+        classes.append("regression")
+        text += " ⚠"
+    if summary.fixed_upstream:
+        classes.append("fixed")
+        text += " ✓"
+    title = "\n".join([summary.text, *summary.reasons])
+    click = "showSummary(this)" if engine != "writer" else "showWriter(this)"
+    return (
+        f"<td class='{' '.join(classes)}' style='{style}' data-engine='{_e(engine)}' "
+        f"data-scenario='{_e(scenario)}' data-outcome='{summary.outcome.value}' "
+        f"data-summary='{_e(summary.text)}' data-reasons='{_e(json.dumps(summary.reasons))}' "
+        f"title='{_e(title)}' onclick='{click}'>{_words(text)}</td>"
+    )
+
+
+def _words(text: str) -> str:
+    """`ERROR on snapshot · PASS with x`: the outcome bold, the variant that helps on a line
+    of its own."""
+    head, _, fix = text.partition(" · ")
+    word, _, where = head.partition(" ")
+    shown = f"<b>{_e(word)}</b> {_e(where)}".rstrip()
+    return shown + (f"<small>{_e(fix)}</small>" if fix else "")
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)

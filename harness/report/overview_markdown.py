@@ -1,0 +1,101 @@
+"""The overview as Markdown: the first thing `matrix.md` shows (see `harness.report.overview`)."""
+
+from __future__ import annotations
+
+from harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS, type_label
+from harness.report.overview import Overview, Summary
+
+FORMAT_NAMES = {"hudi": "Apache Hudi", "iceberg": "Apache Iceberg", "delta": "Delta Lake"}
+
+
+def category_title(category: str) -> str:
+    """`rename_column` → `rename column`."""
+    return category.replace("_", " ")
+
+
+def format_title(name: str) -> str:
+    """A table format's name as users know it."""
+    return FORMAT_NAMES.get(name, name)
+
+
+def how_to_read(overview: Overview) -> str:
+    """The sentence under an overview's heading: whose configuration the cells speak for."""
+    defaults = ", ".join(f"{e}: `{v}`" for e, v in overview.defaults.items())
+    return (
+        f"Each engine in its default configuration ({defaults}), over copy-on-write and "
+        "merge-on-read tables and every query type it has: `PASS`, or what fails where. "
+        "`PASS with X`: its variant X reads it right. — : the writer refused the change. "
+        "⚠ regression, ✓ fixed upstream. Click a cell for every cell behind it."
+    )
+
+
+def overview_markdown(overview: Overview) -> list[str]:
+    """The operations table and the type-change grids of one table format."""
+    name = format_title(overview.format)
+    lines = [f"## {name}: operations × engines", "", how_to_read(overview), ""]
+    header = ["operation", "writer", *overview.engines]
+    lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    category = None
+    for row in overview.rows:
+        if row.category != category:
+            category = row.category
+            lines.append(f"| **{category_title(category)}** |" + " |" * (len(header) - 1))
+        cells = [_text(row.writer), *(_text(row.engines[e]) for e in overview.engines)]
+        lines.append(f"| {_md(row.title)} (`{row.scenario}`) | " + " | ".join(cells) + " |")
+    if overview.writer_grid:
+        lines += ["", *type_grids_markdown(overview)]
+    return lines
+
+
+def type_grids_markdown(overview: Overview) -> list[str]:
+    """The writer's grid, then one grid per engine: rows the type before, columns after."""
+    lines = [
+        f"## {format_title(overview.format)}: type changes",
+        "",
+        "Rows: the column's type before the change; columns: its type after (`decimal` is "
+        "decimal(10,2); an empty cell is a change the catalog does not make). First whether "
+        "the writer accepts the change, then what each engine's default configuration reads "
+        "after it (`*`: on some table or query types only; details in the tables below).",
+    ]
+    lines += ["", "### writer", "", *_grid(overview.writer_grid)]
+    for engine in overview.engines:
+        default = overview.defaults.get(engine, "")
+        lines += ["", f"### {engine} (`{default}`)", "", *_grid(overview.grids[engine])]
+    return lines
+
+
+def _grid(pairs: dict[tuple[str, str], Summary]) -> list[str]:
+    rows = [s for s in TYPE_ROWS if any((s, t) in pairs for t in TYPE_COLUMNS)]
+    columns = [t for t in TYPE_COLUMNS if any((s, t) in pairs for s in TYPE_ROWS)]
+    lines = [
+        "| source \\ target | " + " | ".join(map(type_label, columns)) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
+    for source in rows:
+        cells = []
+        for target in columns:
+            summary = pairs.get((source, target))
+            if source == target:
+                cells.append("·")
+            else:
+                cells.append(_marked(summary.short, summary) if summary else "")
+        lines.append(f"| {type_label(source)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _text(summary: Summary) -> str:
+    if summary.outcome is None:
+        return "—" if summary.text.startswith("refused") else summary.text
+    return _marked(_md(summary.text), summary)
+
+
+def _marked(text: str, summary: Summary) -> str:
+    if summary.regression:
+        text += " ⚠"
+    if summary.fixed_upstream:
+        text += " ✓"
+    return text
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,196 @@
+"""The overview every report opens with: one cell per operation and engine, summing up the
+engine's default configuration; the type-change grids; the writer's refusals said once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from test_results_report import cell, write_run
+
+from harness.report.overview import overviews
+from harness.report.render import write_reports
+from harness.results.expectations import Known, judge
+from harness.results.outcomes import Cell, Outcome
+
+INFO = {
+    "run_id": "20250101-000000",
+    "writer": {"spark": "3.5.9", "hudi": "1.2.0"},
+    "engines": {"spark": "3.5.9", "trino": "483"},
+    "engine_order": ["spark", "trino"],
+    "default_variants": {"spark": "off", "trino": "names"},
+}
+RENAME = "rename_column/rename"
+
+
+def read(engine: str, variant: str, table_type: str, query_type: str, outcome: Outcome) -> Cell:
+    return cell(
+        scenario=RENAME,
+        category="rename_column",
+        title="Rename a column",
+        engine=engine,
+        variant=variant,
+        table_type=table_type,
+        query_type=query_type,
+        outcome=outcome,
+        reason="" if outcome is Outcome.PASS else f"{outcome.value.lower()} because",
+    )
+
+
+def spark_and_trino() -> list[Cell]:
+    """Spark: its default fails on MOR snapshot only, the `on` variant passes everywhere.
+    Trino: every read fails; it has no incremental query."""
+    cells = []
+    for table_type, query_type in (
+        ("cow", "snapshot"),
+        ("mor", "snapshot"),
+        ("mor", "read_optimized"),
+    ):
+        failing = (table_type, query_type) == ("mor", "snapshot")
+        cells.append(
+            read("spark", "off", table_type, query_type, Outcome.WRONG if failing else Outcome.PASS)
+        )
+        cells.append(read("spark", "on", table_type, query_type, Outcome.PASS))
+        cells.append(read("trino", "names", table_type, query_type, Outcome.WRONG))
+    cells.append(read("trino", "names", "cow", "incremental", Outcome.UNSUPPORTED))
+    return cells
+
+
+def the_overview(cells: list[Cell], info: dict[str, Any] = INFO, known: list[Known] = ()):
+    [overview] = overviews(info, judge(cells, list(known)))
+    return overview
+
+
+def test_one_row_per_operation_and_a_cell_per_engine() -> None:
+    overview = the_overview(spark_and_trino())
+    [row] = overview.rows
+    assert (row.scenario, row.category) == (RENAME, "rename_column")
+    assert list(row.engines) == ["spark", "trino"] == overview.engines
+    assert row.writer.text == "accepted"
+
+
+def test_a_cell_says_where_the_default_fails_and_which_variant_reads_it() -> None:
+    spark = the_overview(spark_and_trino()).rows[0].engines["spark"]
+    assert spark.text == "WRONG on MOR snapshot · PASS with on"
+    assert spark.partial and spark.outcome is Outcome.WRONG
+    assert spark.reasons == ["MOR snapshot: wrong because"]
+    # every cell behind it, of every variant, is one click away
+    assert len(spark.cells) == 6
+
+
+def test_everywhere_is_one_word_and_unsupported_query_types_are_left_out() -> None:
+    trino = the_overview(spark_and_trino()).rows[0].engines["trino"]
+    assert trino.text == "WRONG"
+    assert not trino.partial
+
+
+def test_a_query_type_failing_on_both_table_types_is_named_once() -> None:
+    cells = [
+        read("spark", "off", "cow", "snapshot", Outcome.ERROR),
+        read("spark", "off", "mor", "snapshot", Outcome.ERROR),
+        read("spark", "off", "mor", "read_optimized", Outcome.PASS),
+        read("spark", "off", "cow", "incremental", Outcome.WRONG),
+        read("spark", "off", "mor", "incremental", Outcome.PASS),
+    ]
+    spark = the_overview(cells).rows[0].engines["spark"]
+    assert spark.text == "ERROR on snapshot; WRONG on COW incremental"
+    assert spark.outcome is Outcome.ERROR
+
+
+def test_a_whole_table_type_is_named_as_such() -> None:
+    cells = [
+        read("spark", "off", "cow", "snapshot", Outcome.PASS),
+        read("spark", "off", "mor", "snapshot", Outcome.WRONG),
+        read("spark", "off", "mor", "read_optimized", Outcome.WRONG),
+    ]
+    assert the_overview(cells).rows[0].engines["spark"].text == "WRONG on MOR"
+
+
+def test_without_recorded_defaults_the_first_variant_speaks() -> None:
+    info = {k: v for k, v in INFO.items() if k != "default_variants"}
+    spark = the_overview(spark_and_trino(), info).rows[0].engines["spark"]
+    assert spark.text == "WRONG on MOR snapshot · PASS with on"  # "off" came first
+
+
+def test_the_writer_refusal_is_its_cell_and_readers_have_nothing_to_read() -> None:
+    cells = [
+        cell(outcome=Outcome.REJECTED, reason="the writer refused: FIRST", engine=e, variant=v)
+        for e, v in (("spark", "off"), ("trino", "names"))
+    ]
+    cells.append(cell(outcome=Outcome.UNSUPPORTED, engine="trino", variant="names"))
+    [row] = the_overview(cells).rows
+    assert row.writer.text == "REJECTED"
+    assert row.writer.reasons == ["the writer refused: FIRST"]
+    assert {e: s.text for e, s in row.engines.items()} == {
+        "spark": "refused by the writer",
+        "trino": "refused by the writer",
+    }
+    assert all(s.outcome is None for s in row.engines.values())
+
+
+def test_a_regression_behind_a_cell_marks_it() -> None:
+    known = [
+        Known(
+            engine="trino",
+            scenario="*",
+            query_type="incremental",
+            outcome=Outcome.UNSUPPORTED,
+            reason="none",
+        ),
+        Known(engine="trino", scenario="*", outcome=Outcome.WRONG, reason="by name"),
+    ]
+    row = the_overview(spark_and_trino(), known=known).rows[0]
+    assert row.engines["spark"].regression  # its WRONG is not known
+    assert not row.engines["trino"].regression
+
+
+def change(source: str, target: str, engine: str, outcome: Outcome, **more: Any) -> Cell:
+    return cell(
+        scenario=f"type_change/{source}_to_{target}",
+        category="type_change",
+        title=f"{source} to {target}",
+        engine=engine,
+        variant={"spark": "off", "trino": "names"}[engine],
+        outcome=outcome,
+        reason="" if outcome is Outcome.PASS else "why",
+        **more,
+    )
+
+
+def test_type_changes_are_grids_per_engine_not_rows() -> None:
+    cells = [
+        change("int", "long", "spark", Outcome.PASS),
+        change("int", "long", "trino", Outcome.WRONG),
+        change("int", "long", "trino", Outcome.PASS, table_type="mor"),
+        change("string", "date", "spark", Outcome.REJECTED),
+        change("string", "date", "trino", Outcome.REJECTED),
+    ]
+    overview = the_overview(cells)
+    assert overview.rows == []
+    assert overview.grids["spark"][("int", "long")].short == "PASS"
+    assert overview.grids["trino"][("int", "long")].short == "WRONG*"
+    assert overview.grids["trino"][("int", "long")].text == "WRONG on COW"
+    assert overview.grids["trino"][("string", "date")].short == "refused"
+    assert overview.writer_grid[("string", "date")].text == "REJECTED"
+    assert overview.writer_grid[("int", "long")].text == "accepted"
+
+
+def test_markdown_opens_with_the_overview_and_the_grids(tmp_path: Path) -> None:
+    cells = [*spark_and_trino(), change("int", "long", "trino", Outcome.WRONG)]
+    run_dir = write_run(tmp_path / "run", cells, INFO)
+    write_reports(run_dir, [tmp_path / "out"])
+    lines = (tmp_path / "out" / "matrix.md").read_text().splitlines()
+    first = lines.index("## Apache Hudi: operations × engines")
+    assert first < 10  # after the title, the run and the counts
+    header = lines.index("| operation | writer | spark | trino |")
+    assert lines[header + 2] == "| **rename column** | | | |"
+    assert lines[header + 3] == (
+        f"| Rename a column (`{RENAME}`) | accepted | WRONG on MOR snapshot · PASS with on ⚠ "
+        "| WRONG ⚠ |"
+    )
+    grid = lines.index("### trino (`names`)")
+    assert lines[grid + 2 : grid + 5] == [
+        "| source \\ target | long |",
+        "|---|---|",
+        "| int | WRONG ⚠ |",
+    ]
