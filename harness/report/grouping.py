@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 TABLE_TYPE_NAMES = {"cow": "copy-on-write", "mor": "merge-on-read"}
+#: The overview's order of categories: the baseline, then the changes the source documents
+#: start with; any other category after them, in the order the run met it.
+CATEGORY_ORDER = ("baseline", "add_column", "drop_column", "rename_column", "reorder")
 #: The type-change table's layout: the source documents' 7 × 7 first, then the types and
 #: decimal targets the catalog added (scripts/generate_type_changes.py); a pair the catalog
 #: lacks stays an empty cell.

@@ -92,18 +92,26 @@ function showSummary(element) {
   t += '<table id="summary-cells"><thead><tr><th>table · query type</th>'
     + variants.map(v => '<th>' + esc(v) + (v === DATA.defaults[engine] ? ' (default)' : '')
     + '</th>').join('') + '</tr></thead>';
-  places.forEach(place => {
+  const unsupported = places.filter(place => cells.every(
+    c => c.table_type + ' ' + c.query_type !== place || c.outcome === 'UNSUPPORTED'));
+  places.filter(place => !unsupported.includes(place)).forEach(place => {
     t += '<tr><th>' + esc(place) + '</th>' + variants.map(v => {
       const c = cells.find(x => x.variant === v && x.table_type + ' ' + x.query_type === place);
       return c ? td(c) : '<td></td>';
     }).join('') + '</tr>';
   });
-  openPanel(t + '</table><p>Click a cell for its evidence.</p>', element);
+  t += '</table><p>Click a cell for its evidence.</p>';
+  if (unsupported.length) {
+    t += '<p>' + esc(engine) + ' has no ' + esc(unsupported.join(', ')) + ' query (UNSUPPORTED): '
+      + 'see every cell below, with what no engine read shown.</p>';
+  }
+  openPanel(t, element);
 }
 
-function showGrid(engine) {
-  document.querySelectorAll('table.grid').forEach(g => {
-    g.classList.toggle('shown', g.dataset.engine === engine);
+// The overview's two views (operations × engines, type changes), one shown at a time.
+function showView(input) {
+  input.closest('section.overview').querySelectorAll('.view').forEach(v => {
+    v.classList.toggle('hidden', v.dataset.view !== input.value);
   });
 }
 
@@ -174,11 +182,11 @@ document.querySelectorAll('.filters input, #show-not-read').forEach(
   i => i.addEventListener('change', filter));
 document.querySelectorAll('details.engine').forEach(
   d => d.addEventListener('toggle', () => { if (d.open) buildEngine(d); }));
-document.querySelectorAll('input[name=grid]').forEach(
-  i => i.addEventListener('change', () => showGrid(i.value)));
+document.querySelectorAll('p.views input').forEach(i => {
+  i.addEventListener('change', () => showView(i));
+  if (i.checked) showView(i);
+});
 document.addEventListener('keydown', e => { if (e.key === 'Escape') closePanel(); });
-const firstGrid = document.querySelector('input[name=grid]:checked');
-if (firstGrid) showGrid(firstGrid.value);
 
 // The writer's overview cell: whether it accepted the change, and what it said when it refused.
 function showWriter(element) {

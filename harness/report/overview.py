@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engines.table import QUERY_TYPES
-from harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS
+from harness.report.grouping import CATEGORY_ORDER, TYPE_COLUMNS, TYPE_ROWS
 from harness.results.expectations import Judged, Verdict
 from harness.results.outcomes import Outcome
 
@@ -154,9 +154,16 @@ def _overview(
         writer_grid[pair] = writer
         for engine, summary in summaries.items():
             grids[engine][pair] = summary
+    rows.sort(key=lambda r: _category_rank(r.category))
     return Overview(
         name, engines, {e: defaults.get(e, "") for e in engines}, rows, grids, writer_grid
     )
+
+
+def _category_rank(category: str) -> int:
+    """Where a category's rows go: CATEGORY_ORDER first, the others after (a stable sort keeps
+    them in the run's order)."""
+    return CATEGORY_ORDER.index(category) if category in CATEGORY_ORDER else len(CATEGORY_ORDER)
 
 
 def writer_summary(judged: list[Judged], indexes: list[int]) -> Summary:

@@ -1,7 +1,7 @@
 """The overview as HTML: the first thing `matrix.html` shows (see `harness.report.overview`).
 
-Operations × engines on the left, the type-change grid of one engine (tabs) on the right, both
-within the first screen of a desktop browser. Clicking a cell lists every cell behind it.
+Two views of the first screen: operations × engines (shown first), and the type-change grids of
+the writer and every engine. Clicking a cell lists every cell behind it.
 """
 
 from __future__ import annotations
@@ -26,12 +26,21 @@ PALE = {Outcome.WRONG: "#ef9a9a", Outcome.ERROR: "#ffcc80", Outcome.REJECTED: "#
 
 
 def overview_html(overview: Overview) -> str:
-    """The operations table and the type-change grids of one table format."""
-    name = format_title(overview.format)
+    """The overview of one table format: two views of the first screen, operations × engines
+    (shown first) and the type-change grids of the writer and every engine."""
+    fmt = _e(overview.format)
+    views = [("operations", "operations × engines")]
+    if overview.writer_grid:
+        views.append(("types", "type changes"))
+    tabs = "".join(
+        f"<label><input type='radio' name='view-{fmt}' value='{value}'"
+        f"{' checked' if n == 0 else ''}> {label}</label>"
+        for n, (value, label) in enumerate(views)
+    )
     parts = [
-        f"<section class='overview' id='overview-{_e(overview.format)}' "
-        f"data-format='{_e(overview.format)}'>",
-        f"<div><h2>{_e(name)}: operations × engines</h2>",
+        f"<section class='overview' id='overview-{fmt}' data-format='{fmt}'>",
+        f"<h2>{_e(format_title(overview.format))}</h2><p class='views'>{tabs}</p>",
+        "<div class='view' data-view='operations'>",
         f"<p class='how'>{_e(how_to_read(overview))}</p>",
         _operations(overview),
         "</div>",
@@ -73,32 +82,26 @@ def _operations(overview: Overview) -> str:
 
 
 def _grids(overview: Overview) -> str:
-    names = ["writer", *overview.engines]
-    first = overview.engines[0] if overview.engines else "writer"
-    tabs = "".join(
-        f"<label><input type='radio' name='grid' value='{_e(n)}'"
-        f"{' checked' if n == first else ''}> {_e(n)}</label>"
-        for n in names
-    )
-    grids = [_grid("writer", overview.writer_grid, first)]
-    grids += [_grid(e, overview.grids[e], first) for e in overview.engines]
+    grids = [_grid("writer", "", overview.writer_grid)]
+    grids += [_grid(e, overview.defaults.get(e, ""), overview.grids[e]) for e in overview.engines]
     return (
-        f"<div><h2>{_e(format_title(overview.format))}: type changes</h2>"
-        "<p class='run' style='max-width:48em'>Rows: the column's type before the change; "
-        "columns: its type after (decimal is decimal(10,2)). Choose the writer (does Hudi accept "
-        "the change?) or an engine (does its default configuration read the table after it?). "
-        "*: on some table or query types only.</p>"
-        f"<p class='tabs'>{tabs}</p>" + "".join(grids) + "</div>"
+        "<div class='view' data-view='types'><p class='how'>Rows: the column's type before the "
+        "change; columns: its type after (decimal is decimal(10,2)). First the writer (does Hudi "
+        "accept the change?), then each engine in its default configuration (does it read the "
+        "table after it?). *: on some table or query types only; refused: the writer refused "
+        "the change. Click a cell for every cell behind it.</p>"
+        f"<div class='grids'>{''.join(grids)}</div></div>"
     )
 
 
-def _grid(name: str, pairs: dict[tuple[str, str], Summary], first: str) -> str:
+def _grid(name: str, default: str, pairs: dict[tuple[str, str], Summary]) -> str:
     rows = [s for s in TYPE_ROWS if any((s, t) in pairs for t in TYPE_COLUMNS)]
     columns = [t for t in TYPE_COLUMNS if any((s, t) in pairs for s in TYPE_ROWS)]
     head = "".join(f"<th>{_e(type_label(t))}</th>" for t in columns)
+    caption = f"{name} <small>({default})</small>" if default else name
     lines = [
-        f"<table class='grid{' shown' if name == first else ''}' data-engine='{_e(name)}'>"
-        f"<thead><tr><th>{_e(name)}: before \\ after</th>{head}</tr></thead><tbody>"
+        f"<table class='grid' data-engine='{_e(name)}'><caption>{caption}</caption>"
+        f"<thead><tr><th>before \\ after</th>{head}</tr></thead><tbody>"
     ]
     for source in rows:
         tds = [f"<th>{_e(type_label(source))}</th>"]
@@ -121,7 +124,7 @@ def _grid(name: str, pairs: dict[tuple[str, str], Summary], first: str) -> str:
 def _summary_td(summary: Summary, engine: str, scenario: str, text: str, css: str = "sum") -> str:
     """A clickable overview cell: its colour, its words, and the data its details need."""
     if summary.outcome is None:
-        shown = "—" if summary.text.startswith("refused") else text
+        shown = "—" if summary.text.startswith("refused") and css == "sum" else text
         return f"<td class='none' title='{_e(summary.text)}'>{_e(shown)}</td>"
     if engine == "writer" and summary.outcome is Outcome.PASS:
         style = "color:#2e7d32"
@@ -129,7 +132,7 @@ def _summary_td(summary: Summary, engine: str, scenario: str, text: str, css: st
         style = f"background:{PALE[summary.outcome]}"
     else:
         style = f"background:{FULL[summary.outcome]};color:#fff"
-    classes = [css]
+    classes = [css, "writer"] if engine == "writer" else [css]
     if summary.regression:
         classes.append("regression")
         text += " ⚠"
@@ -152,7 +155,7 @@ def _words(text: str) -> str:
     head, _, fix = text.partition(" · ")
     word, _, where = head.partition(" ")
     shown = f"<b>{_e(word)}</b> {_e(where)}".rstrip()
-    return shown + (f"<small>{_e(fix)}</small>" if fix else "")
+    return shown + (f" <small>· {_e(fix)}</small>" if fix else "")
 
 
 def _e(text: object) -> str:
