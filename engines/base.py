@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from engines.context import RunContext
+from engines.errors import log_tail
 from engines.table import TableRef
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)
@@ -113,9 +112,21 @@ class Engine(ABC):
     def query(self, sql: str, variant: Variant) -> pa.Table:
         """Run `sql` under `variant` and return the answer as an Arrow table."""
 
+    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+        """What a cell ran, written so that a user can run it: the variant's settings as
+        `SET key=value;` statements, then the read (`read_sql`). Engines whose settings take
+        another form override it."""
+        sets = "".join(f"SET {key}={value};\n" for key, value in variant.settings.items())
+        return f"{sets}{self.read_sql(table, query_type)};"
+
+    @property
+    def log_path(self) -> Path | None:
+        """The engine's own log, which a failed query's evidence quotes; None: it has none."""
+        return None
+
     def log_excerpt(self) -> str:
         """The end of the engine's log, kept as evidence when the engine fails."""
-        return ""
+        return log_tail(self.log_path) if self.log_path is not None else ""
 
     def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
         """Files that let someone run this read without lakecompat (file name → text): the

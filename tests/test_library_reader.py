@@ -15,7 +15,7 @@ import pytest
 
 from engines.base import Variant
 from engines.context import RunContext
-from engines.errors import QueryError
+from engines.errors import QueryError, error_text
 from engines.library.environment import environment_dir, provision
 from engines.library.reader import LibraryReader, comparable
 
@@ -58,9 +58,11 @@ def test_an_exception_in_the_read_is_a_query_error_with_the_library_frames(
     code = "def read():\n    raise ValueError('Only support table version 5 and 6')\nread()\n"
     with pytest.raises(QueryError) as raised:
         reader.query(code, Variant("default"))
-    lines = str(raised.value).splitlines()
-    assert lines[0] == "ValueError: Only support table version 5 and 6"
-    assert any("in read" in line for line in lines[1:])
+    assert str(raised.value) == "ValueError: Only support table version 5 and 6"
+    # The evidence: the message, then where in the library it was raised.
+    lines = error_text(raised.value).splitlines()
+    assert lines[0] == "QueryError: ValueError: Only support table version 5 and 6"
+    assert any(line.strip().startswith("File ") and "in read" in line for line in lines[1:])
     assert reader.alive()  # a failed read does not end the worker
     assert "ValueError" in reader.log_excerpt()
 

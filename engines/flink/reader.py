@@ -25,6 +25,7 @@ import re
 import urllib.error
 import urllib.request
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -32,7 +33,7 @@ import pyarrow as pa
 from engines.answers import canonical_json
 from engines.base import Engine, Variant
 from engines.context import RunContext
-from engines.errors import QueryError, log_tail
+from engines.errors import QueryError
 from engines.flink.runtime import FLINK_VERSION, HUDI_VERSION, FlinkProcess, provision
 from engines.table import TableRef
 from engines.table import reference_instant as reference_of
@@ -237,12 +238,23 @@ class FlinkEngine(Engine):
         create = f"CREATE TEMPORARY TABLE {name} (\n{declared}\n){partitioned}\nWITH (\n{listed}\n)"
         return f"{create}{_SPLIT}SELECT * FROM {name}"
 
+    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+        """For Flink's SQL client: batch mode, the table's declaration, then the `SELECT` with
+        the variant's options as its table hint, as the service runs them."""
+        header = (
+            f"-- Flink {self.version} with hudi-flink1.17-bundle {self.hudi_version}\n"
+            "SET 'execution.runtime-mode' = 'batch';\n"
+        )
+        statements = _statements(self.read_sql(table, query_type), variant)
+        return header + _SPLIT.join(statements) + ";"
+
+    @property
+    def log_path(self) -> Path:
+        return self.context.log_dir / f"{self.label}.log"
+
     def query(self, sql: str, variant: Variant) -> pa.Table:
         """Run the script's statements in the service; Flink's error becomes a QueryError."""
-        statements = sql.split(_SPLIT)
-        if variant.settings:
-            hint = ", ".join(f"{literal(k)}={literal(v)}" for k, v in variant.settings.items())
-            statements[-1] += f" /*+ OPTIONS({hint}) */"
+        statements = _statements(sql, variant)
         assert self._process is not None, "Flink is not started"
         request = urllib.request.Request(
             f"http://127.0.0.1:{self._process.port}/query",
@@ -256,11 +268,18 @@ class FlinkEngine(Engine):
             if exc.code != 422:
                 raise
             failure = json.loads(exc.read())
-            raise QueryError(_failure_text(failure)) from None
+            trace = "\n".join([failure["root"], *(f"\tat {f}" for f in failure["trace"])])
+            raise QueryError(_failure_text(failure), trace) from None
         return to_arrow(answer["columns"], answer["rows"])
 
-    def log_excerpt(self) -> str:
-        return log_tail(self.context.log_dir / f"{self.label}.log")
+
+def _statements(sql: str, variant: Variant) -> list[str]:
+    """The script's statements, the variant's settings a table hint on the last (the read)."""
+    statements = sql.split(_SPLIT)
+    if variant.settings:
+        hint = ", ".join(f"{literal(k)}={literal(v)}" for k, v in variant.settings.items())
+        statements[-1] += f" /*+ OPTIONS({hint}) */"
+    return statements
 
 
 def _query_options(table: TableRef, query_type: str) -> dict[str, str]:

@@ -52,6 +52,8 @@ READ_SETTINGS = {
     "hive.input.format": "org.apache.hadoop.hive.ql.io.HiveInputFormat",
     "hive.vectorized.execution.enabled": "false",
 }
+#: What every session lakecompat opens sets: result columns named without their table's name.
+SESSION_SETTINGS = {"hive.resultset.use.unique.column.names": "false"}
 
 
 def hive_arrow_type(type_code: str, precision: int | None, scale: int | None) -> pa.DataType:
@@ -281,15 +283,23 @@ class HiveEngine(MetastoreReader):
         self.context.registered[table.name] = table
 
     def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
-        """`register.hql` (Hive sync's layout as DDL) and `reader.hql` (the session's settings
-        as SETs, then the query), for beeline."""
-        session = {**READ_SETTINGS, "hive.resultset.use.unique.column.names": "false"}
-        sets = "".join(f"SET {k}={v};\n" for k, v in {**session, **variant.settings}.items())
-        header = f"-- HiveServer2 {self.version} with hudi-spark3.5-bundle {self.hudi_version}\n"
+        """`register.hql` (Hive sync's layout as DDL) and `reader.hql` (the cell's evidence:
+        the session's settings as SETs, then the query), for beeline."""
         return {
             "register.hql": "".join(f"{statement};\n" for statement in registration_ddl(table)),
-            "reader.hql": f"{header}{sets}{self.read_sql(table, query_type)};\n",
+            "reader.hql": self.evidence_sql(table, query_type, variant) + "\n",
         }
+
+    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+        """For beeline: the session's settings as SETs (those lakecompat always sets, then the
+        variant's), then the query with its query type's SETs."""
+        session = {**READ_SETTINGS, **SESSION_SETTINGS, **variant.settings}
+        sets = "".join(f"SET {key}={value};\n" for key, value in session.items())
+        header = (
+            f"-- HiveServer2 {self.version} with hudi-spark3.5-bundle {self.hudi_version}, "
+            f"database {self.context.database}\n"
+        )
+        return f"{header}{sets}{self.read_sql(table, query_type)};"
 
     def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
         lines = [line for line in files["reader.hql"].splitlines() if not line.startswith("--")]
@@ -342,7 +352,9 @@ class HiveEngine(MetastoreReader):
                 _execute(cursor, select)
             except QueryError as exc:
                 finished = True  # Hive answered: the session is fine
-                raise QueryError(_with_job_cause(str(exc), log, start)) from None
+                # The server log has the whole trace; the client gets HiveServer2's part only.
+                trace = _logged_trace(_written_since(log, start)) or exc.trace
+                raise QueryError(_with_job_cause(str(exc), log, start), trace) from None
             rows = cursor.fetchall()
             columns, nested = _answer_columns(cursor)
             cursor.close()
@@ -389,7 +401,7 @@ class HiveEngine(MetastoreReader):
     def _open_session(self, port: int | None = None, database: str | None = None) -> Any:
         from pyhive import hive
 
-        configuration = {"hive.resultset.use.unique.column.names": "false"}
+        configuration = dict(SESSION_SETTINGS)
         if self._address is not None:
             # The settings Hudi's input formats need, which lakecompat's own HiveServer2 has
             # in its hive-site.xml, hold for every session of an attached one.
@@ -477,11 +489,9 @@ def _with_job_cause(message: str, log: Path, start: int) -> str:
       says nothing of where it came from: the Hudi frame that threw it is appended.
     """
     bare = _BARE_EXCEPTION.search(message)
-    if ("MapRedTask" not in message and not bare) or not log.is_file():
+    if "MapRedTask" not in message and not bare:
         return message
-    with log.open("rb") as handle:
-        handle.seek(start)
-        written = handle.read().decode(errors="replace").splitlines()
+    written = _written_since(log, start)
     frame = _throwing_frame(written, bare[1]) if bare else None
     if frame:
         return f"{message} (no message) at {frame}"
@@ -489,6 +499,42 @@ def _with_job_cause(message: str, log: Path, start: int) -> str:
     if not causes:
         return message
     return f"{message}; the MapReduce job failed with {causes[-1].removeprefix('Caused by: ')}"
+
+
+def _written_since(log: Path, start: int) -> list[str]:
+    """The lines HiveServer2 logged after `start` (none when there is no log)."""
+    if not log.is_file():
+        return []
+    with log.open("rb") as handle:
+        handle.seek(start)
+        return handle.read().decode(errors="replace").splitlines()
+
+
+def _logged_trace(lines: list[str]) -> str:
+    """The first Java stack trace in log lines that has a `Caused by:` (else the first one):
+    the trace of the failure, which the server logs before the shorter one it sends."""
+    traces: list[list[str]] = []
+    current: list[str] | None = None
+    for number, line in enumerate(lines):
+        following = lines[number + 1] if number + 1 < len(lines) else ""
+        if current is not None and _in_trace(line):
+            current.append(line)
+        elif _FRAME.match(following):  # an exception's first line: its frames follow
+            current = [line]
+            traces.append(current)
+        else:
+            current = None
+    chained = [t for t in traces if any(line.startswith("Caused by: ") for line in t)]
+    return "\n".join((chained or traces or [[]])[0])
+
+
+_FRAME = re.compile(r"^\s+at \S")
+
+
+def _in_trace(line: str) -> bool:
+    """Whether a log line belongs to a stack trace (a frame, `... N more`, `Caused by:`)."""
+    stripped = line.strip()
+    return bool(_FRAME.match(line)) or stripped.startswith(("... ", "Caused by: "))
 
 
 #: A message that ends in a Java exception's class name, i.e. an exception without a message.
@@ -525,8 +571,23 @@ def _execute(cursor: Any, statement: str) -> None:
         status = getattr(exc.args[0], "status", None) if exc.args else None
         message = getattr(status, "errorMessage", None)
         if message:
-            raise QueryError(message) from None
+            trace = _sent_trace(getattr(status, "infoMessages", None) or [])
+            raise QueryError(message, trace) from None
         raise
+
+
+def _sent_trace(entries: list[str]) -> str:
+    """The stack trace HiveServer2 sends with an error, in Java's form. It sends exceptions
+    as `*Class:message:depth:frames` and frames as `Class:method:File.java:line`."""
+    lines: list[str] = []
+    for entry in entries:
+        if entry.startswith("*"):
+            name, _, message = entry[1:].rsplit(":", 2)[0].partition(":")
+            lines.append(f"{'Caused by: ' if lines else ''}{name}: {message}")
+        elif entry.count(":") >= 3:
+            name, method, source, line = entry.rsplit(":", 3)
+            lines.append(f"\tat {name}.{method}({source}:{line})")
+    return "\n".join(lines)
 
 
 def _answer_columns(cursor: Any) -> tuple[list[tuple[str, pa.DataType]], frozenset[str]]:

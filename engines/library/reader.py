@@ -117,11 +117,11 @@ class LibraryReader(Engine):
             error = failure["error"]
             if error.startswith("PanicException"):
                 # Rust prints the panic's site, then its backtrace, to the worker's log.
-                error += _panic_site(log_tail(self._log_path, 400))
+                error += _panic_site(log_tail(self.log_path, 400))
             stable = next((line for p, line in self.unstable_errors if p.match(error)), None)
             if stable is not None:
                 error = f"{stable}\n{error}"
-            raise QueryError(_failure_text(error, failure["trace"])) from None
+            raise QueryError(error, failure["trace"]) from None
         return comparable(answer)
 
     def responsive(self) -> bool:
@@ -134,13 +134,17 @@ class LibraryReader(Engine):
         except OSError:
             return False
 
-    def log_excerpt(self) -> str:
-        return log_tail(self._log_path)
-
     @property
-    def _log_path(self) -> Path:
+    def log_path(self) -> Path:
         """The worker's log (the supervisor names it after the engine's label)."""
         return self.context.log_dir / f"{self.label}.log"
+
+    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+        """The read's Python code as it ran, its `settings` (the variant's) spelled out first."""
+        header = f"# {self.name} {self.version}: pip install {' '.join(self.packages)}\n"
+        if self.takes_settings:
+            header += f"settings = {dict(variant.settings)!r}\n"
+        return header + self.read_sql(table, query_type)
 
     @staticmethod
     def path_of(table: TableRef) -> str:
@@ -164,9 +168,3 @@ def _panic_site(log: str) -> str:
     """Where in the library's Rust code the last panic happened, from the worker's log."""
     sites = _PANIC.findall(log)
     return f" (Rust panic at {sites[-1]})" if sites else ""
-
-
-def _failure_text(error: str, trace: str) -> str:
-    """The library's error line, then where in the library it was raised (the evidence)."""
-    frames = [line.strip() for line in trace.splitlines() if line.strip().startswith("File ")]
-    return "\n".join([error, *frames[-3:]])

@@ -19,7 +19,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from engines.errors import describe_error, error_text
+from engines.errors import describe_error, error_trace, message_lines
 from engines.spark.runtime import SparkRuntime
 
 #: Seconds to wait for the child to exit after it was asked to.
@@ -31,13 +31,19 @@ def runtime_label(hudi: str) -> str:
     return f"spark-hudi-{hudi}"
 
 
+#: At most this much of a child's stack trace crosses to the parent (the evidence keeps less).
+_TRACE_LIMIT = 64_000
+
+
 class RemoteSparkError(RuntimeError):
     """A request failed in the child's Spark; `java_exception` is its error text, as a Py4J
-    error carries it, so that the cell's reason reads as for the run's own Spark."""
+    error carries it, so that the cell's reason reads as for the run's own Spark, and `trace`
+    the JVM's stack trace behind it."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, trace: str = "") -> None:
         super().__init__(text)
         self.java_exception = text
+        self.trace = trace
 
 
 def _serve(conn: Connection, log_dir: Path, hudi: str, master: str | None = None) -> None:
@@ -59,7 +65,8 @@ def _serve(conn: Connection, log_dir: Path, hudi: str, master: str | None = None
             try:
                 conn.send(("ok", fn(runtime, *args)))
             except Exception as exc:  # noqa: BLE001 - the parent's caller says what failed
-                conn.send(("error", error_text(exc, lines=40, limit=8000)))
+                message = "\n".join(message_lines(exc)[:40])[:8000]
+                conn.send(("error", (message, error_trace(exc)[:_TRACE_LIMIT])))
     except (EOFError, KeyboardInterrupt):
         pass  # the parent is gone or the run was interrupted
     finally:
@@ -107,7 +114,7 @@ class SparkProcess:
         """
         status, answer = self._ask((fn, args))
         if status == "error":
-            raise RemoteSparkError(answer)
+            raise RemoteSparkError(*answer)
         return answer
 
     def _ask(self, request: tuple[Any, ...]) -> tuple[str, Any]:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from engines.answers import arrow_type, canonical_json
 from engines.base import Engine, Variant
-from engines.errors import log_tail
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
 from engines.spark.process import SparkProcess
-from engines.spark.runtime import SparkRuntime
+from engines.spark.runtime import SESSION_SETTINGS, SparkRuntime
 from engines.table import TableRef, reference_instant
 
 
@@ -171,5 +171,17 @@ class SparkEngine(Engine):
             return self.remote.call(query_in, sql, dict(variant.settings))
         return run_query(self.context.spark.session(), sql, variant.settings)
 
-    def log_excerpt(self) -> str:
-        return log_tail(self._spark().log_path)
+    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+        """For spark-sql: the session's configuration as its command line (a comment), the
+        variant's settings as SETs, then the read."""
+        bundle = hudi_bundle(self.hudi_version)
+        confs = " ".join(f"--conf {key}={value}" for key, value in SESSION_SETTINGS.items())
+        header = (
+            f"-- Spark {self.version}: spark-sql --packages "
+            f"{bundle.group}:{bundle.artifact}:{bundle.version} {confs}\n"
+        )
+        return header + super().evidence_sql(table, query_type, variant)
+
+    @property
+    def log_path(self) -> Path:
+        return self._spark().log_path

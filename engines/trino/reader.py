@@ -18,6 +18,7 @@ import datetime as dt
 import json
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -126,6 +127,26 @@ def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:
     }
 
 
+def catalog_comments(catalog: str, files: dict[str, dict[str, str]]) -> str:
+    """The properties of `catalog` as SQL comments, and those of the catalog it hands Hudi
+    tables to (`hive.hudi-catalog-name`), each under the file that holds them."""
+    properties = files[catalog]
+    lines = [f"-- etc/catalog/{catalog}.properties:"]
+    lines += [f"--   {key}={value}" for key, value in properties.items()]
+    if properties.get("connector.name") == "hudi":
+        lines.append(f"--   ({_COLUMN_NAMES}=true unless set: Trino's default)")
+    target = properties.get("hive.hudi-catalog-name")
+    if target in files and target != catalog:
+        lines.append(f"-- which hands Hudi tables to catalog {target}:")
+        lines.append(catalog_comments(target, files).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+#: The Hudi connector's catalog property matching Parquet columns by name (the session
+#: property `<catalog>.use_parquet_column_names` overrides it per query).
+_COLUMN_NAMES = "hudi.parquet.use-column-names"
+
+
 def quote(identifier: str) -> str:
     """Double-quote a Trino identifier."""
     return '"' + identifier.replace('"', '""') + '"'
@@ -179,6 +200,8 @@ class TrinoEngine(MetastoreReader):
         self._server: TrinoServer | AttachedTrino | None = None
         self._version = trino_version()
         self._address = context.attachments.trino
+        #: The catalog files the coordinator was started with (None: not started).
+        self._catalogs: dict[str, dict[str, str]] | None = None
 
     @property
     def version(self) -> str:
@@ -199,7 +222,8 @@ class TrinoEngine(MetastoreReader):
         install = provision(self._version)
         server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
         self._server = server
-        server.start(catalogs(metastore.uri))
+        self._catalogs = catalogs(metastore.uri)
+        server.start(self._catalogs)
 
     def stop(self) -> None:
         if self._server is not None:
@@ -218,18 +242,37 @@ class TrinoEngine(MetastoreReader):
     def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
         """The two catalog files (on a Metastore that has the table registered as Hive sync
         does: see `register.hql`) and the query with its session properties."""
-        settings = dict(variant.settings)
-        catalog = settings.pop(CATALOG, "hudi")
         files = {
             f"etc/catalog/{name}.properties": "".join(f"{k}={v}\n" for k, v in props.items())
             for name, props in catalogs("thrift://METASTORE_HOST:9083").items()
         }
-        session = "".join(f"SET SESSION {k} = {_session_value(v)};\n" for k, v in settings.items())
-        use = f"USE {catalog}.{self.context.database};\n"
         header = f"-- Trino {self.version}\n"
-        files["reader.sql"] = f"{header}{use}{session}{self.read_sql(table, query_type)};\n"
+        files["reader.sql"] = (
+            f"{header}{self._session_sql(variant)}{self.read_sql(table, query_type)};\n"
+        )
         files["register.hql"] = "".join(f"{statement};\n" for statement in registration_ddl(table))
         return files
+
+    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+        """The catalog the query ran in with its properties (as comments: they live in
+        `etc/catalog/<catalog>.properties`), then `USE`, `SET SESSION` and the query."""
+        catalog = variant.settings.get(CATALOG, "hudi")
+        if self._address is not None:
+            header = (
+                f"-- Trino {self.version} at {self._address}: its catalog {catalog} is not "
+                "lakecompat's, so its properties are not known here\n"
+            )
+        else:
+            files = self._catalogs or catalogs("thrift://METASTORE_HOST:9083")
+            header = f"-- Trino {self.version}\n" + catalog_comments(catalog, files)
+        return f"{header}{self._session_sql(variant)}{self.read_sql(table, query_type)};"
+
+    def _session_sql(self, variant: Variant) -> str:
+        """`USE catalog.schema;` and a `SET SESSION` for each of the variant's properties."""
+        settings = dict(variant.settings)
+        catalog = settings.pop(CATALOG, "hudi")
+        session = "".join(f"SET SESSION {k} = {_session_value(v)};\n" for k, v in settings.items())
+        return f"USE {catalog}.{self.context.database};\n{session}"
 
     def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
         settings: dict[str, str] = {}
@@ -279,12 +322,18 @@ class TrinoEngine(MetastoreReader):
                 cursor.execute(sql)
                 rows = cursor.fetchall()
             except trino.exceptions.TrinoQueryError as exc:
-                raise QueryError(_message(exc.error_name, exc.message)) from None
+                trace = failure_trace(exc.failure_info or {})
+                raise QueryError(_message(exc.error_name, exc.message), trace) from None
             finally:
                 server.current = None
             return to_arrow(cursor.description or [], rows)
         finally:
             connection.close()
+
+    @property
+    def log_path(self) -> Path | None:
+        """The server log of lakecompat's own coordinator; an attached one's is not known."""
+        return None if self._address is not None else self.context.log_dir / "trino-server.log"
 
     def log_excerpt(self) -> str:
         logs = self.context.log_dir
@@ -361,6 +410,18 @@ class AttachedTrino:
 
     def stop(self) -> None:
         """Nothing: the coordinator is not lakecompat's."""
+
+
+def failure_trace(info: dict[str, Any], caused: bool = False) -> str:
+    """A Trino query's `failureInfo` (the exception on the coordinator, with its causes) in
+    Java's stack trace form."""
+    if not info:
+        return ""
+    prefix = "Caused by: " if caused else ""
+    lines = [f"{prefix}{info.get('type', '?')}: {info.get('message') or ''}".rstrip(": ")]
+    lines += [f"\tat {frame}" for frame in info.get("stack") or []]
+    cause = failure_trace(info.get("cause") or {}, caused=True)
+    return "\n".join(lines + ([cause] if cause else []))
 
 
 def _message(error_name: str, message: str) -> str:

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
-from engines.base import Variant
-from engines.errors import describe_error, error_text
+from engines.base import Engine, Variant
+from engines.errors import LOG_LIMIT, describe_error, error_text, log_since, log_size
 from engines.infra.watchdog import Watchdog
 from engines.table import TABLE_QUERY_TYPES, TableRef
 from harness.results.outcomes import Cell, Evidence, Outcome
@@ -68,6 +68,8 @@ def measure(
         reason = f"could not register the table: {register_error}"
         return verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
     sql = engine.read_sql(table, query_type)
+    shown = engine.evidence_sql(table, query_type, variant)
+    log_start = log_size(engine.log_path)
     started = time.monotonic()
     failure: Exception | None = None
     with Watchdog(fleet.query_timeout, engine.kill) as dog:
@@ -85,24 +87,40 @@ def measure(
             reason = f"{engine.name} stopped answering: {error}"
         else:
             reason = f"{engine.name} died during the query: {error}"
-        evidence = Evidence(sql=sql, error=error, log=engine.log_excerpt())
+        text = error_text(failure) if failure is not None else None
+        evidence = Evidence(sql=shown, error=text, log=failure_log(engine, log_start))
         fleet.recover(state, reason)
         return verdict(cell, Outcome.ERROR, reason, evidence)
     if failure is not None:
         cell.seconds = round(time.monotonic() - started, 3)
         error = describe_error(failure)
-        evidence = Evidence(sql=sql, error=error_text(failure))
+        log = failure_log(engine, log_start)
+        evidence = Evidence(sql=shown, error=error_text(failure), log=log)
         if probe is not None:
             reason = f"{probe}; reading the table anyway failed: {error}"
             return verdict(cell, Outcome.UNSUPPORTED, reason, evidence)
         return verdict(cell, Outcome.ERROR, error, evidence)
     cell.seconds = round(time.monotonic() - started, 3)
     last = table.partition_by if engine.partition_columns_last else ()
-    cell = judge(cell, scenario, table, query_type, answer, sql, last)
+    cell = judge(cell, scenario, table, query_type, answer, shown, last)
     if probe is not None:
         found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason
         cell.outcome, cell.reason = Outcome.UNSUPPORTED, f"{probe}; reading it anyway: {found}"
     return cell
+
+
+def failure_log(engine: Engine, start: int) -> str | None:
+    """The engine's log as a failed query's evidence: what the query wrote to it (from
+    `start`), cut to the failure; where it wrote nothing, the log's last lines, saying so."""
+    path = engine.log_path
+    written = log_since(path, start)
+    if path is not None and written:
+        return f"{path.name}, written during the query:\n{written}"
+    tail = "\n".join(engine.log_excerpt().splitlines()[-15:])[-LOG_LIMIT:]
+    if not tail:
+        return None
+    where = path.name if path is not None else f"{engine.name}'s log"
+    return f"{where}: nothing written during the query; its last lines:\n{tail}"
 
 
 def read_table(
