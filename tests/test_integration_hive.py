@@ -56,7 +56,22 @@ def test_renamed_column_fails_except_with_the_legacy_reader(run: tuple[Path, lis
             continue
         assert cell.outcome is Outcome.ERROR, (variant, cell.outcome)
         assert "Cannot inspect org.apache.hadoop.io.NullWritable" in cell.reason
-        assert cell.evidence.sql and cell.evidence.sql.startswith("SELECT * FROM `t_rename")
+        # What ran: the session's SETs (lakecompat's and the variant's), then the query.
+        sql = (cell.evidence.sql or "").splitlines()
+        assert "SET hive.input.format=org.apache.hadoop.hive.ql.io.HiveInputFormat;" in sql
+        assert "SET hive.vectorized.execution.enabled=false;" in sql
+        setting = next(iter(cell.settings.items()))
+        assert f"SET {setting[0]}={setting[1]};" in sql
+        assert sql[-1].startswith("SELECT * FROM `t_rename")
+        # The error's cause chain with its frames, and the server log the query wrote.
+        error = cell.evidence.error or ""
+        assert "Caused by: java.lang.UnsupportedOperationException: Cannot inspect" in error
+        assert "\n    at org.apache.hadoop.hive." in error
+        assert len(error) <= 4000
+        log = cell.evidence.log or ""
+        assert log.startswith("hiveserver2.log, written during the query:")
+        assert "Cannot inspect org.apache.hadoop.io.NullWritable" in log
+        assert len(log) <= 3100
     mapreduce = [c for key, c in renamed.items() if key[2] == "mapreduce"]
     assert all("the MapReduce job failed with" in c.reason for c in mapreduce)
 
