@@ -138,6 +138,29 @@ def _bounded(blocks: list[str], limit: int) -> str:
     return "\n".join([blocks[0], f"... ({left_out} more causes left out)", *kept_end])
 
 
+def logged_trace(lines: list[str]) -> str:
+    """The first Java stack trace in log lines that has a `Caused by:` (else the first one):
+    a server logs the failure's whole trace before the shorter one it answers with."""
+    traces: list[list[str]] = []
+    current: list[str] | None = None
+    for number, line in enumerate(lines):
+        following = lines[number + 1] if number + 1 < len(lines) else ""
+        if current is not None and _in_trace(line):
+            current.append(line)
+        elif _FRAME.match(following):  # an exception's first line: its frames follow
+            current = [line]
+            traces.append(current)
+        else:
+            current = None
+    chained = [t for t in traces if any(line.startswith("Caused by: ") for line in t)]
+    return "\n".join((chained or traces or [[]])[0])
+
+
+def _in_trace(line: str) -> bool:
+    """Whether a log line belongs to a stack trace (a frame, `... N more`, `Caused by:`)."""
+    return bool(_FRAME.match(line) or _MORE.match(line)) or line.startswith("Caused by: ")
+
+
 def _short(line: str) -> str:
     return line if len(line) <= _LINE_LIMIT else line[: _LINE_LIMIT - 1] + "…"
 

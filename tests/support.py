@@ -20,6 +20,7 @@ from harness.run.runner import Runner
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 INSTANT = re.compile(r"\b\d{17}\b")
+METASTORE_PORT = re.compile(r"thrift://127\.0\.0\.1:\d+")
 
 
 class InterruptAfter(Progress):
@@ -37,8 +38,9 @@ class InterruptAfter(Progress):
 
 def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
     """Cells without what differs between runs by design: timings, the run's own path, the
-    Hudi commit times (instants) in the SQL of incremental and time-travel queries, and an
-    error's lines after its first."""
+    Hudi commit times (instants) in the SQL of incremental and time-travel queries, the
+    Metastore's port in Trino's catalog properties, an error's lines after its first, and a
+    log excerpt's lines after the first (which says where it comes from)."""
     rows = []
     for cell in cells:
         data = cell.to_dict()
@@ -48,9 +50,14 @@ def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
         error = data["evidence"]["error"]
         if error:
             data["evidence"]["error"] = error.splitlines()[0]
+        log = data["evidence"]["log"]
+        if log:
+            data["evidence"]["log"] = log.splitlines()[0]
         sql = data["evidence"]["sql"]
         if sql:
-            sql = sql.replace(str(run_dir), "<run>")
+            sql = METASTORE_PORT.sub(
+                "thrift://127.0.0.1:<port>", sql.replace(str(run_dir), "<run>")
+            )
             data["evidence"]["sql"] = INSTANT.sub("<instant>", sql)
         rows.append(data)
     return rows

@@ -10,8 +10,9 @@ import pytest
 from engines.attached import Attachments
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.errors import logged_trace
 from engines.flink.reader import FlinkEngine
-from engines.hive.reader import HiveEngine, _logged_trace, _sent_trace
+from engines.hive.reader import HiveEngine, _sent_trace
 from engines.library.daft import DaftEngine
 from engines.library.hudi_rs import HudiRsEngine
 from engines.spark.reader import SparkEngine
@@ -143,9 +144,9 @@ def test_hives_sent_and_logged_traces_read_as_java_traces() -> None:
         "INFO after",
     ]
     # The trace with the causes wins over the shorter one before it.
-    assert _logged_trace(logged).splitlines() == logged[4:9]
-    assert _logged_trace(logged[:4]) == "\n".join(logged[1:3])
-    assert _logged_trace(["INFO only"]) == ""
+    assert logged_trace(logged).splitlines() == logged[4:9]
+    assert logged_trace(logged[:4]) == "\n".join(logged[1:3])
+    assert logged_trace(["INFO only"]) == ""
 
 
 def test_spark_evidence_has_the_session_command_line_and_the_variants_sets(

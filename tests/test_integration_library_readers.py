@@ -74,6 +74,8 @@ def test_hudi_rs_and_daft_read_tables_hudi_1_2_wrote(tmp_path: Path) -> None:
     assert renamed.outcome is Outcome.WRONG
     assert renamed.reason.startswith("NULLs where values were expected in `product`")
     assert "HudiTableBuilder.from_base_uri" in renamed.evidence.sql
+    # The evidence is the code as it ran, with the variant's options defined.
+    assert "settings = {'hoodie.read.file.group.reader.version': '2'}" in renamed.evidence.sql
     assert renamed.engine_version == "0.5.0"
 
     # Daft's reader refuses tables of Hudi 1.x's table version, and merge-on-read tables.
@@ -81,6 +83,11 @@ def test_hudi_rs_and_daft_read_tables_hudi_1_2_wrote(tmp_path: Path) -> None:
     assert daft_cow.outcome is Outcome.ERROR
     assert "Only support table version 5 and 6" in daft_cow.reason
     assert "daft.read_hudi(" in daft_cow.evidence.sql
+    # The error with where in Daft it was raised, and what the worker logged meanwhile.
+    error = daft_cow.evidence.error or ""
+    assert any(line.strip().startswith('File "') and "daft" in line for line in error.splitlines())
+    assert (daft_cow.evidence.log or "").startswith("daft.log, written during the query:")
+    assert "Only support table version 5 and 6" in (daft_cow.evidence.log or "")
     daft_mor = cell(cells, "daft", "baseline/no_change", "mor", "snapshot", "default")
     assert daft_mor.outcome is Outcome.UNSUPPORTED
     assert "Only support COPY_ON_WRITE table" in daft_mor.reason

@@ -8,10 +8,16 @@ import pyspark
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
+from engines.context import RunContext
+from engines.errors import describe_error, error_text, log_size
 from engines.infra.hudi_jars import hudi_version
+from engines.spark.reader import SparkEngine
+from engines.spark.runtime import SparkRuntime
+from engines.table import TableRef
 from harness.cli import main
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
+from harness.run.cells import failure_log
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.runner import Runner
@@ -188,3 +194,25 @@ def test_a_table_without_old_files_gives_errors_naming_the_precondition(tmp_path
         assert cell.evidence.files is not None
         assert cell.evidence.files["file_groups"] == 2
         assert [g["when"] for g in cell.evidence.files["groups"]] == ["after the schema change"]
+
+
+def test_a_failed_read_keeps_the_jvms_cause_chain_with_its_frames(tmp_path: Path) -> None:
+    context = RunContext(tmp_path, SparkRuntime(tmp_path / "logs"))
+    engine = SparkEngine(context)
+    try:
+        engine.start()
+        missing = TableRef("t_missing", tmp_path / "nowhere", "cow", "id")
+        start = log_size(engine.log_path)
+        with pytest.raises(Exception) as raised:
+            engine.query(engine.read_sql(missing, "snapshot"), engine.variants[0])
+        text = error_text(raised.value)
+        lines = text.splitlines()
+        assert lines[0] == describe_error(raised.value)
+        # Beyond the first line: the JVM's exceptions, each with the frames under it.
+        assert any(line.startswith("    at org.apache.") for line in lines[1:]), text
+        assert any(line.startswith("    at org.apache.hudi.") for line in lines[1:]), text
+        assert len(text) <= 4000
+        assert failure_log(engine, start)  # the Spark log's part, or its end
+    finally:
+        engine.stop()
+        context.close()

@@ -29,7 +29,7 @@ from engines.answers import arrow_type, canonical_json
 from engines.attached import DEFAULT_DATABASE, AttachError, host_port
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
-from engines.errors import QueryError, describe_error, log_tail
+from engines.errors import QueryError, describe_error, log_tail, logged_trace
 from engines.hive.runtime import OPENS, AttachedHive, hiveserver2_classpath
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
@@ -353,7 +353,7 @@ class HiveEngine(MetastoreReader):
             except QueryError as exc:
                 finished = True  # Hive answered: the session is fine
                 # The server log has the whole trace; the client gets HiveServer2's part only.
-                trace = _logged_trace(_written_since(log, start)) or exc.trace
+                trace = logged_trace(_written_since(log, start)) or exc.trace
                 raise QueryError(_with_job_cause(str(exc), log, start), trace) from None
             rows = cursor.fetchall()
             columns, nested = _answer_columns(cursor)
@@ -508,33 +508,6 @@ def _written_since(log: Path, start: int) -> list[str]:
     with log.open("rb") as handle:
         handle.seek(start)
         return handle.read().decode(errors="replace").splitlines()
-
-
-def _logged_trace(lines: list[str]) -> str:
-    """The first Java stack trace in log lines that has a `Caused by:` (else the first one):
-    the trace of the failure, which the server logs before the shorter one it sends."""
-    traces: list[list[str]] = []
-    current: list[str] | None = None
-    for number, line in enumerate(lines):
-        following = lines[number + 1] if number + 1 < len(lines) else ""
-        if current is not None and _in_trace(line):
-            current.append(line)
-        elif _FRAME.match(following):  # an exception's first line: its frames follow
-            current = [line]
-            traces.append(current)
-        else:
-            current = None
-    chained = [t for t in traces if any(line.startswith("Caused by: ") for line in t)]
-    return "\n".join((chained or traces or [[]])[0])
-
-
-_FRAME = re.compile(r"^\s+at \S")
-
-
-def _in_trace(line: str) -> bool:
-    """Whether a log line belongs to a stack trace (a frame, `... N more`, `Caused by:`)."""
-    stripped = line.strip()
-    return bool(_FRAME.match(line)) or stripped.startswith(("... ", "Caused by: "))
 
 
 #: A message that ends in a Java exception's class name, i.e. an exception without a message.
