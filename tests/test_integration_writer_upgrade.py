@@ -106,6 +106,12 @@ def test_a_spark_reader_on_an_older_release_reads_in_a_spark_of_its_own(tmp_path
     assert {c.writer["hudi"] for c in cells} == {"1.2.0"}
     assert {c.outcome.value for c in cells} == {"ERROR"}
     assert all("TimelineLayoutVersion" in c.reason for c in cells), cells[0].reason
+    for cell in cells:
+        # The child's JVM trace crossed over: the cause chain with Hudi's frames, and the log
+        # of the Spark that read; the evidence names the bundle the read ran with.
+        assert "\n    at org.apache.hudi." in (cell.evidence.error or ""), cell.evidence.error
+        assert (cell.evidence.log or "").startswith("spark-hudi-0.15.0.log")
+        assert "hudi-spark3.5-bundle_2.12:0.15.0" in (cell.evidence.sql or "")
     assert "spark 3.5" in (tmp_path / "latest" / "summary.md").read_text()
     assert "with Hudi 0.15.0 jars" in (tmp_path / "latest" / "summary.md").read_text()
     run = next((tmp_path / "runs").iterdir())
