@@ -36,6 +36,8 @@ class Engine(ABC):
     partition_columns_last: ClassVar[bool] = False
     #: Why the engine lacks a query type, where there is more to say than "it has none".
     unsupported: ClassVar[dict[str, str]] = {}
+    #: The engine's name as its project spells it, for bug reports ("": `name`).
+    display_name: ClassVar[str] = ""
     #: Reader configurations to run every cell under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
     #: The variant that keeps the engine's own defaults (what a user gets who sets nothing):
@@ -92,6 +94,11 @@ class Engine(ABC):
     @property
     def hudi_version(self) -> str:
         """The Hudi release the engine reads with, where it carries Hudi's jars ("": none)."""
+        return ""
+
+    @property
+    def java(self) -> str:
+        """The JVM the engine runs on, for bug reports (`Jdk.describe`); "": not known."""
         return ""
 
     @abstractmethod

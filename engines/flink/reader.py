@@ -163,6 +163,7 @@ class FlinkEngine(Engine):
     """Flink 1.17.2 SQL in batch mode, with Hudi 0.14.0's Flink connector."""
 
     name = "flink"
+    display_name = "Flink"
     state_folders = ("readers",)
     scratch_folders = ("readers",)
     # The read declares the partition columns after the data columns (see read_sql).

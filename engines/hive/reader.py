@@ -115,6 +115,7 @@ class HiveEngine(MetastoreReader):
     """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
 
     name = "hive"
+    display_name = "Hive"
     release_env = HIVE_VERSION_ENV
     release_help = "the Hive release (Metastore and HiveServer2)"
     reader_hudi_help = (
@@ -170,6 +171,10 @@ class HiveEngine(MetastoreReader):
         self._version = hive_version()
         #: The open session of each variant's settings (queries without settings of their own).
         self._sessions: dict[tuple[tuple[str, str], ...], Any] = {}
+
+    @property
+    def java(self) -> str:
+        return find_jdk(HIVE_JAVA_VERSIONS, f"HiveServer2 {self.version}").describe()
 
     @property
     def version(self) -> str:

@@ -32,6 +32,12 @@ class Jdk:
     def java(self) -> Path:
         return self.home / "bin" / "java"
 
+    def describe(self) -> str:
+        """`Java 17.0.15 (<home>)`: the full version from `<home>/release`, for bug reports."""
+        release = (self.home / "release").read_text(errors="replace")
+        found = re.search(r'^JAVA_VERSION="([^"]+)"', release, re.MULTILINE)
+        return f"Java {found.group(1) if found else self.major} ({self.home})"
+
 
 def jdk_major(home: Path) -> int | None:
     """The major version from `<home>/release`, or None when `home` is not a JDK."""

@@ -22,6 +22,7 @@ class DaftEngine(LibraryReader):
     """Daft, reading each table from its location."""
 
     name = "daft"
+    display_name = "Daft"
     distribution = "daft"
     default_version = "0.7.26"
     version_variable = "LAKECOMPAT_DAFT_VERSION"

@@ -65,6 +65,10 @@ class LibraryReader(Engine):
         return os.environ.get(self.version_variable) or self.default_version
 
     @property
+    def java(self) -> str:
+        return "none: a Python library, no JVM"
+
+    @property
     def packages(self) -> tuple[str, ...]:
         """What the engine's environment holds."""
         return (f"{self.distribution}=={self.version}", *self.extra_packages)

@@ -12,8 +12,9 @@ from engines.answers import arrow_type, canonical_json
 from engines.base import Engine, Variant
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
+from engines.infra.jdk import find_jdk
 from engines.spark.process import SparkProcess
-from engines.spark.runtime import SESSION_SETTINGS, SparkRuntime
+from engines.spark.runtime import SESSION_SETTINGS, SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.table import TableRef, reference_instant
 
 
@@ -81,6 +82,7 @@ class SparkEngine(Engine):
     """Spark 3.5 with the Hudi bundle, sharing the writer's session."""
 
     name = "spark"
+    display_name = "Spark"
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental", "time_travel"),
         "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
@@ -114,6 +116,10 @@ class SparkEngine(Engine):
     @property
     def hudi_version(self) -> str:
         return self.reader_hudi or self.context.spark.hudi_version
+
+    @property
+    def java(self) -> str:
+        return find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").describe()
 
     @property
     def remote(self) -> SparkProcess | None:

@@ -156,6 +156,7 @@ class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
+    display_name = "Trino"
     release_env = TRINO_VERSION_ENV
     release_help = "the Trino release"
     state_folders = ("trino",)
@@ -206,6 +207,11 @@ class TrinoEngine(MetastoreReader):
     @property
     def version(self) -> str:
         return self._version
+
+    @property
+    def java(self) -> str:
+        # An attached server's JVM is not ours to see.
+        return self._server.install.jdk.describe() if isinstance(self._server, TrinoServer) else ""
 
     @property
     def attached(self) -> bool:
