@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import shlex
+import sys
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+from engines.infra.artifacts import maven_repo
 from engines.infra.hudi_jars import hudi_bundle
-from engines.spark.runtime import SESSION_SETTINGS
+from engines.infra.jdk import find_jdk
+from engines.spark.runtime import SESSION_SETTINGS, SPARK_JAVA_VERSIONS
 from harness.scenario import model as sc
 from harness.scenario.oracle import evolve, schema_of
 from harness.scenario.types import coerce
@@ -33,17 +38,25 @@ from harness.writer.hudi.statements import (
 
 #: Where the script writes the table unless given a path (the reader files use it too).
 DEFAULT_ROOT = "/tmp/lakecompat-repro"
+#: What the script prints before each step, then the step as `WriteResult.failed_at` names it.
+STEP_MARK = "writer.py step: "
 
 _HEADER = '''\
 """{title}
 
 lakecompat scenario `{scenario}`, {table_type} table, written by Spark {spark} with Hudi {hudi}.
+TABLE_PATH is where the table goes; default {path}. Any table already there is replaced.
 
-    spark-submit --packages {coordinates} \\
+On the machine that generated this script, run it from this folder with the Spark of
+lakecompat's virtualenv (PySpark's own spark-submit: no activated virtualenv needed) and the
+Hudi bundle in lakecompat's cache (no network needed), as `lakecompat repro` runs it:
+
+{local}
+
+Elsewhere, Spark {spark_line} fetches the Hudi bundle by its Maven coordinates:
+
+    spark-submit --packages {coordinates} \\\\
         --driver-java-options -Duser.timezone=UTC writer.py [TABLE_PATH]
-
-(or `--jars hudi-spark3.5-bundle_2.12-{hudi}.jar` instead of `--packages`). TABLE_PATH is
-where the table goes; default {path}. Any table already there is replaced.
 """
 
 import datetime
@@ -74,6 +87,11 @@ def sql(statement, settings):
             spark.conf.unset(key)
 
 
+def step(name):
+    """Say which step runs: a failure belongs to the last step printed."""
+    print(f"{STEP_MARK}{{name}}", flush=True)
+
+
 def write(rows, schema, options, mode, partitions=0):
     """A DataFrame write through Hudi's datasource."""
     if partitions:
@@ -83,6 +101,44 @@ def write(rows, schema, options, mode, partitions=0):
     frame.write.format("hudi").options(**options).mode(mode).save(PATH)
 
 '''
+
+
+def submit_command(hudi: str) -> tuple[dict[str, str], list[str]]:
+    """`spark-submit writer.py` as `lakecompat repro` runs it, offline: the environment
+    variables, and PySpark's own spark-submit with the cached Hudi bundle, every socket on
+    127.0.0.1 (the script's TABLE_PATH argument goes last)."""
+    import pyspark  # only here: the header of a script needs it, nothing else in this module
+
+    variables = {
+        "JAVA_HOME": str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home),
+        # The virtualenv's Python, so that the driver finds PySpark without an activated venv.
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+    argv = [
+        str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
+        *("--master", "local[2]"),
+        *("--jars", str(hudi_bundle(hudi).local_path(maven_repo()))),
+        *("--driver-java-options", "-Duser.timezone=UTC"),
+        *("--conf", "spark.ui.enabled=false"),
+        *("--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"),
+        "writer.py",
+    ]
+    return variables, argv
+
+
+def _shell(variables: dict[str, str], argv: list[str], indent: str) -> str:
+    """The command as shell lines: each variable, the program, each option with its value,
+    then the arguments."""
+    program, *rest = argv
+    lines = [f"{name}={shlex.quote(value)}" for name, value in variables.items()]
+    lines.append(shlex.quote(program))
+    while rest:
+        take = 2 if rest[0].startswith("--") else len(rest)
+        lines.append(" ".join(map(shlex.quote, rest[:take])))
+        rest = rest[take:]
+    lines[-1] += " [TABLE_PATH]"
+    return indent + f" \\\\\n{indent}    ".join(lines)
 
 
 class ReproScriptError(ValueError):
@@ -112,6 +168,9 @@ def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str)
             spark=spark,
             hudi=hudi,
             coordinates=f"{bundle.group}:{bundle.artifact}:{bundle.version}",
+            spark_line=".".join(spark.split(".")[:2]),
+            local=_shell(*submit_command(hudi), "    "),
+            STEP_MARK=STEP_MARK,
             path=default_path(scenario.id, table_type),
             table=table,
             session=_literal(SESSION_SETTINGS),
@@ -121,8 +180,9 @@ def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str)
     steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
     for index, step in enumerate(steps):
         before = states[max(index - 1, 0)]
-        where = f"steps[{index - 1}]: {step.op}" if index else "the seed rows: a bulk insert"
-        lines.append(f"# {where}")
+        where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
+        lines.append(f"# {where}{'' if index else ': a bulk insert'}")
+        lines.append(f"step({where!r})")
         lines += _step(table, table_type, spec, step, before, first=index == 0)
         lines.append("")
     lines.append('print(f"wrote {TABLE} to {PATH}")')
