@@ -44,12 +44,13 @@ def add_parser(commands: Subcommands) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Write the reproduction folder; 0 when the cell reproduced with the same table."""
     # Reproducing writes with Spark: imported once asked for, not for --help.
-    from harness.repro.reproduce import default_folder, reproduce, summary
+    from harness.repro.reproduce import reproduce, summary
 
-    out = args.out or default_folder(args.run_dir, args.cell_id)
-    made = reproduce(args.run_dir, args.cell_id, out, args.scenario_dir, Progress(quiet=args.quiet))
+    made = reproduce(
+        args.run_dir, args.cell_id, args.out, args.scenario_dir, Progress(quiet=args.quiet)
+    )
     print(summary(made))
-    return 0 if made.reproduced and made.same_table else 1
+    return 0 if made.reproduced and made.script.agrees else 1
 
 
 REPRO = Command("repro", add_parser, handle)

@@ -9,38 +9,36 @@ Nothing in it is copied from the run alone: the command writes the table again w
 lakecompat's writer, runs `writer.py` with `spark-submit` and checks that it makes the same
 table (rows and schema), and measures the cell again with the engine. `repro.json` and
 `ISSUE.md` say whether the cell reproduced (same outcome and reason) and whether the script
-made the same table, so a reproduction that no longer holds says so.
+made the same table (or stopped where lakecompat's writer stopped), so a reproduction that no
+longer holds says so. `ISSUE.md` is written for the engine's maintainers (`issue`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import csv
-import datetime as dt
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from engines import engine_class
-from engines.answers import nested_as_json
 from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import describe_error, error_text
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
-from engines.infra.jdk import find_jdk
-from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
+from engines.spark.runtime import SparkRuntime
 from harness.report.junit import case_id
+from harness.repro.issue import IssueFacts, write_issue
+from harness.repro.result import Reproduction, ScriptCheck
+from harness.repro.tables import write_csv
 from harness.results.expectations import from_records
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import ResultsError, load_run
@@ -49,41 +47,15 @@ from harness.run.cells import judge, measure
 from harness.run.fleet import EngineState, Fleet
 from harness.run.progress import Progress
 from harness.scenario import oracle
-from harness.scenario.compare import data_columns
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
 from harness.writer import create_writer
 from harness.writer.base import WriteResult
-from harness.writer.hudi.script import default_path
+from harness.writer.hudi.script import STEP_MARK, default_path, submit_command
 
-#: Rows of each table shown in ISSUE.md (the CSV files hold them all).
-SHOWN_ROWS = 20
 #: Seconds `spark-submit writer.py` may take.
 SCRIPT_TIMEOUT = 900
-
-
-@dataclass
-class Reproduction:
-    """What `reproduce` made and found."""
-
-    folder: Path
-    cell: Cell
-    #: The cell measured again on a freshly written table.
-    again: Cell
-    #: Whether writer.py made the table lakecompat's writer made (rows and schema).
-    same_table: bool
-    table_check: str
-    #: The cell judged on the answer the reader files give (None: no such answer, e.g. an
-    #: engine without the query type, or a writer that stopped).
-    from_files: Cell | None = None
-
-    @property
-    def reproduced(self) -> bool:
-        """The cell measured again, and the reader files' answer, judge as the run did."""
-        want = (self.cell.outcome, self.cell.reason)
-        if (self.again.outcome, self.again.reason) != want:
-            return False
-        return self.from_files is None or (self.from_files.outcome, self.from_files.reason) == want
+SCHEMA_ON_READ = "hoodie.schema.on.read.enable"
 
 
 def find_cell(cells: list[Cell], cell_id: str, run_dir: Path) -> Cell:
@@ -108,11 +80,16 @@ def default_folder(run_dir: Path, cell_id: str) -> Path:
 def reproduce(
     run_dir: Path,
     cell_id: str,
-    out: Path,
+    out: Path | None,
     scenarios_dir: Path,
     progress: Progress | None = None,
 ) -> Reproduction:
-    """Write the reproduction folder of one cell of the run in `run_dir` (see the module)."""
+    """Write the reproduction folder of one cell of the run in `run_dir` (see the module);
+    `out` None: `default_folder`. Relative paths are taken from the working directory."""
+    # Once, here: engines, spark-submit (run from a folder of its own) and the files written
+    # all get absolute paths.
+    run_dir, scenarios_dir = run_dir.resolve(), scenarios_dir.resolve()
+    out = (out or default_folder(run_dir, cell_id)).resolve()
     progress = progress or Progress()
     info, cells = load_run(run_dir)
     cell = find_cell(cells, cell_id, run_dir)
@@ -130,7 +107,7 @@ def reproduce(
         progress.stage(f"writing {scenario.id} ({cell.table_type}) with lakecompat's writer")
         written = writer.write(scenario, cell.table_type)
         progress.stage("running writer.py with spark-submit, and comparing the two tables")
-        same, check = _check_script(runtime, script, work, written)
+        checked = _check_script(runtime, script, work, written)
         progress.stage(f"starting {cell.engine}")
         engine = _engine(cell, context, hudi)
         state = EngineState(engine)
@@ -154,13 +131,16 @@ def reproduce(
             target.write_text(text.replace(str(written.table.path), table_path), encoding="utf-8")
         expected = _expected(scenario, cell, engine)
         key = scenario.spec.key
-        _write_csv(out / "expected.csv", expected, key)
+        write_csv(out / "expected.csv", expected, key)
         if isinstance(answer, pa.Table):
-            _write_csv(out / "actual.csv", answer, key)
+            write_csv(out / "actual.csv", answer, key)
         elif answer is not None:
             (out / "actual-error.txt").write_text(answer + "\n", encoding="utf-8")
-        result = Reproduction(out, cell, again, same, check, from_files)
-        _write_issue(result, info, scenario, files, expected, answer)
+        result = Reproduction(out, cell, again, checked, from_files)
+        known = _known(info, cell)
+        facts = IssueFacts(info, known, files, expected, answer, engine, written)
+        write_issue(result, scenario, facts)
+        _write_record(result, info, known)
         return result
     finally:
         if engine is not None:
@@ -169,7 +149,7 @@ def reproduce(
         context.close()
         run_folder.clean(work, keep_tables=False)
         run_folder.clear_service_state(work)
-        for scratch in ("script-table", "script-warehouse"):
+        for scratch in ("script-table", "script-run"):
             shutil.rmtree(work / scratch, ignore_errors=True)
 
 
@@ -207,79 +187,106 @@ def _engine(cell: Cell, context: RunContext, writer_hudi: str) -> Engine:
 
 def _check_script(
     runtime: SparkRuntime, script: Path, work: Path, written: WriteResult
-) -> tuple[bool, str]:
-    """Run writer.py with spark-submit into a folder of its own; whether its table equals
-    the one lakecompat's writer made (data columns: names, types and every row)."""
+) -> ScriptCheck:
+    """Run writer.py with spark-submit into a folder of its own and hold what it did against
+    what lakecompat's writer did: the same table (data columns: names, types and every row),
+    or, where lakecompat's writer stopped, a stop at the same step."""
     target = work / "script-table" / written.table.name
     log = work / "logs" / "writer-script.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    done = _spark_submit(script, target, runtime.hudi_version, work, log)
+    code = _spark_submit(script, target, runtime.hudi_version, work / "script-run", log)
+    output = log.read_text(errors="replace").splitlines()
+    steps = [line.removeprefix(STEP_MARK) for line in output if line.startswith(STEP_MARK)]
+    reached = steps[-1] if steps else "none (it stopped before the seed rows)"
+    tail = "\n".join(output[-15:])
     if not written.ok:
-        if done.returncode != 0:
-            return True, f"like lakecompat's writer, writer.py stops at {written.failed_at}"
-        return (
-            False,
-            f"writer.py ran through, but lakecompat's writer stopped at {written.failed_at}",
+        if code == 0:
+            detail = (
+                f"writer.py ran through, but lakecompat's writer stopped at {written.failed_at}"
+            )
+            return ScriptCheck(None, False, detail)
+        same = reached == written.failed_at
+        where = (
+            "like lakecompat's writer" if same else f"lakecompat's writer at {written.failed_at}"
         )
-    if done.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-        return False, f"writer.py failed (exit code {done.returncode}):\n{tail}"
+        return ScriptCheck(None, same, f"writer.py stops at {reached} ({where}):\n{tail}")
+    if code != 0:
+        failed = f"writer.py failed at {reached} (exit code {code}):\n{tail}"
+        return ScriptCheck(False, None, failed)
+    try:
+        ours, theirs = (_table_summary(runtime, path) for path in (written.table.path, target))
+    except Exception as exc:  # noqa: BLE001 - a table that cannot be read is not the same
+        return ScriptCheck(False, None, f"the two tables could not be compared: {exc}")
+    compared = {"lakecompat": ours, "writer.py": theirs}
+    if _content(ours) == _content(theirs):
+        detail = f"writer.py makes the same table: {ours['rows']} rows, columns {ours['columns']}"
+        return ScriptCheck(True, None, detail, compared)
+    return ScriptCheck(False, None, _difference(ours, theirs), compared)
+
+
+def _table_summary(runtime: SparkRuntime, path: Path) -> dict[str, Any]:
+    """A Hudi table's data columns (name and type), its row count and a digest of its rows,
+    as Spark with the writer's Hudi reads it with schema-on-read."""
     session = runtime.session()
-    ours, theirs = (
-        session.read.format("hudi").load(str(path)) for path in (written.table.path, target)
-    )
-    names = [f.name for f in ours.schema.fields if not f.name.startswith("_hoodie_")]
-    schema = [(f.name, f.dataType.simpleString()) for f in ours.schema.fields if f.name in names]
-    other = [(f.name, f.dataType.simpleString()) for f in theirs.schema.fields]
-    other = [column for column in other if not column[0].startswith("_hoodie_")]
-    if schema != other:
-        return False, f"writer.py's table has the columns {other}, lakecompat's writer's {schema}"
-    rows, their_rows = (
-        sorted(map(repr, frame.select(*names).collect())) for frame in (ours, theirs)
-    )
-    if rows != their_rows:
-        missing = sorted(set(rows) - set(their_rows))[:3]
-        extra = sorted(set(their_rows) - set(rows))[:3]
-        return False, f"the rows differ: only lakecompat's {missing}; only writer.py's {extra}"
-    return True, f"writer.py makes the same table: {len(rows)} rows, columns {schema}"
-
-
-def _spark_submit(
-    script: Path, target: Path, hudi: str, work: Path, log: Path
-) -> subprocess.CompletedProcess[bytes]:
-    """`spark-submit writer.py TARGET` with PySpark's own Spark and the cached Hudi bundle,
-    every socket on 127.0.0.1."""
-    import pyspark
-
-    submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    jar = fetch(hudi_bundle(hudi))
-    env = {
-        **os.environ,
-        "JAVA_HOME": str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PYSPARK_PYTHON": sys.executable,
+    # Without schema-on-read Spark reads a renamed column as NULL from the files written
+    # before the rename: two tables would look alike whatever those files hold.
+    session.conf.set(SCHEMA_ON_READ, "true")
+    try:
+        frame = session.read.format("hudi").load(str(path))
+        fields = [f for f in frame.schema.fields if not f.name.startswith("_hoodie_")]
+        rows = sorted(map(repr, frame.select(*(f.name for f in fields)).collect()))
+    finally:
+        session.conf.unset(SCHEMA_ON_READ)
+    return {
+        "path": str(path),
+        "columns": [f"{f.name} {f.dataType.simpleString()}" for f in fields],
+        "rows": len(rows),
+        "sha256": hashlib.sha256("\n".join(rows).encode()).hexdigest(),
+        "sample": rows[:3],
     }
-    argv = [
-        str(submit),
-        *("--master", "local[2]", "--jars", str(jar)),
-        *("--driver-java-options", "-Duser.timezone=UTC"),
-        *("--conf", "spark.ui.enabled=false"),
-        *("--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"),
-        *("--conf", f"spark.sql.warehouse.dir={work / 'script-warehouse'}"),
-        str(script),
-        str(target),
-    ]
-    with log.open("wb") as output:
-        return subprocess.run(
-            argv,
-            cwd=work,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            timeout=SCRIPT_TIMEOUT,
-            check=False,
+
+
+def _content(summary: dict[str, Any]) -> dict[str, Any]:
+    """A table's summary without where it is."""
+    return {name: value for name, value in summary.items() if name != "path"}
+
+
+def _difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
+    """How writer.py's table differs from lakecompat's writer's."""
+    if ours["columns"] != theirs["columns"]:
+        return (
+            f"writer.py's table has the columns {theirs['columns']}, lakecompat's writer's "
+            f"{ours['columns']}"
         )
+    return (
+        f"the rows differ: lakecompat's writer's table has {ours['rows']} rows (first: "
+        f"{ours['sample']}), writer.py's {theirs['rows']} (first: {theirs['sample']})"
+    )
+
+
+def _spark_submit(script: Path, target: Path, hudi: str, cwd: Path, log: Path) -> int:
+    """Run `spark-submit writer.py TARGET` from `cwd` as writer.py's header says (offline,
+    with the cached Hudi bundle); its exit code (-1: it ran out of time), output in `log`."""
+    variables, argv = submit_command(hudi)
+    fetch(hudi_bundle(hudi))  # the header names the cached file: make sure it is there
+    cwd.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    argv = [*argv[:-1], str(script), str(target)]  # absolute: the script's folder is not cwd
+    with log.open("w", encoding="utf-8") as output:
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=cwd,
+                env={**os.environ, **variables},
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                timeout=SCRIPT_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            output.write(f"\nlakecompat: writer.py ran for {SCRIPT_TIMEOUT} s and was stopped\n")
+            return -1
+    return done.returncode
 
 
 def _reader_files(
@@ -319,50 +326,6 @@ def _expected(scenario: Scenario, cell: Cell, engine: Engine) -> pa.Table:
     return expected.select([n for n in names if n not in last] + [n for n in last if n in names])
 
 
-def _shown(table: pa.Table, key: str) -> pa.Table:
-    """The data columns, nested values as JSON text, sorted by the key where it is there."""
-    shown = nested_as_json(data_columns(table))
-    if key in shown.column_names:
-        with contextlib.suppress(pa.ArrowException):
-            shown = shown.sort_by(key)
-    return shown
-
-
-def _write_csv(path: Path, table: pa.Table, key: str) -> None:
-    """Data columns as CSV; nested values as JSON text, missing values as empty fields."""
-    shown = _shown(table, key)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        out = csv.writer(handle)
-        out.writerow(shown.column_names)
-        for row in shown.to_pylist():
-            out.writerow(["" if v is None else _text(v) for v in row.values()])
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
-    return str(value)
-
-
-def _markdown(table: pa.Table, key: str) -> str:
-    shown = _shown(table, key)
-    rows = shown.to_pylist()[:SHOWN_ROWS]
-    head = "| " + " | ".join(shown.column_names) + " |\n"
-    head += "|" + "---|" * len(shown.column_names) + "\n"
-    body = "".join(
-        "| " + " | ".join("NULL" if v is None else _text(v) for v in row.values()) + " |\n"
-        for row in rows
-    )
-    more = (
-        f"\n({shown.num_rows - SHOWN_ROWS} more rows in the CSV file)\n"
-        if shown.num_rows > SHOWN_ROWS
-        else ""
-    )
-    return head + body + more
-
-
 def _known(info: dict[str, Any], cell: Cell) -> dict[str, Any] | None:
     """The known outcome that matched the cell in its run, if any."""
     records = info.get("known") or []
@@ -372,92 +335,9 @@ def _known(info: dict[str, Any], cell: Cell) -> dict[str, Any] | None:
     return None
 
 
-def _write_issue(
-    result: Reproduction,
-    info: dict[str, Any],
-    scenario: Scenario,
-    files: dict[str, str],
-    expected: pa.Table,
-    answer: Any,
-) -> None:
-    """ISSUE.md (a draft for the engine's or Hudi's tracker) and repro.json."""
-    cell, again = result.cell, result.again
-    bundle = hudi_bundle(cell.writer["hudi"])
-    coordinates = f"{bundle.group}:{bundle.artifact}:{bundle.version}"
-    known = _known(info, cell)
-    reader = f"{cell.engine} {cell.engine_version}"
-    if cell.reader_hudi:
-        reader += f" (reading with Hudi {cell.reader_hudi}'s jars)"
-    settings = ", ".join(f"`{k}={v}`" for k, v in cell.settings.items()) or "none"
-    steps = ", ".join(step.op for step in scenario.spec.steps)
-    first_line = cell.reason.splitlines()[0] if cell.reason else cell.outcome.value
-    lines = [
-        f"# {cell.engine} {cell.engine_version}: {cell.query_type} query of a Hudi "
-        f"{cell.table_type.upper()} table after {scenario.spec.title.lower()} gives "
-        f"{cell.outcome.value}",
-        "",
-        "## Environment",
-        "",
-        f"- Writer: Spark {cell.writer['spark']} with `{coordinates}`",
-        f"- Reader: {reader}; settings: {settings}",
-        f"- Found by lakecompat (cell `{case_id(cell)}`, run `{info.get('run_id', '?')}`)",
-        "",
-        "## Steps",
-        "",
-        "1. Write the table (the seed rows, then: " + steps + "):",
-        "",
-        "   ```sh",
-        f"   spark-submit --packages {coordinates} \\",
-        "       --driver-java-options -Duser.timezone=UTC writer.py",
-        "   ```",
-    ]
-    number = 2
-    if any(name.startswith("register") for name in files):
-        lines += ["", f"{number}. Register it as Hudi's hive sync does: `register.hql`."]
-        number += 1
-    if any(name.startswith("etc/") for name in files):
-        lines += [
-            "",
-            f"{number}. Configure the catalogs: `etc/catalog/*.properties` (set the Metastore's "
-            "address).",
-        ]
-        number += 1
-    readers = [n for n in files if n.startswith("reader")]
-    lines += ["", f"{number}. Read it: `{'`, `'.join(readers)}`."]
-    if cell.query_type in ("incremental", "time_travel"):
-        lines += [
-            "",
-            "   The query names a commit time of the table lakecompat wrote (the commit before "
-            "the first schema change); a table written again has commits of its own: take "
-            "the time from the table's timeline (`.hoodie/timeline/` in Hudi 1.x).",
-        ]
-    lines += ["", "## Expected", "", "The table as the scenario defines it (`expected.csv`):", ""]
-    key = scenario.spec.key
-    lines += [_markdown(expected, key)]
-    lines += ["## Actual", "", f"{cell.outcome.value}: {first_line}", ""]
-    if isinstance(answer, pa.Table):
-        lines += ["The engine's answer (`actual.csv`):", "", _markdown(answer, key)]
-    elif answer is not None:
-        lines += ["```", answer, "```", ""]
-    lines += ["## Known outcome", ""]
-    if known:
-        link = f" ({known['link']})" if known.get("link") else ""
-        lines += [f"{known['outcome']}: {known['reason']}{link}", ""]
-    else:
-        lines += ["None: the run expected this cell to pass.", ""]
-    status = "reproduced" if result.reproduced else "NOT reproduced"
-    lines += [
-        "## Checked by `lakecompat repro`",
-        "",
-        f"- On {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC the cell was measured again on a "
-        f"newly written table: {again.outcome.value}"
-        + (f" ({again.reason.splitlines()[0]})" if again.reason else "")
-        + f": {status}.",
-        f"- {_files_line(result)}",
-        f"- {result.table_check.splitlines()[0]}",
-        "",
-    ]
-    (result.folder / "ISSUE.md").write_text("\n".join(lines), encoding="utf-8")
+def _write_record(result: Reproduction, info: dict[str, Any], known: dict[str, Any] | None) -> None:
+    """repro.json: what was measured, for tools."""
+    cell, again, script = result.cell, result.again, result.script
     record = {
         "cell": case_id(cell),
         "run": info.get("run_id"),
@@ -468,8 +348,10 @@ def _write_issue(
         if result.from_files is None
         else {"outcome": result.from_files.outcome.value, "reason": result.from_files.reason},
         "reproduced": result.reproduced,
-        "same_table": result.same_table,
-        "table_check": result.table_check,
+        "same_table": script.same_table,
+        "same_stop": script.same_stop,
+        "table_check": script.detail,
+        "compared": script.compared,
         "known": known,
         "files": sorted(
             str(p.relative_to(result.folder))
@@ -500,6 +382,6 @@ def summary(result: Reproduction) -> str:
         f"  the cell again: {again.outcome.value} ({status}; the run had "
         f"{result.cell.outcome.value})",
         f"  {_files_line(result)}",
-        f"  {result.table_check.splitlines()[0]}",
+        f"  {result.script.detail.splitlines()[0]}",
     ]
     return "\n".join(lines)

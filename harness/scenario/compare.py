@@ -22,6 +22,8 @@ class Comparison:
 
     reasons: list[str] = field(default_factory=list)
     sample: list[dict[str, Any]] = field(default_factory=list)
+    #: Every reason with all of its entries (the sample keeps a few), for words of one's own.
+    details: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
 
     @property
     def equal(self) -> bool:
@@ -29,6 +31,7 @@ class Comparison:
 
     def note(self, reason: str, *entries: dict[str, Any]) -> None:
         self.reasons.append(reason)
+        self.details.append((reason, [jsonable(e) for e in entries]))
         room = SAMPLE_SIZE - len(self.sample)
         self.sample.extend(jsonable(e) for e in entries[: max(room, 0)])
 
