@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import math
+import shlex
+import sys
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from engines.infra.artifacts import maven_repo
+from engines.infra.hudi_jars import hudi_bundle
 from harness.repro.reproduce import default_folder, find_cell
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import ResultsError
 from harness.scenario.load import load_scenarios
-from harness.writer.hudi.script import ReproScriptError, _source, default_path, writer_script
+from harness.writer.hudi.script import (
+    ReproScriptError,
+    _source,
+    default_path,
+    submit_command,
+    writer_script,
+)
 
 SCENARIOS = load_scenarios(Path(__file__).resolve().parent.parent / "scenarios")
 
@@ -75,3 +86,19 @@ def test_a_cell_is_found_by_its_junit_id(tmp_path: Path) -> None:
         find_cell([cell], "trino.cow.snapshot.rename_column/rename[typo]", tmp_path)
     folder = default_folder(tmp_path, wanted)
     assert folder == tmp_path / "repro" / "trino.cow.snapshot.rename_column_rename_column_names"
+
+
+def test_the_header_gives_the_offline_command_repro_runs() -> None:
+    (scenario,) = (s for s in SCENARIOS if s.id == "rename_column/rename")
+    text = writer_script(scenario, "cow", "3.5.9", "1.2.0")
+    header = ast.get_docstring(ast.parse(text)) or ""
+    start = header.index("JAVA_HOME=")
+    spelled = header[start : header.index("[TABLE_PATH]", start)]
+    variables, argv = submit_command("1.2.0")
+    words = [f"{name}={value}" for name, value in variables.items()] + argv
+    assert shlex.split(spelled.replace("\\\n", "")) == words  # as the shell reads it
+    # Offline: the cached bundle by its path, PySpark's own spark-submit, the venv's Python.
+    assert f"--jars {hudi_bundle('1.2.0').local_path(maven_repo())}" in spelled
+    assert argv[0].endswith("pyspark/bin/spark-submit") and Path(argv[0]).is_file()
+    assert variables["PYSPARK_PYTHON"] == sys.executable
+    assert "--packages org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0" in header
