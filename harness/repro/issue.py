@@ -102,7 +102,7 @@ def _title(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> str:
         hudi, spark = cell.writer["hudi"], cell.writer["spark"]
         return (
             f"Hudi {hudi} on Spark {spark} fails at {_step_name(scenario, written.failed_at)} "
-            f"of {table}: {_first_line(written.message)}"
+            f"of {table}: {_cause(written.message or 'no message')}"
         )
     query = QUERY_TYPES.get(cell.query_type, cell.query_type)
     return (
@@ -198,7 +198,7 @@ def _history(scenario: Scenario, table_type: str) -> list[str]:
     for step in spec.steps:
         match step:
             case sc.Insert(rows=rows) | sc.Upsert(rows=rows):
-                said.append(f"{step.op} {len(rows)} rows")
+                said.append(f"{step.op} {len(rows)} row{'' if len(rows) == 1 else 's'}")
             case sc.Delete(keys=keys):
                 said.append(f"delete the rows with `{spec.key}` {', '.join(map(str, keys))}")
             case sc.Compaction() if table_type != "mor":
@@ -261,8 +261,8 @@ def _reader_steps(files: dict[str, str], query_type: str) -> list[str]:
 def _expected(scenario: Scenario, facts: IssueFacts, writer_failed: bool) -> list[str]:
     if writer_failed:
         return [
-            "Spark writes every step: the table change above is one Hudi supports. The rows "
-            "the query would then return (`expected.csv`):",
+            "`writer.py` writes every step; a query of the table then returns these rows "
+            "(`expected.csv`):",
             "",
             markdown(facts.expected, scenario.spec.key),
         ]
@@ -333,9 +333,9 @@ def _checks(result: Reproduction, facts: IssueFacts) -> list[str]:
     when = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
     same = (again.outcome, again.reason) == (cell.outcome, cell.reason)
     measured = "the same result as the first time" if same else "a different result this time"
+    read = f" and read again with {_engine_name(facts)}" if facts.written.ok else ""
     lines = [
-        f"- On {when} the table was written again and read again with {_engine_name(facts)}: "
-        f"{measured}"
+        f"- On {when} the table was written again{read}: {measured}"
         + ("." if same else f" ({_first_line(again.reason) or 'the expected rows'})."),
         f"- `writer.py` was run with spark-submit, and {_script_words(result)}",
     ]
@@ -376,7 +376,7 @@ def _value(value: Any) -> str:
     return "NULL" if value is None else repr(value) if isinstance(value, str) else str(value)
 
 
-def _cause(error: str, limit: int = 100) -> str:
+def _cause(error: str, limit: int = 140) -> str:
     """The innermost cause an error's first line names, cut at a word within `limit`."""
     said = _first_line(error).rsplit(" failed with ", 1)[-1].removeprefix("java.lang.")
     if len(said) <= limit:

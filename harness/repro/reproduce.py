@@ -195,9 +195,9 @@ def _check_script(
     log = work / "logs" / "writer-script.log"
     code = _spark_submit(script, target, runtime.hudi_version, work / "script-run", log)
     output = log.read_text(errors="replace").splitlines()
-    steps = [line.removeprefix(STEP_MARK) for line in output if line.startswith(STEP_MARK)]
-    reached = steps[-1] if steps else "none (it stopped before the seed rows)"
-    tail = "\n".join(output[-15:])
+    marks = [i for i, line in enumerate(output) if line.startswith(STEP_MARK)]
+    reached = output[marks[-1]].removeprefix(STEP_MARK) if marks else "none of its steps"
+    error = _script_error(output[marks[-1] if marks else 0 :], log)
     if not written.ok:
         if code == 0:
             detail = (
@@ -208,9 +208,9 @@ def _check_script(
         where = (
             "like lakecompat's writer" if same else f"lakecompat's writer at {written.failed_at}"
         )
-        return ScriptCheck(None, same, f"writer.py stops at {reached} ({where}):\n{tail}")
+        return ScriptCheck(None, same, f"writer.py stops at {reached} ({where}): {error}")
     if code != 0:
-        failed = f"writer.py failed at {reached} (exit code {code}):\n{tail}"
+        failed = f"writer.py failed at {reached} (exit code {code}): {error}"
         return ScriptCheck(False, None, failed)
     try:
         ours, theirs = (_table_summary(runtime, path) for path in (written.table.path, target))
@@ -221,6 +221,17 @@ def _check_script(
         detail = f"writer.py makes the same table: {ours['rows']} rows, columns {ours['columns']}"
         return ScriptCheck(True, None, detail, compared)
     return ScriptCheck(False, None, _difference(ours, theirs), compared)
+
+
+def _script_error(lines: list[str], log: Path) -> str:
+    """The error writer.py stopped with: the Java exception py4j carries, else Python's."""
+    said = [
+        line.removeprefix(": ")
+        for line in lines
+        if re.match(r"^(: )?[\w.$]+(Error|Exception)\b", line)
+    ]
+    java = [line for line in said if not line.startswith("py4j.")]
+    return (java or said or [f"no error in its output ({log})"])[0]
 
 
 def _table_summary(runtime: SparkRuntime, path: Path) -> dict[str, Any]:
