@@ -19,8 +19,8 @@ def add_parser(commands: Subcommands) -> None:
         "settings and SQL, expected.csv (the oracle) and actual.csv (the engine's answer), "
         "and ISSUE.md, a draft bug report. The table is written again, writer.py is run and "
         "compared with it, and the cell is measured again; repro.json and ISSUE.md say "
-        "whether it reproduced. Exit code 0: reproduced and writer.py makes the same table; "
-        "1: not; 2: bad input.",
+        "whether it reproduced. Exit code 0: reproduced, and writer.py makes the same table "
+        "(or stops at the step where lakecompat's writer stops); 1: not; 2: bad input.",
     )
     repro.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a reports/runs/<id> folder")
     repro.add_argument(
@@ -30,7 +30,10 @@ def add_parser(commands: Subcommands) -> None:
         "trino.cow.snapshot.rename_column/rename[column_names]",
     )
     repro.add_argument(
-        "--out", type=Path, help="folder to write (default: RUN_DIR/repro/<cell id>)"
+        "--out",
+        type=Path,
+        help="folder to write (default: RUN_DIR/repro/<cell id>); relative paths are taken from "
+        "the current folder",
     )
     repro.add_argument(
         "--scenario-dir",
@@ -42,7 +45,7 @@ def add_parser(commands: Subcommands) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """Write the reproduction folder; 0 when the cell reproduced with the same table."""
+    """Write the reproduction folder; 0 when the cell reproduced and writer.py agrees."""
     # Reproducing writes with Spark: imported once asked for, not for --help.
     from harness.repro.reproduce import reproduce, summary
 

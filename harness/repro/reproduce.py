@@ -277,11 +277,11 @@ def _difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
 def _spark_submit(script: Path, target: Path, hudi: str, cwd: Path, log: Path) -> int:
     """Run `spark-submit writer.py TARGET` from `cwd` as writer.py's header says (offline,
     with the cached Hudi bundle); its exit code (-1: it ran out of time), output in `log`."""
-    variables, argv = submit_command(hudi)
+    variables, argv = submit_command(hudi, str(script))  # absolute: its folder is not cwd
     fetch(hudi_bundle(hudi))  # the header names the cached file: make sure it is there
     cwd.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
-    argv = [*argv[:-1], str(script), str(target)]  # absolute: the script's folder is not cwd
+    argv.append(str(target))
     with log.open("w", encoding="utf-8") as output:
         try:
             done = subprocess.run(

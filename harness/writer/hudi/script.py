@@ -103,10 +103,10 @@ def write(rows, schema, options, mode, partitions=0):
 '''
 
 
-def submit_command(hudi: str) -> tuple[dict[str, str], list[str]]:
+def submit_command(hudi: str, script: str = "writer.py") -> tuple[dict[str, str], list[str]]:
     """`spark-submit writer.py` as `lakecompat repro` runs it, offline: the environment
     variables, and PySpark's own spark-submit with the cached Hudi bundle, every socket on
-    127.0.0.1 (the script's TABLE_PATH argument goes last)."""
+    127.0.0.1 (the script's TABLE_PATH argument may follow)."""
     import pyspark  # only here: the header of a script needs it, nothing else in this module
 
     variables = {
@@ -122,7 +122,7 @@ def submit_command(hudi: str) -> tuple[dict[str, str], list[str]]:
         *("--driver-java-options", "-Duser.timezone=UTC"),
         *("--conf", "spark.ui.enabled=false"),
         *("--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"),
-        "writer.py",
+        script,
     ]
     return variables, argv
 
