@@ -38,6 +38,14 @@ QUERY_TYPES = {
     "time_travel": "time-travel query",
 }
 TABLE_TYPES = {"cow": "copy-on-write", "mor": "merge-on-read"}
+#: The title's words for the first difference, by `_kind`.
+SYMPTOMS = {
+    "nulls": "returns NULL for column `{column}`",
+    "values": "returns wrong values for column `{column}`",
+    "missing": "does not return column `{column}`",
+    "unexpected": "returns a column `{column}` the table does not have",
+    "type": "returns column `{column}` as {actual_type}",
+}
 
 
 @dataclass(frozen=True)
@@ -123,18 +131,20 @@ def _symptom(facts: IssueFacts, scenario: Scenario) -> str:
         return "returns the expected rows"
     reason, entries = details[0]
     first = entries[0] if entries else {}
-    column = first.get("column")
+    symptom = SYMPTOMS.get(_kind(entries), "returns other rows than the table holds ({reason})")
+    return symptom.format_map({**first, "reason": reason})
+
+
+def _kind(entries: list[dict[str, Any]]) -> str:
+    """Which difference a comparison's entries (`Comparison.details`) stand for."""
+    first = entries[0] if entries else {}
     if "actual" in first:
-        if all(e["actual"] is None for e in entries):
-            return f"returns NULL for column `{column}`"
-        return f"returns wrong values for column `{column}`"
-    if first.get("problem") == "missing":
-        return f"does not return column `{column}`"
-    if first.get("problem") == "unexpected":
-        return f"returns a column `{column}` the table does not have"
+        return "nulls" if all(e["actual"] is None for e in entries) else "values"
     if "actual_type" in first:
-        return f"returns column `{column}` as {first['actual_type']}"
-    return f"returns other rows than the table holds ({reason})"
+        return "type"
+    if first.get("problem") in ("missing", "unexpected", "extra"):
+        return first["problem"]
+    return "absent" if len(first) == 1 else "other"  # {key: value}: a row the answer lacks
 
 
 def _environment(result: Reproduction, facts: IssueFacts) -> list[str]:
@@ -298,32 +308,33 @@ def _in_words(reason: str, entries: list[dict[str, Any]], key: str) -> str:
     """One difference between the rows returned and the table's, in plain words."""
     first = entries[0] if entries else {}
     column = first.get("column")
-    if "actual" in first:
-        shown = entries[:SHOWN_VALUES]
-        more = f", and {len(entries) - SHOWN_VALUES} more" if len(entries) > SHOWN_VALUES else ""
-        if all(e["actual"] is None for e in entries):
+    shown = entries[:SHOWN_VALUES]
+    more = f", and {len(entries) - SHOWN_VALUES} more" if len(entries) > SHOWN_VALUES else ""
+    keys = ", ".join(str(e.get(key)) for e in entries)
+    match _kind(entries):
+        case "nulls":
             held = ", ".join(f"{_value(e['expected'])} (`{key}` {e[key]})" for e in shown)
             return f"The query returns NULL for column `{column}` where the rows hold {held}{more}."
-        pairs = "; ".join(
-            f"{_value(e['actual'])} where the row (`{key}` {e[key]}) holds {_value(e['expected'])}"
-            for e in shown
-        )
-        return f"For column `{column}` the query returns {pairs}{more}."
-    if first.get("problem") == "missing":
-        return f"The answer has no column `{column}`, which the table has."
-    if first.get("problem") == "unexpected":
-        return f"The answer has a column `{column}` that the table does not have."
-    if "actual_type" in first:
-        return (
-            f"Column `{column}` comes back as {first['actual_type']}; the table's type is "
-            f"{first['expected_type']}."
-        )
-    if first.get("problem") == "extra":
-        keys = ", ".join(str(e[key]) for e in entries)
-        return f"The answer has rows the table does not hold (`{key}` {keys})."
-    if entries and set(first) == {key}:
-        keys = ", ".join(str(e[key]) for e in entries)
-        return f"The answer lacks the rows with `{key}` {keys}."
+        case "values":
+            pairs = "; ".join(
+                f"{_value(e['actual'])} where the row (`{key}` {e[key]}) holds "
+                f"{_value(e['expected'])}"
+                for e in shown
+            )
+            return f"For column `{column}` the query returns {pairs}{more}."
+        case "missing":
+            return f"The answer has no column `{column}`, which the table has."
+        case "unexpected":
+            return f"The answer has a column `{column}` that the table does not have."
+        case "type":
+            return (
+                f"Column `{column}` comes back as {first['actual_type']}; the table's type is "
+                f"{first['expected_type']}."
+            )
+        case "extra":
+            return f"The answer has rows the table does not hold (`{key}` {keys})."
+        case "absent":
+            return f"The answer lacks the rows with `{key}` {keys}."
     return f"The answer differs from the table's rows: {reason}."
 
 
