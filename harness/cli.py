@@ -19,6 +19,7 @@ from harness.results.command import KNOWN
 from harness.results.expectations import ExpectationError
 from harness.results.store import ResultsError
 from harness.run.command import MERGE, RUN
+from harness.run.interrupt import RunInterrupted
 from harness.scenario.command import SCENARIOS
 from harness.scenario.load import ScenarioError
 
@@ -79,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ) as exc:
         print(f"lakecompat: error: {exc}", file=sys.stderr)
         return 2
+    except RunInterrupted as stop:
+        print(stop.message(), file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print(
             "lakecompat: interrupted; finished cells are kept in the run folder "

@@ -3,10 +3,13 @@ the same run twice gives the same matrix."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -107,6 +110,87 @@ def test_sigterm_stops_every_service_and_the_run_resumes(
     assert done.returncode in (0, 1), done.stderr[-3000:]
     _, cells = load_run(run_dir)
     assert comparable(cells, run_dir) == reference
+
+
+def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
+    reference: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """Ctrl-C in a terminal is a SIGINT to the whole process group, children included."""
+    reports = tmp_path / "reports"
+    command = [str(SCRIPT), "run", "--engines", "spark", "--scenarios", PATTERN]
+    command += ["--table-types", "cow", "--reports", str(reports)]
+    process = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    readers = [
+        threading.Thread(target=lines.extend, args=(stream,))
+        for stream in (process.stdout, process.stderr)
+    ]
+    for reader in readers:
+        reader.start()
+    # A scenario's write after the baseline's cells: Spark is running the writer's jobs.
+    writing = f"writing {PATTERN.split(',')[0]} (cow)"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and process.poll() is None:
+        if any(writing in line for line in lines):
+            break
+        time.sleep(0.1)
+    assert any(writing in line for line in lines), "".join(lines)[-3000:]
+    time.sleep(1.5)  # into the write's Spark jobs
+    os.killpg(process.pid, signal.SIGINT)
+    assert process.wait(timeout=120) == 130, "".join(lines)[-3000:]
+    for reader in readers:
+        reader.join(timeout=30)
+    assert _group_members(process.pid) == []
+    (run_dir,) = (reports / "runs").iterdir()
+    assert processes_mentioning(str(run_dir)) == []
+    # No cell was recorded from the write or read that the interrupt broke.
+    kept = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    broken = [c for c in kept if c["outcome"] == "ERROR"]
+    assert broken == [], broken
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "interrupted"
+    assert not (reports / "latest").exists()  # a part of a run is never the latest run
+    text = "".join(lines)
+    assert f"{len(kept)} finished cells are kept in reports/runs/{run_dir.name}." in text
+    assert f'make matrix ARGS="--resume reports/runs/{run_dir.name}"' in text
+    (resume,) = [line for line in lines if line.startswith("Complete the run with: ")]
+    pasted = shlex.split(resume.removeprefix("Complete the run with: "))
+    assert pasted == [str(SCRIPT), "run", "--resume", f"reports/runs/{run_dir.name}"]
+    done = subprocess.run(
+        [*pasted, "--quiet"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    _, cells = load_run(run_dir)
+    assert comparable(cells, run_dir) == reference
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+
+
+def _group_members(pgid: int) -> list[int]:
+    """PIDs of live processes in process group `pgid`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(proc.name))
+    return found
 
 
 def test_a_run_folder_without_run_info_cannot_be_resumed(tmp_path: Path) -> None:

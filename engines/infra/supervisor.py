@@ -369,9 +369,13 @@ def _on_sigterm(signum: int, frame: object) -> None:
     if _handling_sigterm:
         return
     _handling_sigterm = True
-    stop_all()
-    if callable(_previous_sigterm):
-        _previous_sigterm(signum, frame)
+    try:
+        # The previous handler first: a run notes that it is stopping before its services go,
+        # so that no reader records a service's end as the error of the cell it was reading.
+        if callable(_previous_sigterm):
+            _previous_sigterm(signum, frame)
+    finally:
+        stop_all()
     raise SystemExit(128 + signum)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -49,6 +50,10 @@ class RemoteSparkError(RuntimeError):
 def _serve(conn: Connection, log_dir: Path, hudi: str, master: str | None = None) -> None:
     """The child: start Spark with `hudi`'s bundle (on `master` when it is a cluster's), then
     run each request `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
+    # A session of its own, like every service: a Ctrl-C in the terminal reaches the parent
+    # only, which stops the run and this child with it; the child would otherwise end the
+    # request in progress, and the parent record that as the cell's error.
+    os.setsid()
     runtime = SparkRuntime(log_dir, hudi, label=runtime_label(hudi), master=master)
     try:
         try:

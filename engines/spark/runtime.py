@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -198,7 +200,7 @@ class SparkRuntime:
             "-XX:+UseParallelGC",
         }.items():
             builder = builder.config(key, value)
-        with _console_to(self.log_dir / f"{self.label}-console.log"):
+        with _console_to(self.log_dir / f"{self.label}-console.log"), _keep_sigint_handler():
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
         return session
@@ -209,6 +211,26 @@ def _hadoop_api_jars() -> list[Path]:
     import pyspark
 
     return sorted((Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))
+
+
+@contextmanager
+def _keep_sigint_handler() -> Iterator[None]:
+    """Keep the process's own Ctrl-C handling across the start of a SparkContext.
+
+    In the main thread, SparkContext replaces the SIGINT handler with one that cancels every
+    Spark job first: the job then fails with a Py4JError that surfaces instead of the
+    KeyboardInterrupt, and the run would record that error as the write's or read's outcome and
+    go on. With the handler kept, Ctrl-C stops the run like SIGTERM does.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield  # SparkContext installs no handler outside the main thread
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if previous is not None:  # None: a handler not set from Python, nothing to restore
+            signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager

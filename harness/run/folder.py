@@ -4,6 +4,7 @@ completed run deletes, and how an interrupted run is taken up again (`--resume`)
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
 
@@ -11,13 +12,15 @@ from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments
 from engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
 from harness.results.expectations import Known, to_records
-from harness.results.store import RUN_FILE, ResultsError, load_run
+from harness.results.store import RUN_FILE, ResultsError, load_run, write_run_info
 from harness.run.options import RunOptions
 from harness.run.plan import select_scenarios
 from harness.scenario.model import Scenario
 
 #: What a completed run deletes beyond each engine's scratch: a `--rerun`'s cells.
 RERUN_FOLDER = "rerun"
+#: `record_ending`'s `failure` for a run stopped by Ctrl-C or SIGTERM.
+INTERRUPTED = "interrupted"
 #: Free space a run needs where it writes (tables, logs and the engines' scratch data).
 MIN_FREE_BYTES = 2 * 1024**3
 
@@ -95,6 +98,7 @@ def run_info(
     info: dict[str, object] = {
         "run_id": run_dir.name,
         "started": now,
+        "status": "running",
         "writer": writer,
         "engines": engines,
         "engine_order": list(engines),
@@ -112,12 +116,35 @@ def run_info(
     return info
 
 
+def record_ending(run_dir: Path, failure: str) -> None:
+    """Record in `run.json` how the run ended: `status` complete (`failure` ""), interrupted
+    (`INTERRUPTED`) or failed, with the `error`. A run that failed before its engines started
+    has no `run.json` yet; it gets one that says so, so that its folder never reads as a run."""
+    info = _run_json(run_dir)
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    info.setdefault("run_id", run_dir.name)
+    info.pop("error", None)
+    if not failure:
+        info.update(status="complete", finished=now)
+    elif failure == INTERRUPTED:
+        info.update(status="interrupted", stopped=now)
+    else:
+        info.update(status="failed", stopped=now, error=failure)
+    write_run_info(run_dir, info)
+
+
+def _run_json(run_dir: Path) -> dict[str, object]:
+    path = run_dir / RUN_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> RunOptions:
     """The options of the interrupted run in `run_dir`, to complete it with `Runner`."""
     info, _ = load_run(run_dir)
-    if not info:
+    if "writer" not in info:  # no run.json, or one that says the run could not start
+        why = f" ({info['error']})" if info.get("error") else ""
         raise ResultsError(
-            f"{run_dir}: no {RUN_FILE}; the run stopped before its engines had started, "
+            f"{run_dir}: the run stopped before its engines had started{why}, "
             "so there is nothing to resume: start a new run"
         )
     attached = dict(info.get("attached") or {})

@@ -162,8 +162,10 @@ def merge(folders: list[Path], reports_dir: Path, scenarios_dir: Path) -> tuple[
     shards = load_shards(folders)
     cells = merged_cells(shards, scenarios_dir)
     run_dir = run_folder.new_run_dir(reports_dir)
-    info = {k: v for k, v in shards[0].info.items() if k not in ("shard", "resumed")}
+    dropped = ("shard", "resumed", "stopped", "error")
+    info = {k: v for k, v in shards[0].info.items() if k not in dropped}
     info["run_id"] = run_dir.name
+    info["status"] = "complete"  # every shard's cells are there (`merged_cells` checked)
     info["started"] = min(str(s.info.get("started", "")) for s in shards)
     info["merged_from"] = [{"shard": s.name, "run": str(s.folder.resolve())} for s in shards]
     write_run_info(run_dir, info)

@@ -24,11 +24,12 @@ from engines import engine_class
 from engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
 from engines.base import Variant
 from engines.context import RunContext
+from engines.errors import describe_error
 from engines.spark.runtime import SparkRuntime
 from harness.report.render import write_reports
 from harness.results.outcomes import Cell
 from harness.results.store import ResultsWriter, load_run, record_event, write_run_info
-from harness.run import cells
+from harness.run import cells, interrupt
 from harness.run import folder as run_folder
 from harness.run import plan as run_plan
 from harness.run.cells import Baselines
@@ -92,6 +93,8 @@ class Runner:
         self._baselines: dict[str, Baselines] = {}
         # Set when the run stops early; held while a table's cells are recorded.
         self._stopping = threading.Event()
+        # Set by Ctrl-C or SIGTERM the moment it arrives: a cell measured after it is not kept.
+        self._interrupted = threading.Event()
         self._record_lock = threading.Lock()
         self.fleet = Fleet(self.progress, options.query_timeout, self._stopping)
 
@@ -119,6 +122,7 @@ class Runner:
         ]
         home = outlets[0].run_dir
         completed = False
+        failure = ""
         context = self._context(home)
         runtime = context.spark
         writer = create_writer(runtime, context.tables_dir, options.step_timeout)
@@ -126,7 +130,10 @@ class Runner:
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
         try:
-            with self.fleet.running(context, specs, options.engine_settings) as engines:
+            with (
+                interrupt.watching(self._interrupted),
+                self.fleet.running(context, specs, options.engine_settings) as engines,
+            ):
                 for outlet in outlets:
                     self._write_run_info(outlet, outlets, writer, engines)
                 self.fleet.control_checks(writer, engines)
@@ -138,6 +145,13 @@ class Runner:
                     first = outlets[0].result
                     first.rerun_seconds, first.rerun_cells = self._rerun(context, writer, engines)
             completed = True
+        except KeyboardInterrupt:
+            failure = run_folder.INTERRUPTED
+            finished = len(outlets[0].result.cells)
+            raise interrupt.RunInterrupted(run_dirs, finished, options.reports_dir) from None
+        except BaseException as exc:
+            failure = describe_error(exc)
+            raise
         finally:
             for outlet in outlets:
                 outlet.results.close()
@@ -150,11 +164,13 @@ class Runner:
             if completed and not options.keep_tables and options.attachments.warehouse:
                 shutil.rmtree(context.tables_dir, ignore_errors=True)
             for outlet in outlets:
+                run_folder.record_ending(outlet.run_dir, failure)
                 if completed:
                     run_folder.clean(outlet.run_dir, options.keep_tables)
                 if outlet.result.cells:
-                    latest = outlet.options.reports_dir / "latest"
-                    outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, latest])
+                    # Only a finished run becomes `latest/`: a part of a run never reads as one.
+                    latest = [outlet.options.reports_dir / "latest"] if completed else []
+                    outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, *latest])
         return [outlet.result for outlet in outlets]
 
     def _context(self, home: Path) -> RunContext:
@@ -323,7 +339,7 @@ class Runner:
         state, cell = measured
         index = next(i for i, known in enumerate(every) if known is state)
         with self._record_lock:
-            if self._stopping.is_set():
+            if self._stopping.is_set() or self._interrupted.is_set():
                 raise Stopped
             self._add_cost(table_id(cell.scenario, cell.table_type), cell.seconds)
             for outlet in outlets:
