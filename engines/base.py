@@ -59,6 +59,9 @@ class Engine(ABC):
     release_env: ClassVar[str | None] = None
     #: What a version point's `<name>` field sets, for `lakecompat qualify`'s help and errors.
     release_help: ClassVar[str] = ""
+    #: Maven group and name of an artifact every release of the engine publishes, to check a
+    #: release named in `release_env` before anything starts; None: not checked.
+    release_artifact: ClassVar[tuple[str, str] | None] = None
     #: What `--<name>-hudi-version` and a version point's `<name>_hudi` set, for engines that
     #: carry Hudi jars of their own that may differ from the writer's (version skew); "": the
     #: engine carries none.

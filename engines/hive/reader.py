@@ -118,6 +118,7 @@ class HiveEngine(MetastoreReader):
     display_name = "Hive"
     release_env = HIVE_VERSION_ENV
     release_help = "the Hive release (Metastore and HiveServer2)"
+    release_artifact = ("org.apache.hive", "hive-service")
     reader_hudi_help = (
         "the Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
         "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)"

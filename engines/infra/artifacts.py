@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from xml.etree import ElementTree
 
 CACHE_ENV = "LAKECOMPAT_CACHE"
 
@@ -283,14 +284,66 @@ def _pom_dependency(dep: Dependency) -> str:
     )
 
 
-def _run_maven(goal_args: list[str], say: Callable[[str], None]) -> None:
+@one_at_a_time
+def check_release(artifact: MavenArtifact, setting: str, what: str) -> None:
+    """Raise `ProvisioningError` in one sentence when `artifact`'s version is not released:
+    `setting` is how the user set it (`--hudi-version 9.9`), `what` names the product (`Hudi`).
+
+    A file already in the cache is released. Otherwise Maven lists the releases (its
+    output goes to a log file, not the console); asking costs seconds, fetching the artifact
+    itself may cost minutes, and a missing one would fail only after the engines started.
+    """
+    if artifact.local_path(maven_repo()).is_file():
+        return
+    released = released_versions(artifact)
+    if artifact.version not in released:
+        shown = ", ".join(released[-8:]) or "none"
+        raise ProvisioningError(
+            f"{setting}: there is no {what} release {artifact.version} "
+            f"({artifact.group}:{artifact.artifact}); the latest releases are: {shown}"
+        )
+
+
+def released_versions(artifact: MavenArtifact) -> list[str]:
+    """Every released version of `artifact`'s group and name, oldest first, as the Maven
+    repositories list them; Maven's output goes to `<cache>/logs/releases-<name>.log`."""
+    folder = cache_dir() / "releases" / f"{artifact.group}-{artifact.artifact}"
+    folder.mkdir(parents=True, exist_ok=True)
+    any_release = MavenArtifact(artifact.group, artifact.artifact, "[0,)", "pom")
+    # Resolving a version range makes Maven fetch the list of versions (its metadata file).
+    (folder / "pom.xml").write_text(_pom("releases", [Dependency(any_release)]))
+    log = cache_dir() / "logs" / f"releases-{artifact.artifact}.log"
+    log.parent.mkdir(exist_ok=True)
+    argv = [_mvn(), "-B", f"-Dmaven.repo.local={maven_repo()}", "dependency:list"]
+    with log.open("w") as output:
+        done = subprocess.run(argv, stdout=output, stderr=subprocess.STDOUT, cwd=folder)
+    listed = maven_repo().joinpath(*artifact.group.split("."), artifact.artifact)
+    versions = [
+        found.text.strip()
+        for metadata in sorted(listed.glob("maven-metadata-*.xml"))
+        for found in ElementTree.parse(metadata).iter("version")
+        if found.text
+    ]
+    if done.returncode != 0 and not versions:
+        raise ProvisioningError(
+            f"Maven could not list the releases of {artifact.group}:{artifact.artifact} "
+            f"(exit {done.returncode}; its output is in {log}); is Maven Central reachable?"
+        )
+    return list(dict.fromkeys(versions))
+
+
+def _mvn() -> str:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise ProvisioningError(
             "Maven (`mvn`) is not on PATH; it fetches the engines' JVM artifacts. "
             "Install it (Debian package `maven`) and run again."
         )
-    argv = [mvn, "-B", "--strict-checksums", f"-Dmaven.repo.local={maven_repo()}", *goal_args]
+    return mvn
+
+
+def _run_maven(goal_args: list[str], say: Callable[[str], None]) -> None:
+    argv = [_mvn(), "-B", "--strict-checksums", f"-Dmaven.repo.local={maven_repo()}", *goal_args]
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cache_dir()
     )

@@ -159,6 +159,7 @@ class TrinoEngine(MetastoreReader):
     display_name = "Trino"
     release_env = TRINO_VERSION_ENV
     release_help = "the Trino release"
+    release_artifact = ("io.trino", "trino-main")
     state_folders = ("trino",)
     scratch_folders = ("trino/var", "trino/data")
     partition_columns_last = True

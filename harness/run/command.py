@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments, warehouse_folder
+from engines.infra.artifacts import MavenArtifact, check_release
+from engines.infra.hudi_jars import HUDI_VERSION_ENV, check_hudi_release
 from harness.options import (
     DEFAULT_SCENARIOS,
     EXIT_CODES,
@@ -162,8 +165,29 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
+    check_releases(options)
     result = Runner(options, Progress(quiet=args.quiet)).run()
     return _finish(result, args)
+
+
+def check_releases(options: RunOptions) -> None:
+    """Every release the run names exists, before any engine starts or any run folder is made:
+    a `ProvisioningError` of one sentence naming the option (or variable) and the releases."""
+    writer = options.hudi_version or os.environ.get(HUDI_VERSION_ENV)
+    if writer:
+        given = (
+            f"--hudi-version {writer}" if options.hudi_version else f"{HUDI_VERSION_ENV}={writer}"
+        )
+        check_hudi_release(writer, given)
+    for name, release in options.reader_hudi_versions.items():
+        check_hudi_release(release, f"--{name}-hudi-version {release}")
+    for name in options.engines:
+        cls = engine_class(name)
+        chosen = os.environ.get(cls.release_env) if cls.release_env else None
+        if chosen and cls.release_artifact:
+            check_release(
+                MavenArtifact(*cls.release_artifact, chosen), f"{cls.release_env}={chosen}", name
+            )
 
 
 def selection(args: argparse.Namespace) -> dict[str, Any]:
