@@ -25,9 +25,11 @@ and fixed-upstream cells first.
 exit codes:
   0  every cell is as expected (with --strict: and none is fixed upstream)
   1  regressions (with --strict: also cells fixed upstream); the reports name them
-  2  bad input (scenario or expectation file, engine name), the harness failed, or an
-     engine failed (a cell is ENGINE_FAILED)
-  130  interrupted (finished cells are kept in the run folder)
+  2  bad input (scenario or expectation file, engine name, a release that does not
+     exist), the harness failed, an engine failed (a cell is ENGINE_FAILED), or the run
+     folder holds no finished run (no cells, or the run failed or was interrupted)
+  130  interrupted (finished cells are kept in the run folder; the message gives the
+     command that completes the run)
 """
 #: What `add_parser` receives: the top-level parser's subcommands.
 Subcommands = argparse._SubParsersAction

@@ -5,6 +5,7 @@ judges a run prints."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness.options import EXIT_CODES, Command, Subcommands, judging_options
@@ -13,7 +14,7 @@ from harness.report.junit import case_id
 from harness.report.render import REPORT_FILES, write_reports
 from harness.report.summary import verdict_counts
 from harness.results.expectations import Judged, Verdict, exit_status, load_expectations
-from harness.results.store import load_cells
+from harness.results.store import load_cells, load_run, unfinished
 
 
 def judgement(judged: list[Judged], strict: bool) -> int:
@@ -51,11 +52,20 @@ def add_report_parser(commands: Subcommands) -> None:
 
 
 def report(args: argparse.Namespace) -> int:
-    """Render the reports of a run folder, and judge it."""
+    """Render the reports of a run folder, and judge it; a run that did not finish is not
+    judged (exit 2), so that a part of a run never reads as a passing one."""
     known = load_expectations(args.expectations) if args.expectations else None
+    info, cells = load_run(args.run_dir)
+    problem = unfinished(args.run_dir, info, cells)
+    if not cells:
+        print(f"lakecompat: error: {problem}; nothing was rendered", file=sys.stderr)
+        return 2
     out = args.out or args.run_dir
     judged = write_reports(args.run_dir, [out], known)
     print(f"wrote {', '.join(REPORT_FILES)} to {out}")
+    if problem:
+        print(f"lakecompat: error: {problem}; its reports show only those cells", file=sys.stderr)
+        return 2
     return judgement(judged, args.strict)
 
 

@@ -70,6 +70,30 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[Cell]]:
     return info, cells
 
 
+def unfinished(run_dir: Path, info: dict[str, Any], cells: list[Cell]) -> str:
+    """Why a run folder's cells do not answer for the whole run, in a sentence; "" when they
+    do. Run folders from before `run.json` had a `status` count as finished when they have
+    cells."""
+    status = info.get("status", "complete")
+    error = info.get("error") or "no reason recorded"
+    resume = f"complete it with `lakecompat run --resume {run_dir}`"
+    if not cells:
+        if status == "failed":
+            return f"{run_dir}: the run could not start ({error}); it has no cells to report"
+        return f"{run_dir}: the run has no cells (it stopped before any cell was measured)"
+    done = f"{len(cells)} cells"
+    if status == "interrupted":
+        return f"{run_dir}: the run was interrupted after {done}; {resume}"
+    if status == "failed":
+        return f"{run_dir}: the run failed after {done} ({error}); {resume}"
+    if status != "complete":
+        return (
+            f"{run_dir}: the run has not finished ({done} so far; it is still running, or its "
+            f"process was killed); when it is not running, {resume}"
+        )
+    return ""
+
+
 def results_document(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
     """The versioned `results.json` document that reports and CI read (docs/results.md)."""
     return {

@@ -1,0 +1,131 @@
+"""Honest exits: a release that does not exist stops the run before anything starts, a run
+that did not finish never reads as green, and an interrupted run says how to complete it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_results_report import INFO, cell, write_run
+
+from harness.cli import main
+from harness.results.store import ResultsError, load_run
+from harness.run import folder as run_folder
+from harness.run.folder import resume_options
+from harness.run.interrupt import RunInterrupted, program, watching
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+@pytest.mark.parametrize(
+    ("option", "setting"),
+    [
+        (["--hudi-version", "9.9.9"], "--hudi-version 9.9.9"),
+        (["--hive-hudi-version", "0.0.1"], "--hive-hudi-version 0.0.1"),
+    ],
+)
+def test_a_release_that_does_not_exist_stops_the_run_in_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], setting: str
+) -> None:
+    """Maven is asked which releases exist (a real `mvn`: seconds, before any engine)."""
+    reports = tmp_path / "reports"
+    args = ["run", "--engines", "spark,hive", "--scenarios", "baseline/*", *option]
+    assert main([*args, "--reports", str(reports)]) == 2
+    error = capsys.readouterr().err
+    version = setting.split()[-1]
+    assert error.startswith(f"lakecompat: error: {setting}: there is no Hudi release {version} ")
+    assert "1.2.0" in error  # the releases that exist are named
+    assert error.count("\n") == 1  # one sentence, not Maven's log
+    assert not reports.exists()  # no run folder that could read as a run
+
+
+def test_report_of_a_run_folder_without_cells_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "run", [])
+    assert main(["report", str(run_dir)]) == 2
+    captured = capsys.readouterr()
+    assert f"{run_dir}: the run has no cells" in captured.err
+    assert "as expected" not in captured.out + captured.err
+    assert not (run_dir / "summary.md").exists()
+
+
+def test_a_run_that_could_not_start_says_why_and_cannot_be_resumed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "run", [])
+    run_folder.record_ending(run_dir, "ServiceError: service 'spark' did not start")
+    info, _ = load_run(run_dir)
+    assert info["status"] == "failed"
+    assert main(["report", str(run_dir)]) == 2
+    assert "the run could not start (ServiceError: service 'spark'" in capsys.readouterr().err
+    with pytest.raises(ResultsError, match="did not start\\), so there is nothing to resume"):
+        resume_options(run_dir, SCENARIOS, tmp_path)
+
+
+def test_report_of_an_interrupted_run_renders_its_cells_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "run", [cell(), cell(query_type="read_optimized")], INFO)
+    run_folder.record_ending(run_dir, run_folder.INTERRUPTED)
+    assert main(["report", str(run_dir)]) == 2
+    error = capsys.readouterr().err
+    assert f"{run_dir}: the run was interrupted after 2 cells; complete it with" in error
+    assert f"lakecompat run --resume {run_dir}" in error
+    assert (run_dir / "matrix.md").is_file()
+
+
+def test_report_of_a_run_without_an_ending_says_it_has_not_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run(tmp_path / "run", [cell()], {**INFO, "status": "running"})
+    assert main(["report", str(run_dir)]) == 2
+    assert "the run has not finished (1 cells so far" in capsys.readouterr().err
+
+
+def test_report_of_a_complete_run_judges_it(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path / "run", [cell()], INFO)
+    run_folder.record_ending(run_dir, "")
+    assert main(["report", str(run_dir)]) == 0
+    info, _ = load_run(run_dir)
+    assert info["status"] == "complete" and info["writer"] == INFO["writer"]
+
+
+def test_the_interrupt_message_names_the_command_to_paste(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / ".venv" / "bin" / "lakecompat"
+    monkeypatch.setattr(sys, "argv", [str(script), "run"])
+    run_dir = tmp_path / "reports" / "runs" / "20260101-000000"
+    message = RunInterrupted([run_dir], 123, Path("reports")).message()
+    assert message.splitlines() == [
+        "lakecompat: interrupted; 123 finished cells are kept in reports/runs/20260101-000000.",
+        "Complete the run with: .venv/bin/lakecompat run --resume reports/runs/20260101-000000",
+        '(with make: make matrix ARGS="--resume reports/runs/20260101-000000")',
+    ]
+    # Reports elsewhere: the command says where, so that `latest/` lands there again.
+    elsewhere = RunInterrupted([tmp_path / "out" / "runs" / "x"], 1, tmp_path / "out").message()
+    assert "run --resume out/runs/x --reports out" in elsewhere
+
+
+def test_the_program_is_lakecompat_when_started_some_other_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    assert program() == "lakecompat"
+
+
+def test_a_stop_signal_is_noted_the_moment_it_arrives() -> None:
+    stopped = threading.Event()
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), watching(stopped):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler interrupts the sleep
+    assert stopped.is_set()
+    assert signal.getsignal(signal.SIGINT) is before
