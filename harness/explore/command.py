@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from engines import engine_class
+from harness.explore.catalog import catalog_run, described
 from harness.options import Command, Subcommands, csv, duration, reports_option, seconds
 from harness.results.store import load_cells
 from harness.run import folder as run_folder
@@ -52,7 +53,8 @@ def add_parser(commands: Subcommands) -> None:
         type=Path,
         metavar="RUN",
         help="a run of the catalog (run folder, or reports/latest) whose failures count as "
-        "covered (default: REPORTS/latest if it exists)",
+        "covered; a finding it lacks is new (default: the newest complete run under "
+        "REPORTS/runs/ of every scenario, both table types and every default engine)",
     )
     explore.add_argument(
         "--max-examples",
@@ -77,9 +79,7 @@ def handle(args: argparse.Namespace) -> int:
         engine_class(name)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     out = (args.out or args.reports / "explore" / stamp).resolve()
-    catalog = args.catalog_run or (args.reports / "latest")
-    if args.catalog_run and not catalog.exists():
-        raise ValueError(f"--catalog-run {catalog}: not found")
+    catalog = catalog_run(args.reports, args.catalog_run)
     progress = Progress(quiet=args.quiet)
     lab = Lab(out / "work", tuple(args.engines), progress, args.query_timeout)
     try:
@@ -87,15 +87,17 @@ def handle(args: argparse.Namespace) -> int:
             result = explore(lab, args.budget, args.seed, args.max_examples)
     finally:
         run_folder.clean(out / "work", keep_tables=False)
-    if catalog.exists():
+    if catalog is not None:
         mark_covered(result, load_cells(catalog)[1])
+    result.compared = described(catalog, args.catalog_run, args.reports)
     paths = write_findings(result, out)
     new = sum(1 for f in result.findings.values() if f.covered is False)
     print(
         f"explored {result.examples} sequences in {result.seconds:.0f} s: "
         f"{len(paths)} failure signature(s)"
-        + (f", {new} not in the catalog run {catalog}" if catalog.exists() else "")
+        + (f", {new} not in the catalog run {catalog}" if catalog is not None else "")
     )
+    print(result.compared)
     print(f"report: {out / 'explore.md'}  scenarios: {out / 'scenarios' / 'explored'}")
     if result.interrupted:
         print("lakecompat: explore was interrupted; what it had found is written", file=sys.stderr)

@@ -103,6 +103,8 @@ class Exploration:
     findings: dict[Signature, Finding] = field(default_factory=dict)
     #: Stopped by Ctrl-C or SIGTERM: what was found so far is kept.
     interrupted: bool = False
+    #: Which catalog run the findings were compared with, as explore.md says it.
+    compared: str = ""
 
 
 class Lab:
@@ -270,6 +272,7 @@ def _record(result: Exploration, paths: list[Path], out: Path) -> dict[str, Any]
         "engines": list(result.engines),
         "sequences_run": result.examples,
         "seconds": round(result.seconds, 1),
+        "compared_with": result.compared,
         "findings": [
             {
                 "engine": f.signature[0],
@@ -299,6 +302,7 @@ def _markdown(result: Exploration, paths: list[Path], out: Path) -> str:
             f", {new} not in the catalog run" if any(f.covered is not None for f in ordered) else ""
         ),
         "",
+        *([result.compared, ""] if result.compared else []),
         "| engine | outcome | reason (class) | smallest sequence | in the catalog | scenario |",
         "|---|---|---|---|---|---|",
     ]
