@@ -129,3 +129,18 @@ def test_a_stop_signal_is_noted_the_moment_it_arrives() -> None:
         time.sleep(5)  # the handler interrupts the sleep
     assert stopped.is_set()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_qualify_names_a_point_release_that_does_not_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    points = ["--point", "old:hudi=9.9.9", "--point", "new:hudi=1.2.0"]
+    args = ["qualify", *points, "--engines", "spark", "--reports", str(tmp_path / "q")]
+    assert main(args) == 2
+    error = capsys.readouterr().err
+    assert (
+        "version point old (hudi 9.9.9) cannot be provisioned here, so no point was run: " in error
+    )
+    assert "hudi 9.9.9: there is no Hudi release 9.9.9 " in error
+    assert error.count("\n") == 1
+    assert not (tmp_path / "q" / "runs").exists()

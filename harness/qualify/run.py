@@ -17,7 +17,7 @@ from pathlib import Path
 
 from engines import engine_class
 from engines.infra.artifacts import ProvisioningError, fetch
-from engines.infra.hudi_jars import hudi_bundle, hudi_version
+from engines.infra.hudi_jars import check_hudi_release, hudi_bundle, hudi_version
 from harness.qualify.compare import Point, Qualification, qualify
 from harness.qualify.versions import (
     CARRY_HUDI,
@@ -110,6 +110,11 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
             print(f"provisioning version point {point.name}")
         hudi = point.hudi or hudi_version()
         try:
+            # A Hudi release that does not exist is named in a sentence, not Maven's log.
+            check_hudi_release(hudi, f"hudi {hudi}")
+            for name in engines:
+                if reader_hudi := getattr(point, f"{name}_hudi", None):
+                    check_hudi_release(reader_hudi, f"{name}_hudi {reader_hudi}")
             fetch(hudi_bundle(hudi))
             with engine_releases(point):
                 for name in engines:

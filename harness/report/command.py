@@ -38,7 +38,9 @@ def add_report_parser(commands: Subcommands) -> None:
         "report",
         help="re-render the reports of a run folder from its results file",
         description="Render results.json, matrix.md, matrix.html, junit.xml and summary.md "
-        "from a run folder. The exit code judges the run like `lakecompat run` does.",
+        "from a run folder. The exit code judges the run like `lakecompat run` does; a "
+        "folder without a finished run (no cells, or a run that failed or was interrupted) "
+        "exits 2 and says so.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
