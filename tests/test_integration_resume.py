@@ -30,11 +30,11 @@ PATTERN = "rename_column/rename,type_change/int_to_long"
 SCRIPT = Path(sys.executable).parent / "lakecompat"
 
 
-def spark_run(reports: Path) -> tuple[Path, list[Cell]]:
+def spark_run(reports: Path, engines: tuple[str, ...] = ("spark",)) -> tuple[Path, list[Cell]]:
     options = RunOptions(
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
-        engines=("spark",),
+        engines=engines,
         table_types=("cow",),
         reports_dir=reports,
     )
@@ -45,6 +45,13 @@ def spark_run(reports: Path) -> tuple[Path, list[Cell]]:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     run_dir, cells = spark_run(tmp_path_factory.mktemp("reference"))
+    return comparable(cells, run_dir)
+
+
+@pytest.fixture(scope="module")
+def reference_with_hudi_rs(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """hudi-rs reads on a thread of its own, in a worker process, while Spark writes."""
+    run_dir, cells = spark_run(tmp_path_factory.mktemp("reference"), ("spark", "hudi-rs"))
     return comparable(cells, run_dir)
 
 
@@ -112,12 +119,17 @@ def test_sigterm_stops_every_service_and_the_run_resumes(
     assert comparable(cells, run_dir) == reference
 
 
+@pytest.mark.parametrize(
+    ("engines", "reference_of"),
+    [("spark", "reference"), ("spark,hudi-rs", "reference_with_hudi_rs")],
+)
 def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
-    reference: list[dict[str, Any]], tmp_path: Path
+    engines: str, reference_of: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """Ctrl-C in a terminal is a SIGINT to the whole process group, children included."""
+    reference = request.getfixturevalue(reference_of)
     reports = tmp_path / "reports"
-    command = [str(SCRIPT), "run", "--engines", "spark", "--scenarios", PATTERN]
+    command = [str(SCRIPT), "run", "--engines", engines, "--scenarios", PATTERN]
     command += ["--table-types", "cow", "--reports", str(reports)]
     process = subprocess.Popen(
         command,
