@@ -11,7 +11,7 @@ from test_results_report import cell, write_run
 from harness.report.overview import overviews
 from harness.report.render import write_reports
 from harness.results.expectations import Known, judge
-from harness.results.outcomes import Cell, Outcome
+from harness.results.outcomes import BASELINE_NOTE, Cell, Outcome
 
 INFO = {
     "run_id": "20250101-000000",
@@ -194,3 +194,13 @@ def test_markdown_opens_with_the_overview_and_the_grids(tmp_path: Path) -> None:
         "|---|---|",
         "| int | WRONG ⚠ |",
     ]
+
+
+def test_a_failure_the_baseline_shares_says_so() -> None:
+    cells = [
+        read("spark", "off", "cow", "snapshot", Outcome.ERROR),
+        read("spark", "off", "mor", "snapshot", Outcome.PASS),
+    ]
+    cells[0].reason = f"version 9 unsupported; {BASELINE_NOTE} (baseline: ERROR)"
+    spark = the_overview(cells).rows[0].engines["spark"]
+    assert spark.text == "ERROR on COW · fails without any schema change too"

@@ -18,7 +18,7 @@ from typing import Any
 from engines.table import QUERY_TYPES
 from harness.report.grouping import CATEGORY_ORDER, TYPE_COLUMNS, TYPE_ROWS
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import Outcome
+from harness.results.outcomes import BASELINE_NOTE, Outcome
 
 #: What no engine reads: the writer refused the change, or the engine has no such query.
 NOT_READ = (Outcome.REJECTED, Outcome.UNSUPPORTED)
@@ -214,6 +214,8 @@ def engine_summary(judged: list[Judged], indexes: list[int], default: str) -> Su
     fixed_by = _fixing_variants(rows, failing, default)
     if fixed_by:
         text += " · PASS with " + " or ".join(fixed_by)
+    if all(BASELINE_NOTE in r.cell.reason for r in failing):
+        text += " · fails without any schema change too"
     return Summary(
         text,
         worst,

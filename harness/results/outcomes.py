@@ -6,6 +6,10 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+#: Added to the reason of a cell whose engine, table type and query type fail already on the
+#: baseline (a table without any schema change).
+BASELINE_NOTE = "fails without any schema change"
+
 
 class Outcome(StrEnum):
     """What happened in a cell (see the README for the meaning of each)."""

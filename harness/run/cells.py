@@ -12,14 +12,12 @@ from engines.base import Engine, Variant
 from engines.errors import LOG_LIMIT, describe_error, error_text, log_since, log_size
 from engines.infra.watchdog import Watchdog
 from engines.table import TABLE_QUERY_TYPES, TableRef
-from harness.results.outcomes import Cell, Evidence, Outcome
+from harness.results.outcomes import BASELINE_NOTE, Cell, Evidence, Outcome
 from harness.run.fleet import EngineState, Fleet, Stopped
 from harness.scenario import oracle
 from harness.scenario.compare import compare
 from harness.scenario.model import Scenario
 from harness.writer.base import WriteResult
-
-BASELINE_NOTE = "fails without any schema change"
 
 
 def measure(
