@@ -23,14 +23,13 @@ def select_scenarios(options: RunOptions) -> list[Scenario]:
     failures from evolution failures)."""
     everything = load_scenarios(options.scenarios_dir)
     chosen = load_scenarios(options.scenarios_dir, options.pattern)
+    categories = ", ".join(sorted({s.category for s in everything}))
+    hint = f"ids are <category>/<name>, categories: {categories}; `lakecompat scenarios` lists them"
     if not chosen:
-        raise ValueError(f"no scenario matches {options.pattern!r}")
+        raise ValueError(f"no scenario matches {options.pattern!r} ({hint})")
     for glob in [g.strip() for g in (options.pattern or "").split(",") if g.strip()]:
         if not any(fnmatch.fnmatch(s.id, glob) for s in everything):
-            raise ValueError(
-                f"no scenario matches {glob!r} (one of the --scenarios globs); "
-                "`lakecompat scenarios` lists them"
-            )
+            raise ValueError(f"no scenario matches {glob!r} (one of the --scenarios globs; {hint})")
     baselines = [s for s in everything if s.spec.baseline and s not in chosen]
     if options.reverse_order:
         chosen = [s for s in chosen if s.spec.baseline] + [
