@@ -3,6 +3,7 @@ recorded), and the message that tells the user how to complete the run."""
 
 from __future__ import annotations
 
+import logging
 import shlex
 import shutil
 import signal
@@ -70,6 +71,9 @@ def watching(stopped: threading.Event) -> Iterator[None]:
     def on_signal(number: int, frame: FrameType | None) -> None:
         # Only this handler sets the event, so taking its lock cannot wait on the main thread.
         stopped.set()
+        # What the libraries log from here on is about connections the stop breaks (Py4J's
+        # tracebacks of the interrupted call, the Trino client's retries): not for the user.
+        logging.disable(logging.CRITICAL)
         before = previous[number]
         if callable(before):
             before(number, frame)
@@ -83,6 +87,11 @@ def watching(stopped: threading.Event) -> Iterator[None]:
         for number, before in previous.items():
             if before is not None:
                 signal.signal(number, before)
+
+
+def restore_logging() -> None:
+    """Let the libraries log again once a stopped run has cleaned up."""
+    logging.disable(logging.NOTSET)
 
 
 def _reports_argument(reports_dir: Path) -> str:

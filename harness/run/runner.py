@@ -171,6 +171,7 @@ class Runner:
                     # Only a finished run becomes `latest/`: a part of a run never reads as one.
                     latest = [outlet.options.reports_dir / "latest"] if completed else []
                     outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, *latest])
+            interrupt.restore_logging()
         return [outlet.result for outlet in outlets]
 
     def _context(self, home: Path) -> RunContext:
