@@ -106,17 +106,8 @@ def test_sigterm_stops_every_service_and_the_run_resumes(
     assert process.wait(timeout=120) == 130
     run_dir = results.parent
     assert processes_mentioning(str(run_dir)) == []
-    done = subprocess.run(
-        [str(SCRIPT), "run", "--resume", str(run_dir), "--reports", str(reports), "--quiet"],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    _, cells = load_run(run_dir)
-    assert comparable(cells, run_dir) == reference
+    resume = [str(SCRIPT), "run", "--resume", str(run_dir), "--reports", str(reports)]
+    assert completes(resume, tmp_path, run_dir) == reference
 
 
 @pytest.mark.parametrize(
@@ -176,9 +167,15 @@ def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
     (resume,) = [line for line in lines if line.startswith("Complete the run with: ")]
     pasted = shlex.split(resume.removeprefix("Complete the run with: "))
     assert pasted == [str(SCRIPT), "run", "--resume", f"reports/runs/{run_dir.name}"]
+    assert completes(pasted, tmp_path, run_dir) == reference
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+
+
+def completes(command: list[str], cwd: Path, run_dir: Path) -> object:
+    """Run `command` (a resume) quietly in `cwd`; the cells of `run_dir` it leaves, comparable."""
     done = subprocess.run(
-        [*pasted, "--quiet"],
-        cwd=tmp_path,
+        [*command, "--quiet"],
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -186,8 +183,7 @@ def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
     )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     _, cells = load_run(run_dir)
-    assert comparable(cells, run_dir) == reference
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "complete"
+    return comparable(cells, run_dir)
 
 
 def _group_members(pgid: int) -> list[int]:

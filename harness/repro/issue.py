@@ -19,6 +19,7 @@ from engines.base import Engine
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.jdk import find_jdk
 from engines.spark.runtime import SPARK_JAVA_VERSIONS
+from harness.report.grouping import TABLE_TYPE_NAMES
 from harness.report.junit import case_id
 from harness.repro.result import Reproduction
 from harness.repro.tables import markdown
@@ -37,7 +38,6 @@ QUERY_TYPES = {
     "incremental": "incremental query",
     "time_travel": "time-travel query",
 }
-TABLE_TYPES = {"cow": "copy-on-write", "mor": "merge-on-read"}
 #: The title's words for the first difference, by `_kind`.
 SYMPTOMS = {
     "nulls": "returns NULL for column `{column}`",
@@ -105,7 +105,7 @@ def _product(engine: Engine) -> str:
 
 def _title(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> str:
     cell, written = result.cell, facts.written
-    table = f"a Hudi {TABLE_TYPES[cell.table_type]} table"
+    table = f"a Hudi {TABLE_TYPE_NAMES[cell.table_type]} table"
     if not written.ok:
         hudi, spark = cell.writer["hudi"], cell.writer["spark"]
         return (
