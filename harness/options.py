@@ -126,3 +126,15 @@ def expectations_dir(args: argparse.Namespace) -> Path | None:
     if args.expectations:
         return args.expectations
     return DEFAULT_EXPECTATIONS if args.scenario_dir == DEFAULT_SCENARIOS else None
+
+
+def table_cache_option(parser: argparse.ArgumentParser) -> None:
+    """`--no-table-cache`: write every table afresh instead of reading earlier writes."""
+    parser.add_argument(
+        "--no-table-cache",
+        action="store_true",
+        help="write every table afresh, and keep none. By default a table is written once and "
+        "kept in the table cache ($LAKECOMPAT_CACHE/tables, default ~/.cache/lakecompat/tables); "
+        "a later run needing the same table (same scenario content, table type, writer "
+        "releases and settings, and writer code) reads a copy of it instead",
+    )

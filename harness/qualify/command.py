@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.options import Command, Subcommands, csv, reports_option, scenario_options
+from harness.options import (
+    Command,
+    Subcommands,
+    csv,
+    reports_option,
+    scenario_options,
+    table_cache_option,
+)
 from harness.qualify.compare import counts_line
 from harness.qualify.report import write_qualification
 from harness.run.command import selection
@@ -92,6 +99,7 @@ def add_parser(commands: Subcommands) -> None:
     qualify.add_argument(
         "--out", type=Path, help="where to write the qualification files (default: REPORTS/qualify)"
     )
+    table_cache_option(qualify)
     qualify.add_argument("--quiet", action="store_true", help="no progress output")
 
 

@@ -56,6 +56,9 @@ class Cell:
     #: writer's bundle; HiveServer2: the jars on its classpath); "" for a reader with its own
     #: Hudi implementation (Trino's connector).
     reader_hudi: str = ""
+    #: Where the table came from: "written" by this run, or read from the table "cache"
+    #: (written by an earlier run with the same writer); "" in runs before the cache existed.
+    table_from: str = ""
 
     @property
     def key(self) -> tuple[str, ...]:

@@ -45,6 +45,7 @@ def measure(
         writer=writer,
         outcome=Outcome.PASS,
         reader_hudi=engine.hudi_version if not state.failure else "",
+        table_from="cache" if written.cached else "written",
     )
     if state.failure:
         return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))

@@ -23,6 +23,7 @@ from harness.options import (
     scenario_options,
     seconds,
     setting,
+    table_cache_option,
 )
 from harness.report.command import judgement
 from harness.results.outcomes import summary_line
@@ -32,6 +33,7 @@ from harness.run.options import DEFAULT_ENGINES, RunOptions, RunResult
 from harness.run.progress import Progress
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
+from harness.writer.cache import default_location
 
 
 def add_run_parser(commands: Subcommands) -> None:
@@ -87,6 +89,7 @@ def add_run_parser(commands: Subcommands) -> None:
         help="kill and restart Spark when one writer step runs longer; the table's cells are "
         "ERROR (default: 900; 0: no limit)",
     )
+    table_cache_option(run)
     run.add_argument(
         "--keep-tables",
         action="store_true",
@@ -149,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         options = resume_options(args.resume, args.scenario_dir, args.reports)
         options.query_timeout, options.step_timeout = args.query_timeout, args.step_timeout
         options.keep_tables = args.keep_tables
+        if args.no_table_cache:
+            options.table_cache = None
         result = Runner(options, Progress(quiet=args.quiet)).run()
         return _finish(result, args)
     options = RunOptions(
@@ -202,6 +207,7 @@ def selection(args: argparse.Namespace) -> dict[str, Any]:
         "table_types": args.table_types,
         "reports_dir": args.reports,
         "expectations_dir": expectations_dir(args),
+        "table_cache": None if args.no_table_cache else default_location(),
     }
 
 

@@ -106,6 +106,7 @@ def run_info(
         "table_types": list(options.table_types),
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
+        "table_cache": str(options.table_cache) if options.table_cache else None,
         **{f"{name}_hudi": options.reader_hudi(name) for name in hudi_carriers()},
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
     }
@@ -167,6 +168,8 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         resume_dir=run_dir.resolve(),
         known_records=info.get("known") or [],
         shard_record=info.get("shard"),
+        # A run started with --no-table-cache is completed without it too.
+        table_cache=Path(info["table_cache"]) if info.get("table_cache") else None,
     )
     chosen = [s.id for s in select_scenarios(options)]
     if chosen != info["scenarios"]:

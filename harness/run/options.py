@@ -10,6 +10,7 @@ from engines.attached import Attachments
 from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
 from harness.run.shards import Shard
+from harness.writer.cache import default_location
 
 DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 
@@ -61,6 +62,9 @@ class RunOptions:
     attachments: Attachments = field(default_factory=Attachments)
     #: The name a resumed run gave its database and table folder on attached services.
     attached_name: str | None = None
+    #: The table cache's folder (`harness.writer.cache`): tables written before with the same
+    #: key are copied from there instead of written again. None: every table is written.
+    table_cache: Path | None = field(default_factory=default_location)
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""

@@ -125,7 +125,9 @@ class Runner:
         failure = ""
         context = self._context(home)
         runtime = context.spark
-        writer = create_writer(runtime, context.tables_dir, options.step_timeout)
+        writer = create_writer(
+            runtime, context.tables_dir, options.step_timeout, cache=options.table_cache
+        )
         specs, routes = plan_engines(self.points, runtime.hudi_version)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route

@@ -15,13 +15,23 @@ FORMATS = {"hudi": "harness.writer.hudi.writer:HudiWriter"}
 
 
 def create_writer(
-    runtime: SparkRuntime, tables_dir: Path, step_timeout: float = 0, table_format: str = "hudi"
+    runtime: SparkRuntime,
+    tables_dir: Path,
+    step_timeout: float = 0,
+    table_format: str = "hudi",
+    cache: Path | None = None,
 ) -> TableWriter:
-    """The writer of `table_format`, writing through `runtime` into `tables_dir`."""
+    """The writer of `table_format`, writing through `runtime` into `tables_dir`; with `cache`
+    (the table cache's folder), tables written before are read from there."""
     try:
         module_name, class_name = FORMATS[table_format].split(":")
     except KeyError:
         known = ", ".join(sorted(FORMATS))
         raise ValueError(f"unknown table format {table_format!r}; known formats: {known}") from None
     writer_class = getattr(importlib.import_module(module_name), class_name)
-    return writer_class(runtime, tables_dir, step_timeout)
+    writer = writer_class(runtime, tables_dir, step_timeout)
+    if cache is None:
+        return writer
+    from harness.writer.cache import CachedWriter
+
+    return CachedWriter(writer, cache)

@@ -36,6 +36,11 @@ class WriteResult:
     #: The table's live files after the steps (`harness.writer.layout.describe`); None when the
     #: writer stopped early.
     files: dict[str, Any] | None = None
+    #: True when the table was read from the table cache (`harness.writer.cache`), not written.
+    cached: bool = False
+    #: True when the writer's engine crashed or a step timed out: not a result of the scenario,
+    #: so it is never cached.
+    crashed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -70,6 +75,11 @@ class TableWriter(ABC):
     @abstractmethod
     def versions(self) -> dict[str, str]:
         """The writer's releases, recorded in every cell (`{"spark": ..., "hudi": ...}`)."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings the writer writes with (part of the table cache's key)."""
+        return {}
 
     @abstractmethod
     def write(self, scenario: Scenario, table_type: str) -> WriteResult:

@@ -21,7 +21,7 @@ from typing import Any
 from engines.errors import describe_error
 from engines.infra.watchdog import Watchdog
 from engines.spark.process import SparkProcess
-from engines.spark.runtime import SparkRuntime
+from engines.spark.runtime import SESSION_SETTINGS, SparkRuntime
 from engines.table import TableRef
 from harness.scenario import model as sc
 from harness.scenario.oracle import TableState, evolve, reference_index, schema_of
@@ -81,6 +81,16 @@ class HudiWriter(TableWriter):
     def versions(self) -> dict[str, str]:
         return {"spark": self.runtime.spark_version, "hudi": self.runtime.hudi_version}
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Spark's session settings and the Hudi settings of writes, DDL and compaction."""
+        return {
+            "session": SESSION_SETTINGS,
+            "write": WRITE_SETTINGS,
+            "ddl": DDL_SETTINGS,
+            "compaction": COMPACTION_SETTINGS,
+        }
+
     def write(self, scenario: sc.Scenario, table_type: str, stop: int | None = None) -> WriteResult:
         """Create the table from the seed rows, then run every step; stop at the first failure.
 
@@ -104,7 +114,7 @@ class HudiWriter(TableWriter):
                 arguments = (self.tables_dir, self.step_timeout, scenario, table_type, start)
                 done = self._older(older).call(write_part, *arguments)
             except RuntimeError as exc:
-                return replace(done, failed_at="the seed rows", message=str(exc))
+                return replace(done, failed_at="the seed rows", message=str(exc), crashed=True)
             if not done.ok:  # say which release stopped
                 return replace(done, message=f"Hudi {older}: {done.message}")
             history = (
@@ -168,6 +178,7 @@ class HudiWriter(TableWriter):
                     message=message,
                     # A crash or a timeout is never the writer refusing the change.
                     rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
+                    crashed=crashed,
                 )
             timings.append(time.monotonic() - started)
             instants.append(latest_instant(table.path))

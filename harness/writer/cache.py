@@ -1,0 +1,239 @@
+"""The table cache: a table is written once, and every later run that needs the same table
+reads a copy of it.
+
+A cached table is keyed by everything that determines it: the table format, the scenario
+(its id, which names the table, and its content), the table type, the writer's releases and
+settings, and the version of lakecompat's writer code (a hash of the source files the writing
+runs). Any change to one of them is another key, so the table is written afresh. An entry holds
+the table's folder as the writer left it and `result.json`: what the writer recorded about it
+(statements, commit times, live files, the refused step), with the table's folder written as
+`@TABLE_DIR@` so that the entry does not depend on where it was written.
+
+The cache lives in `<cache>/tables/<format>/` (`$LAKECOMPAT_CACHE`, else
+`~/.cache/lakecompat`); deleting the folder clears it. A writer crash or timeout is never
+cached; a refused schema change is (it is a result of the writer's releases). Entries are
+written to a temporary folder and renamed into place, so runs that share the cache (shards
+on one machine) never see half an entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from engines.infra.artifacts import cache_dir
+from engines.table import TableRef
+from harness.scenario.model import Scenario
+from harness.scenario.schema import Schema
+from harness.writer.base import TableWriter, WriteResult
+
+#: Bump when the layout of an entry changes (old entries are then ignored).
+ENTRY_VERSION = 1
+_TABLE_DIR = "@TABLE_DIR@"
+_PROJECT = Path(__file__).resolve().parents[2]
+#: The source that decides what a written table holds: the writers, the scenario model and the
+#: oracle (statements and expected states), Spark's session and the shared infrastructure
+#: (JDK, jars, Hadoop's file system), the table reference and the error texts a result keeps.
+WRITER_CODE = (
+    "harness/writer",
+    "harness/scenario",
+    "engines/spark",
+    "engines/infra",
+    "engines/table.py",
+    "engines/errors.py",
+)
+
+
+def default_location() -> Path:
+    """Where the table cache lives: `tables/` in lakecompat's cache folder."""
+    return cache_dir() / "tables"
+
+
+@lru_cache(maxsize=1)
+def writer_code_version() -> str:
+    """A hash of the source files of `WRITER_CODE`: any edit to them writes tables afresh."""
+    digest = hashlib.sha256()
+    for part in WRITER_CODE:
+        root = _PROJECT / part
+        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+        for path in files:
+            digest.update(str(path.relative_to(_PROJECT)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def key_parts(writer: TableWriter, scenario: Scenario, table_type: str) -> dict[str, Any]:
+    """Everything that determines a written table, as recorded in the entry."""
+    spec = scenario.spec.model_dump_json(by_alias=True)
+    return {
+        "format": writer.format,
+        "scenario": scenario.id,
+        "scenario_content": hashlib.sha256(spec.encode()).hexdigest()[:16],
+        "table_type": table_type,
+        "releases": writer.versions,
+        "settings": writer.settings,
+        "writer_code": writer_code_version(),
+        "entry_version": ENTRY_VERSION,
+    }
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """The entry's name: a hash of its key parts."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class CachedWriter(TableWriter):
+    """A writer that reads tables from the cache where it can and writes (and keeps) the rest.
+
+    Every other call goes to the wrapped writer.
+    """
+
+    def __init__(self, writer: TableWriter, location: Path) -> None:
+        super().__init__(writer.tables_dir, writer.step_timeout)
+        self.inner = writer
+        self.format = writer.format  # type: ignore[misc] - the wrapped writer's format
+        self.location = location
+        #: Tables this writer read from the cache, and wrote into it.
+        self.hits = 0
+        self.stored = 0
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return self.inner.versions
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.inner.settings
+
+    def entry(self, scenario: Scenario, table_type: str) -> Path:
+        """The folder of the entry for this scenario's table."""
+        folder = scenario.id.replace("/", "__") + f"__{table_type}"
+        key = cache_key(key_parts(self.inner, scenario, table_type))
+        return self.location / self.format / folder / key
+
+    def write(self, scenario: Scenario, table_type: str) -> WriteResult:
+        """The cached table (copied into this run's tables folder), else a fresh write that is
+        then kept."""
+        entry = self.entry(scenario, table_type)
+        cached = self._load(entry)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        written = self.inner.write(scenario, table_type)
+        # A crash, a timeout or files that could not be listed say nothing about the table.
+        if not written.crashed and not (written.files or {}).get("error"):
+            self._store(entry, written, key_parts(self.inner, scenario, table_type))
+        return written
+
+    def _load(self, entry: Path) -> WriteResult | None:
+        """The entry's result with its table copied into place; None when there is no entry
+        (or it cannot be read: then it is written afresh)."""
+        result_file = entry / "result.json"
+        try:
+            data = json.loads(result_file.read_text())
+        except (OSError, ValueError):
+            return None
+        try:
+            name = data["result"]["table"]["name"]
+            target = self.tables_dir / name
+            if target.exists():
+                shutil.rmtree(target)
+            if (entry / "table").is_dir():
+                shutil.copytree(entry / "table", target, symlinks=True)
+            result = _result_from(data["result"], target)
+        except (OSError, KeyError, TypeError, ValueError):
+            return None  # a damaged entry: write the table again (and replace the entry)
+        with contextlib.suppress(OSError):
+            os.utime(result_file)  # used now: what `prune` goes by
+        return replace(result, cached=True, step_seconds=[])
+
+    def _store(self, entry: Path, written: WriteResult, parts: dict[str, Any]) -> None:
+        """Keep the written table and its result; a failure to keep it only costs a rewrite."""
+        if entry.exists():
+            shutil.rmtree(entry, ignore_errors=True)  # a damaged entry, written again
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".incoming-", dir=entry.parent))
+        try:
+            source = written.table.path
+            if source.is_dir():
+                shutil.copytree(source, staging / "table", symlinks=True)
+            document = {
+                "key": parts,
+                "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "result": _result_to(written, source),
+            }
+            (staging / "result.json").write_text(json.dumps(document, indent=1))
+            staging.rename(entry)
+            self.stored += 1
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)  # another run stored it first, or no room
+
+    def write_parquet(
+        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
+    ) -> TableRef:
+        return self.inner.write_parquet(name, schema, rows, key)
+
+    def script(self, scenario: Scenario, table_type: str) -> str:
+        return self.inner.script(scenario, table_type)
+
+    def prepare(self, scenarios: list[Scenario]) -> None:
+        """Warm up only what the tables that are not cached need."""
+        missing = [
+            s
+            for s in scenarios
+            if any(not (self.entry(s, t) / "result.json").is_file() for t in s.spec.table_types)
+        ]
+        self.inner.prepare(missing)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _result_to(written: WriteResult, table_dir: Path) -> dict[str, Any]:
+    """`written` as JSON, with the table's folder written as `@TABLE_DIR@`."""
+    data = asdict(written)
+    data["table"]["path"] = _TABLE_DIR
+    data.pop("cached", None)
+    data.pop("crashed", None)
+    return json.loads(json.dumps(data).replace(str(table_dir), _TABLE_DIR))
+
+
+def _result_from(data: dict[str, Any], table_dir: Path) -> WriteResult:
+    """A result stored by `_result_to`, its table in `table_dir`."""
+    data = json.loads(json.dumps(data).replace(_TABLE_DIR, str(table_dir)))
+    table = data.pop("table")
+    table["path"] = Path(table["path"])
+    table["columns"] = tuple(tuple(column) for column in table.get("columns", ()))
+    if table.get("reference_instant") is not None:
+        table["reference_instant"] = tuple(table["reference_instant"])
+    table["partition_by"] = tuple(table.get("partition_by", ()))
+    table["partitions"] = tuple(table.get("partitions", ()))
+    instants = [tuple(i) if i is not None else None for i in data.pop("instants", [])]
+    return WriteResult(TableRef(**table), instants=instants, **data)
+
+
+def prune(location: Path, older_than_days: float = 30) -> int:
+    """Delete the entries no run has used for `older_than_days` (those of older writer code or
+    releases, mostly); the number deleted."""
+    limit = time.time() - older_than_days * 86_400
+    removed = 0
+    for result_file in location.glob("*/*/*/result.json"):
+        with contextlib.suppress(OSError):
+            if result_file.stat().st_mtime < limit:
+                shutil.rmtree(result_file.parent)
+                removed += 1
+    for stale in location.glob("*/*/.incoming-*"):  # a run killed while storing
+        with contextlib.suppress(OSError):
+            if stale.stat().st_mtime < time.time() - 86_400:
+                shutil.rmtree(stale)
+    return removed
