@@ -58,15 +58,16 @@ def default_location() -> Path:
     return cache_dir() / "tables"
 
 
-@lru_cache(maxsize=1)
-def writer_code_version() -> str:
-    """A hash of the source files of `WRITER_CODE`: any edit to them writes tables afresh."""
+@lru_cache(maxsize=4)
+def writer_code_version(project: Path = _PROJECT) -> str:
+    """A hash of the source files of `WRITER_CODE` below `project`: any edit to them writes
+    tables afresh."""
     digest = hashlib.sha256()
     for part in WRITER_CODE:
-        root = _PROJECT / part
+        root = project / part
         files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
         for path in files:
-            digest.update(str(path.relative_to(_PROJECT)).encode())
+            digest.update(str(path.relative_to(project)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

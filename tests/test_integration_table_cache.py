@@ -1,0 +1,97 @@
+"""Integration: cells read from cached tables equal those read from freshly written ones, for
+every default engine, and a changed scenario is written afresh."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from support import SCENARIOS
+
+from harness.results.outcomes import Cell
+from harness.run.options import DEFAULT_ENGINES, RunOptions
+from harness.run.progress import Progress
+from harness.run.runner import Runner
+
+pytestmark = pytest.mark.integration
+#: A table every engine reads and one the writer refuses (its refusal is cached too).
+PATTERN = "rename_column/rename,add_column/first"
+
+
+def run(
+    reports: Path, cache: Path | None, scenarios: Path = SCENARIOS, **options: object
+) -> list[Cell]:
+    chosen = RunOptions(
+        scenarios_dir=scenarios,
+        reports_dir=reports,
+        table_cache=cache,
+        **{"pattern": PATTERN, **options},  # type: ignore[arg-type]
+    )
+    result = Runner(chosen, Progress(quiet=True)).run()
+    return result.cells
+
+
+def comparable(cell: Cell) -> tuple[object, ...]:
+    """What a user reads in a cell, with the run's own folder taken out of the texts."""
+    evidence = cell.evidence
+    return (
+        cell.outcome,
+        _run_neutral(cell.reason),
+        evidence.sample,
+        _run_neutral(evidence.sql or ""),
+        evidence.files,
+        cell.writer,
+        cell.engine_version,
+    )
+
+
+def _run_neutral(text: str) -> str:
+    """`text` without what differs between any two runs: the run's folder, the services' ports."""
+    text = re.sub(r"\S*/runs/[^/\s]+/", "<run>/", text)
+    return re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", text)
+
+
+@pytest.fixture(scope="module")
+def fresh_and_cached(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Cell], list[Cell]]:
+    cache = tmp_path_factory.mktemp("table-cache")
+    fresh = run(tmp_path_factory.mktemp("fresh"), cache)
+    cached = run(tmp_path_factory.mktemp("cached"), cache)
+    return fresh, cached
+
+
+def test_cells_of_cached_tables_equal_those_of_fresh_ones_for_every_default_engine(
+    fresh_and_cached: tuple[list[Cell], list[Cell]],
+) -> None:
+    fresh, cached = fresh_and_cached
+    assert {c.table_from for c in fresh} == {"written"}
+    assert {c.table_from for c in cached} == {"cache"}
+    assert {c.engine for c in fresh} == set(DEFAULT_ENGINES)
+    by_key = {c.key: c for c in cached}
+    assert set(by_key) == {c.key for c in fresh}
+    differing = [c.key for c in fresh if comparable(c) != comparable(by_key[c.key])]
+    assert differing == []
+    # Both kinds of table are there: read by the engines, and refused by the writer.
+    outcomes = {c.scenario: c.outcome.value for c in fresh if c.engine == "spark"}
+    assert outcomes["add_column/first"] == "REJECTED"
+    assert outcomes["rename_column/rename"] != "REJECTED"
+
+
+def test_a_changed_scenario_is_written_afresh_and_read_as_changed(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    shutil.copytree(SCENARIOS, scenarios)
+    cache = tmp_path / "cache"
+    spark_cow = {"engines": ("spark",), "table_types": ("cow",), "pattern": "rename_column/rename"}
+    first = run(tmp_path / "r1", cache, scenarios, **spark_cow)
+    assert {c.table_from for c in first} == {"written"}
+    renamed = scenarios / "rename_column" / "rename.yaml"
+    renamed.write_text(renamed.read_text().replace("title:", "title: (edited)", 1))
+    changed = run(tmp_path / "r2", cache, scenarios, **spark_cow)
+    source = {c.scenario: c.table_from for c in changed}
+    assert source == {"rename_column/rename": "written", "baseline/no_change": "cache"}
+    titles = {c.title for c in changed if c.scenario == "rename_column/rename"}
+    assert all(title.startswith("(edited)") for title in titles)
+    # Without the cache (--no-table-cache) every table is written.
+    unused = run(tmp_path / "r3", None, scenarios, **spark_cow)
+    assert {c.table_from for c in unused} == {"written"}

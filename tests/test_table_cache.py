@@ -1,0 +1,210 @@
+"""The table cache's keys and entries (`harness.writer.cache`), with a writer that writes a
+folder instead of a Hudi table: what is tested here is what the cache keeps, finds and
+refuses, not a table format (the integration test reads cached Hudi tables with every
+engine)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import SCENARIOS
+
+from engines.table import TableRef
+from harness.scenario.load import load_scenarios
+from harness.scenario.model import Scenario, table_name
+from harness.scenario.schema import Schema
+from harness.writer import cache as table_cache
+from harness.writer.base import TableWriter, WriteResult
+from harness.writer.cache import CachedWriter, prune, writer_code_version
+
+
+class FolderWriter(TableWriter):
+    """Writes a table as a folder holding a data file; counts its writes."""
+
+    format = "hudi"
+
+    def __init__(self, tables_dir: Path, releases: dict[str, str] | None = None) -> None:
+        super().__init__(tables_dir)
+        self.releases = releases or {"spark": "3.5.9", "hudi": "1.2.0"}
+        self.written: list[str] = []
+        self.outcome: dict[str, Any] = {}
+        self.options: dict[str, Any] = {"write": {"hoodie.x": "1"}}
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return self.releases
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return self.options
+
+    def write(self, scenario: Scenario, table_type: str) -> WriteResult:
+        name = table_name(scenario.id, table_type)
+        path = self.tables_dir / name
+        (path / "region=eu").mkdir(parents=True, exist_ok=True)
+        (path / "region=eu" / "data.parquet").write_text(f"rows of {scenario.id}")
+        self.written.append(name)
+        table = TableRef(
+            name,
+            path,
+            table_type,
+            "id",
+            columns=(("id", "int"),),
+            reference_instant=("001", "002"),
+            partition_by=("region",),
+            partitions=("region=eu",),
+        )
+        statements = [f"CALL run_compaction(path => '{path}')"]
+        result = WriteResult(table, sql=statements, step_seconds=[0.5], instants=[("001", "002")])
+        return replace(result, **{"files": {"summary": "1 file group"}, **self.outcome})
+
+    def write_parquet(
+        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
+    ) -> TableRef:
+        raise NotImplementedError
+
+    def script(self, scenario: Scenario, table_type: str) -> str:
+        return ""
+
+
+@pytest.fixture
+def scenario() -> Scenario:
+    return load_scenarios(SCENARIOS, "rename_column/rename")[0]
+
+
+def cached_writer(tmp_path: Path, run: str, inner: FolderWriter | None = None) -> CachedWriter:
+    inner = inner or FolderWriter(tmp_path / run / "tables")
+    inner.tables_dir = tmp_path / run / "tables"
+    return CachedWriter(inner, tmp_path / "cache")
+
+
+def test_a_second_run_reads_a_copy_of_the_table_in_its_own_folder(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    first = cached_writer(tmp_path, "run1")
+    written = first.write(scenario, "mor")
+    assert not written.cached and first.inner.written == [written.table.name]  # type: ignore[attr-defined]
+    second = cached_writer(tmp_path, "run2")
+    cached = second.write(scenario, "mor")
+    assert second.inner.written == []  # type: ignore[attr-defined]
+    assert cached.cached and cached.step_seconds == []
+    assert cached.table == replace(
+        written.table, path=tmp_path / "run2" / "tables" / cached.table.name
+    )
+    data = cached.table.path / "region=eu" / "data.parquet"
+    assert data.read_text() == "rows of rename_column/rename"
+    # The statements name the table where this run has it, not where it was first written.
+    assert cached.sql == [f"CALL run_compaction(path => '{cached.table.path}')"]
+    assert cached.instants == written.instants and cached.files == written.files
+    # Deleting the copy (a finished run cleans its tables) leaves the cache entry intact.
+    shutil.rmtree(cached.table.path)
+    assert cached_writer(tmp_path, "run3").write(scenario, "mor").cached
+
+
+def change_scenario(scenario: Scenario) -> Scenario:
+    rows = [dict(row) for row in scenario.spec.rows]
+    rows[0]["name"] = "changed"
+    return replace(scenario, spec=scenario.spec.model_copy(update={"rows": rows}))
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["scenario content", "scenario id", "table type", "releases", "settings", "code", "format"],
+)
+def test_any_change_to_a_part_of_the_key_writes_afresh(
+    tmp_path: Path, scenario: Scenario, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = cached_writer(tmp_path, "run1")
+    writer.write(scenario, "cow")
+    table_type = "cow"
+    inner: FolderWriter = writer.inner  # type: ignore[assignment]
+    if change == "scenario content":
+        scenario = change_scenario(scenario)
+    elif change == "scenario id":
+        scenario = replace(scenario, id="rename_column/rename_copy")
+    elif change == "table type":
+        table_type = "mor"
+    elif change == "releases":
+        inner.releases = {"spark": "3.5.9", "hudi": "1.1.1"}
+    elif change == "settings":
+        inner.options = {"write": {"hoodie.x": "2"}}
+    elif change == "code":
+        monkeypatch.setattr(table_cache, "writer_code_version", lambda: "another")
+    elif change == "format":
+        monkeypatch.setattr(inner, "format", "iceberg")
+        writer = CachedWriter(inner, writer.location)
+    before = len(inner.written)
+    again = writer.write(scenario, table_type)
+    assert not again.cached and len(inner.written) == before + 1
+    # ... and the unchanged table is still read from the cache.
+    monkeypatch.undo()
+    original = load_scenarios(SCENARIOS, "rename_column/rename")[0]
+    fresh = FolderWriter(tmp_path / "run2" / "tables")
+    assert CachedWriter(fresh, writer.location).write(original, "cow").cached
+
+
+def test_the_writer_code_version_follows_every_source_file_of_the_writer(tmp_path: Path) -> None:
+    project = Path(table_cache.__file__).resolve().parents[2]
+    copy = tmp_path / "project"
+    for part in table_cache.WRITER_CODE:
+        source = project / part
+        if source.is_dir():
+            shutil.copytree(source, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (copy / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, copy / part)
+    before = writer_code_version(copy)
+    assert before == writer_code_version(project)
+    statements = copy / "harness/writer/hudi/statements.py"
+    statements.write_text(statements.read_text() + "\n# a change\n")
+    writer_code_version.cache_clear()
+    assert writer_code_version(copy) != before
+
+
+def test_a_refusal_is_kept_and_a_crash_is_not(tmp_path: Path, scenario: Scenario) -> None:
+    writer = cached_writer(tmp_path, "run1")
+    inner: FolderWriter = writer.inner  # type: ignore[assignment]
+    inner.outcome = {
+        "failed_at": "steps[0] (rename_column)",
+        "message": "refused",
+        "rejected": True,
+    }
+    writer.write(scenario, "cow")
+    refused = cached_writer(tmp_path, "run2").write(scenario, "cow")
+    assert refused.cached and refused.rejected and refused.message == "refused"
+    inner.outcome = {"failed_at": "steps[0] (upsert)", "message": "timeout", "crashed": True}
+    writer.write(scenario, "mor")
+    writer.write(scenario, "mor")
+    assert inner.written[-2:] == [table_name(scenario.id, "mor")] * 2
+    inner.outcome = {"files": {"error": "the listing timed out", "unmet": ["..."]}}
+    writer.write(change_scenario(scenario), "mor")
+    assert not cached_writer(tmp_path, "run3").write(change_scenario(scenario), "mor").cached
+
+
+def test_a_damaged_entry_is_written_again(tmp_path: Path, scenario: Scenario) -> None:
+    writer = cached_writer(tmp_path, "run1")
+    writer.write(scenario, "cow")
+    entry = writer.entry(scenario, "cow")
+    (entry / "result.json").write_text("{not json")
+    again = cached_writer(tmp_path, "run2")
+    assert not again.write(scenario, "cow").cached
+    assert json.loads((entry / "result.json").read_text())["key"]["scenario"] == scenario.id
+    assert cached_writer(tmp_path, "run3").write(scenario, "cow").cached
+
+
+def test_prune_deletes_entries_no_run_used_for_a_month(tmp_path: Path, scenario: Scenario) -> None:
+    writer = cached_writer(tmp_path, "run1")
+    writer.write(scenario, "cow")
+    writer.write(scenario, "mor")
+    old = writer.entry(scenario, "cow") / "result.json"
+    month_ago = time.time() - 31 * 86_400
+    os.utime(old, (month_ago, month_ago))
+    assert prune(writer.location) == 1
+    assert not old.parent.exists() and writer.entry(scenario, "mor").exists()
