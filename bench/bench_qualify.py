@@ -53,6 +53,7 @@ def main() -> int:
             pattern=args.scenarios,
             reports_dir=Path(reports),
             expectations_dir=ROOT / "expectations",
+            table_cache=None,  # every table written, as the figures always were
         )
         started = time.monotonic()
         runs = run_points(plan, options, quiet=True)

@@ -232,7 +232,9 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
     sampler.start()
     cpu = time.process_time()
     with tempfile.TemporaryDirectory() as reports:
-        options = RunOptions(pattern=pattern, reports_dir=Path(reports), rerun_pattern=args.rerun)
+        options = RunOptions(
+            pattern=pattern, reports_dir=Path(reports), rerun_pattern=args.rerun, table_cache=None
+        )
         wall, result = timed_run(options)
     harness_cpu = time.process_time() - cpu
     sampler.stop()
@@ -260,7 +262,9 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
         figures[f"{engine}_query_p95_s"] = p95(times) if times else None
     say(f"{args.isolation_scenarios}: shared engines, then engines restarted per scenario")
     with tempfile.TemporaryDirectory() as reports:
-        subset = RunOptions(pattern=args.isolation_scenarios, reports_dir=Path(reports))
+        subset = RunOptions(
+            pattern=args.isolation_scenarios, reports_dir=Path(reports), table_cache=None
+        )
         shared, shared_result = timed_run(subset)
         isolated, isolated_result = timed_run(replace(subset, isolate_scenarios=True))
     assert len(shared_result.cells) == len(isolated_result.cells)

@@ -67,7 +67,12 @@ function showCell(i, element) {
   if (c.sql) t += '<h4>What ran</h4><pre id="detail-sql">' + esc(c.sql) + '</pre>';
   if (c.sample) t += '<h4>Diff sample</h4><pre>' + esc(c.sample) + '</pre>';
   if (c.error) t += '<h4>Error</h4><pre id="detail-error">' + esc(c.error) + '</pre>';
-  if (c.files) t += '<h4>Table files</h4><pre id="detail-files">' + esc(c.files) + '</pre>';
+  const source = {written: ' (the table was written by this run)',
+    cache: ' (the table was read from the table cache: written by an earlier run with the same '
+      + 'writer, scenario and table type)'}[c.table_from] || '';
+  if (c.files) {
+    t += '<h4>Table files' + esc(source) + '</h4><pre id="detail-files">' + esc(c.files) + '</pre>';
+  }
   if (c.log) t += '<h4>Engine log</h4><pre>' + esc(c.log) + '</pre>';
   if (c.outcome === 'WRONG' || c.outcome === 'ERROR') {
     t += '<h4>Reproduce without lakecompat</h4><p>A folder with the writer as a PySpark script, '

@@ -331,6 +331,13 @@ def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str
 def _finish(result: RunResult, args: argparse.Namespace) -> int:
     latest = args.reports / "latest"
     print(summary_line(result.cells))
+    tables = {(c.scenario, c.table_type): c.table_from for c in result.cells}
+    cached = sum(1 for source in tables.values() if source == "cache")
+    if cached:
+        print(
+            f"tables: {cached} of {len(tables)} read from the table cache, "
+            f"{len(tables) - cached} written (--no-table-cache writes every one)"
+        )
     print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
     return judgement(result.judged, args.strict)
 

@@ -44,6 +44,7 @@ from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
 from harness.writer import create_writer
 from harness.writer.base import TableWriter, WriteResult
+from harness.writer.cache import prune as prune_table_cache
 
 #: A cell and the engine instance that measured it (a shared run may have two of an engine).
 Measured = tuple[EngineState, Cell]
@@ -125,6 +126,8 @@ class Runner:
         failure = ""
         context = self._context(home)
         runtime = context.spark
+        if options.table_cache is not None:
+            prune_table_cache(options.table_cache)  # entries no run used for a month
         writer = create_writer(
             runtime, context.tables_dir, options.step_timeout, cache=options.table_cache
         )
