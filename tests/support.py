@@ -37,7 +37,8 @@ class InterruptAfter(Progress):
 
 
 def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
-    """Cells without what differs between runs by design: timings, the run's own path, the
+    """Cells without what differs between runs by design: timings, whether the table came from
+    the table cache, the run's own path, the
     Hudi commit times (instants) in the SQL of incremental and time-travel queries, the
     Metastore's port in Trino's catalog properties, an error's lines after its first, and a
     log excerpt's lines after the first (which says where it comes from)."""
@@ -45,6 +46,7 @@ def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
     for cell in cells:
         data = cell.to_dict()
         data.pop("seconds")
+        data.pop("table_from")
         # An error's first line is its reason; the rest is the engine's own message, which may
         # name whichever of a table's files it happened to read first (Trino reads in parallel).
         error = data["evidence"]["error"]

@@ -106,6 +106,7 @@ def test_a_writer_step_that_runs_too_long_is_an_error_not_a_rejection(tmp_path: 
         table_types=("cow",),
         reports_dir=tmp_path,
         step_timeout=0.5,  # no Hudi write finishes this fast
+        table_cache=None,  # the table must really be written
     )
     result = Runner(run, Progress(quiet=True)).run()
     assert result.cells and all(c.outcome is Outcome.ERROR for c in result.cells)

@@ -121,7 +121,8 @@ def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
     reference = request.getfixturevalue(reference_of)
     reports = tmp_path / "reports"
     command = [str(SCRIPT), "run", "--engines", engines, "--scenarios", PATTERN]
-    command += ["--table-types", "cow", "--reports", str(reports)]
+    # Written afresh, so that the signal meets the writer's Spark jobs.
+    command += ["--table-types", "cow", "--reports", str(reports), "--no-table-cache"]
     process = subprocess.Popen(
         command,
         cwd=tmp_path,
