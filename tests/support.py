@@ -38,10 +38,10 @@ class InterruptAfter(Progress):
 
 def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
     """Cells without what differs between runs by design: timings, whether the table came from
-    the table cache, the run's own path, the
-    Hudi commit times (instants) in the SQL of incremental and time-travel queries, the
-    Metastore's port in Trino's catalog properties, an error's lines after its first, and a
-    log excerpt's lines after the first (which says where it comes from)."""
+    the table cache, the run's own path, the Hudi commit times (instants) in the SQL of
+    incremental and time-travel queries, the Metastore's port in Trino's catalog properties,
+    an error's lines after its first, and a log excerpt's lines after the first (which says
+    where it comes from)."""
     rows = []
     for cell in cells:
         data = cell.to_dict()
