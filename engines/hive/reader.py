@@ -379,7 +379,12 @@ class HiveEngine(MetastoreReader):
             self._service.current = connection
 
     def _session_with(self, settings: dict[str, str]) -> Any:
-        """A new session with `settings` SET in it."""
+        """A new session with `settings` SET in it: sent with the request that opens it, or,
+        where HiveServer2 refuses that, as `SET` statements, whose error a cell then shows."""
+        try:
+            return self._open_session(settings=settings)
+        except Exception:  # noqa: BLE001 - the statements below give the error its own words
+            pass
         connection = self._open_session()
         try:
             cursor = connection.cursor()
@@ -404,21 +409,26 @@ class HiveEngine(MetastoreReader):
             return attached.hiveserver2_log or self.home / "no-log-given"
         return self.context.log_dir / f"{self.service_name}.log"
 
-    def _open_session(self, port: int | None = None, database: str | None = None) -> Any:
-        from pyhive import hive
+    def _open_session(
+        self,
+        port: int | None = None,
+        database: str | None = None,
+        settings: dict[str, str] | None = None,
+    ) -> Any:
+        """A session on `database` (the run's by default) with `settings` SET in it."""
+        from engines.hive.session import open_session
 
         configuration = dict(SESSION_SETTINGS)
         if self._address is not None:
             # The settings Hudi's input formats need, which lakecompat's own HiveServer2 has
             # in its hive-site.xml, hold for every session of an attached one.
             configuration.update(READ_SETTINGS)
-        return hive.connect(
-            host=self._host,
-            port=port or self._port,
-            auth="NOSASL",
-            username="lakecompat",
-            database=database or self.context.database,
-            configuration=configuration,
+        return open_session(
+            self._host,
+            port or self._port,
+            database or self.context.database,
+            settings or {},
+            configuration,
         )
 
     def _connect(self, port: int) -> bool:
