@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
+from engines.context import RunContext
+from engines.errors import QueryError
+from engines.hive.reader import HiveEngine
 from engines.metastore.service import hive_version
+from engines.spark.runtime import SparkRuntime
 from harness.results.outcomes import Cell, Outcome
 
 pytestmark = pytest.mark.integration
@@ -80,3 +86,62 @@ def test_interrupt_stops_metastore_and_hiveserver2(tmp_path: Path) -> None:
     run_dir = interrupted_run(tmp_path, "hive", "baseline/*", after=1)
     assert processes_mentioning(str(run_dir)) == []
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveEngine]:
+    """A HiveServer2 of its own, with a run database that is not `default`."""
+    folder = tmp_path_factory.mktemp("sessions")
+    context = RunContext(folder, spark=SparkRuntime(folder / "logs"), database="lc_sessions")
+    engine = HiveEngine(context)
+    engine.start()
+    try:
+        yield engine
+    finally:
+        engine.stop()
+        context.close()
+
+
+def _answer(connection: Any, statement: str) -> list[tuple[Any, ...]]:
+    cursor = connection.cursor()
+    cursor.execute(statement)
+    rows = cursor.fetchall()
+    cursor.close()
+    return rows
+
+
+def test_a_session_opens_with_its_settings_set_and_the_run_database_current(
+    hive: HiveEngine,
+) -> None:
+    settings = {"hive.exec.schema.evolution": "false", "hoodie.t.consume.mode": "INCREMENTAL"}
+    connection = hive._session_with(settings)
+    try:
+        assert _answer(connection, "SELECT current_database()") == [("lc_sessions",)]
+        # As `SET key=value` leaves them: set, and listed among the session's changed settings.
+        for key, value in settings.items():
+            assert _answer(connection, f"SET {key}") == [(f"{key}={value}",)]
+        changed = {row[0] for row in _answer(connection, "SET")}
+        assert {f"{key}={value}" for key, value in settings.items()} <= changed
+    finally:
+        connection.close()
+    # A session opened later has none of them.
+    other = hive._session_with({})
+    try:
+        assert _answer(other, "SET hoodie.t.consume.mode") == [
+            ("hoodie.t.consume.mode is undefined",)
+        ]
+        assert _answer(other, "SET hive.exec.schema.evolution") == [
+            ("hive.exec.schema.evolution=true",)
+        ]
+    finally:
+        other.close()
+
+
+def test_a_setting_hive_refuses_fails_with_the_set_statements_message(hive: HiveEngine) -> None:
+    # Refused in the open request too; the cell shows what the SET statement answers.
+    with pytest.raises(QueryError) as refused:
+        hive._session_with({"hive.fetch.task.conversion": "bogus"})
+    assert str(refused.value).startswith(
+        "Error while processing statement: 'SET hive.fetch.task.conversion=bogus' FAILED in "
+        "validation"
+    )
