@@ -9,11 +9,20 @@ from pathlib import Path
 
 from engines import engine_class
 from harness.explore.catalog import catalog_run, described
-from harness.options import Command, Subcommands, csv, duration, reports_option, seconds
+from harness.options import (
+    Command,
+    Subcommands,
+    csv,
+    duration,
+    reports_option,
+    seconds,
+    table_cache_option,
+)
 from harness.results.store import load_cells
 from harness.run import folder as run_folder
 from harness.run.options import DEFAULT_ENGINES
 from harness.run.progress import Progress
+from harness.writer.cache import default_location
 
 
 def add_parser(commands: Subcommands) -> None:
@@ -67,6 +76,7 @@ def add_parser(commands: Subcommands) -> None:
         "--query-timeout", type=seconds, default=120, metavar="SECONDS", help="(default: 120)"
     )
     reports_option(explore, "folder of reports (default: ./reports)")
+    table_cache_option(explore)
     explore.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -81,7 +91,8 @@ def handle(args: argparse.Namespace) -> int:
     out = (args.out or args.reports / "explore" / stamp).resolve()
     catalog = catalog_run(args.reports, args.catalog_run)
     progress = Progress(quiet=args.quiet)
-    lab = Lab(out / "work", tuple(args.engines), progress, args.query_timeout)
+    cache = None if args.no_table_cache else default_location()
+    lab = Lab(out / "work", tuple(args.engines), progress, args.query_timeout, cache)
     try:
         with lab.running():
             result = explore(lab, args.budget, args.seed, args.max_examples)

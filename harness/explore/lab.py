@@ -111,9 +111,17 @@ class Lab:
     """Engines started once; each sequence written as a table of its own and read by all."""
 
     def __init__(
-        self, home: Path, engines: tuple[str, ...], progress: Progress, timeout: float
+        self,
+        home: Path,
+        engines: tuple[str, ...],
+        progress: Progress,
+        timeout: float,
+        table_cache: Path | None = None,
     ) -> None:
+        """`table_cache`: the table cache's folder (an exploration with the same seed reads
+        the sequences it wrote before from there); None: every sequence is written."""
         self.home = home
+        self.table_cache = table_cache
         self.engines = engines
         self.progress = progress
         self.timeout = timeout
@@ -123,7 +131,7 @@ class Lab:
     def running(self) -> Iterator[Lab]:
         runtime = SparkRuntime(self.home / "logs")
         context = RunContext(self.home, runtime)
-        self.writer = create_writer(runtime, self.home / "tables", 900)
+        self.writer = create_writer(runtime, self.home / "tables", 900, cache=self.table_cache)
         self.fleet = Fleet(self.progress, self.timeout, threading.Event())
         specs = [EngineSpec(engine_class(name)) for name in self.engines]
         with ExitStack() as stack:
