@@ -20,6 +20,7 @@ from harness.options import (
 )
 from harness.results.store import load_cells
 from harness.run import folder as run_folder
+from harness.run.fleet import REGISTER_LIMIT
 from harness.run.options import DEFAULT_ENGINES
 from harness.run.progress import Progress
 from harness.writer.cache import default_location
@@ -73,7 +74,13 @@ def add_parser(commands: Subcommands) -> None:
         "(default: 200)",
     )
     explore.add_argument(
-        "--query-timeout", type=seconds, default=120, metavar="SECONDS", help="(default: 120)"
+        "--query-timeout",
+        type=seconds,
+        default=120,
+        metavar="SECONDS",
+        help="kill and restart an engine whose query (one cell's read) runs longer (default: "
+        f"120; 0: no limit). Registering a table may take the longer of this and "
+        f"{REGISTER_LIMIT:g} s",
     )
     reports_option(explore, "folder of reports (default: ./reports)")
     table_cache_option(explore)

@@ -27,6 +27,7 @@ from harness.options import (
 )
 from harness.report.command import judgement
 from harness.results.outcomes import summary_line
+from harness.run.fleet import REGISTER_LIMIT
 from harness.run.folder import resume_options
 from harness.run.merge import merge as merge_shards
 from harness.run.options import DEFAULT_ENGINES, RunOptions, RunResult
@@ -78,8 +79,9 @@ def add_run_parser(commands: Subcommands) -> None:
         type=seconds,
         default=300,
         metavar="SECONDS",
-        help="kill and restart an engine whose query runs longer; the cell is ERROR "
-        "'timeout after N s' (default: 300; 0: no limit)",
+        help="kill and restart an engine whose query (one cell's read) runs longer; the cell "
+        "is ERROR 'timeout after N s' (default: 300; 0: no limit). Registering a table and "
+        f"the control check may take the longer of this and {REGISTER_LIMIT:g} s",
     )
     run.add_argument(
         "--step-timeout",

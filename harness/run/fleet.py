@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
@@ -19,6 +20,27 @@ from harness.run.control import CONTROL_KEY, control_table
 from harness.run.progress import Progress
 from harness.scenario.compare import compare
 from harness.writer.base import TableWriter, WriteResult
+
+T = TypeVar("T")
+
+#: Seconds registering a table (or the control check) may take at least. `--query-timeout`
+#: bounds one cell's read; registering is DDL and Metastore calls, which a busy machine slows
+#: beyond a short query timeout, yet a hung registration must still be ended.
+REGISTER_LIMIT = 120.0
+
+
+def register_timeout(query_timeout: float) -> float:
+    """Seconds a registration may take: the longer of the query timeout and
+    `REGISTER_LIMIT` (0: no limit, as with the query timeout)."""
+    return 0 if query_timeout <= 0 else max(query_timeout, REGISTER_LIMIT)
+
+
+def register_timeout_reason(seconds: float) -> str:
+    """Why a registration (or the control check) was ended: the limit and where it comes from."""
+    return (
+        f"timeout after {seconds:g} s (the limit for registering a table and for the control "
+        f"check: the longer of --query-timeout and {REGISTER_LIMIT:g} s)"
+    )
 
 
 @dataclass
@@ -40,6 +62,11 @@ class EngineSpec:
     label: str | None = None
 
 
+class CutOff(Exception):
+    """A registration or control check step outlasted its bound and was ended; the message
+    says so."""
+
+
 class Stopped(Exception):
     """The run is stopping: the readers' thread must not record or restart anything."""
 
@@ -49,7 +76,10 @@ class Fleet:
 
     def __init__(self, progress: Progress, query_timeout: float, stopping: threading.Event) -> None:
         self.progress = progress
+        #: Seconds one cell's read may take (0: no limit).
         self.query_timeout = query_timeout
+        #: Seconds registering a table, or each step of the control check, may take.
+        self.register_timeout = register_timeout(query_timeout)
         #: Set when the run stops early; a restart then does not happen.
         self.stopping = stopping
 
@@ -122,16 +152,23 @@ class Fleet:
                 state.engine.kill()
 
     def control_checks(self, writer: TableWriter, states: list[EngineState]) -> None:
-        """Every engine must read a plain Parquet table before its Hudi cells count."""
+        """Every engine must read a plain Parquet table before its Hudi cells count.
+
+        The check is no cell's read: its registration and its query are each bounded like a
+        registration, so a short `--query-timeout` does not fail a working engine here.
+        """
         self.progress.stage("control check: a plain Parquet table")
         table, expected = control_table(writer)
         for state in states:
             if state.failure:
                 continue
-            sql = state.engine.read_sql(table, "snapshot")
+            engine = state.engine
+            sql = engine.read_sql(table, "snapshot")
             try:
-                state.engine.register(table)
-                answer = state.engine.query(sql, state.engine.variants[0])
+                self._bounded(state, partial(engine.register, table))
+                answer = self._bounded(state, partial(engine.query, sql, engine.variants[0]))
+            except CutOff as cut:
+                state.failure = f"control check failed: {cut}"
             except Exception as exc:  # noqa: BLE001
                 state.failure = f"control check failed: {describe_error(exc)}"
             else:
@@ -142,8 +179,25 @@ class Fleet:
                 state.log = state.engine.log_excerpt()
                 self.progress.note(f"{state.engine.name}: {state.failure}")
 
+    def _bounded(self, state: EngineState, call: Callable[[], T]) -> T:
+        """`call()`, killed (an attached engine: cancelled) after the registration bound; a
+        call so ended raises `CutOff`, whatever the kill made it raise."""
+        with Watchdog(self.register_timeout, state.engine.kill) as dog:
+            try:
+                result = call()
+            except Exception:
+                if not dog.fired:
+                    raise
+        if dog.fired:  # even an answer that came as the kill did: the engine was killed
+            raise CutOff(register_timeout_reason(self.register_timeout))
+        return result
+
     def register(self, state: EngineState, written: WriteResult) -> str | None:
-        """Register a written table with an engine: None, or why it could not."""
+        """Register a written table with an engine: None, or why it could not.
+
+        Registering is bounded by `register_timeout`, not by the query timeout: a hung
+        registration is ended and the engine recovered, a slow one is not cut short.
+        """
         if state.failure or not written.ok:
             return None
         if not state.engine.alive():  # it died since its last query: start it again first
@@ -151,14 +205,15 @@ class Fleet:
             if state.failure:
                 return None
         failure: Exception | None = None
-        with Watchdog(self.query_timeout, state.engine.kill) as dog:
+        with Watchdog(self.register_timeout, state.engine.kill) as dog:
             try:
                 state.engine.register(written.table)
             except Exception as exc:  # noqa: BLE001
                 failure = exc
         if dog.fired:
-            self.recover(state, f"registering a table: {dog.reason}")
-            return dog.reason
+            reason = register_timeout_reason(self.register_timeout)
+            self.recover(state, f"registering a table: {reason}")
+            return reason
         if failure is None:
             return None
         if state.engine.alive():
