@@ -40,14 +40,14 @@ def _verdicts(cells: list[Cell]) -> list[tuple[object, ...]]:
 def _get_json(url: str) -> object:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     request = urllib.request.Request(url, headers={"X-Trino-User": "lakecompat"})
-    with opener.open(request, timeout=10) as response:
+    with opener.open(request, timeout=60) as response:  # a busy Trino may answer slowly
         return json.loads(response.read())
 
 
 def _answers(address: str) -> bool:
     host, port = address.rsplit("/", 1)[-1].rsplit(":", 1)
     try:
-        with socket.create_connection((host, int(port)), timeout=5):
+        with socket.create_connection((host, int(port)), timeout=30):
             return True
     except OSError:
         return False
@@ -148,20 +148,25 @@ def test_attached_trino_hive_and_metastore_give_the_managed_cells(
 def test_a_query_that_runs_too_long_is_cancelled_and_the_attached_engine_kept(
     services: dict[str, str], tmp_path: Path
 ) -> None:
+    # Every read of these engines takes longer than 0.05 s (a busy machine only makes them
+    # slower). Registering the tables and the control check are not queries: they have a
+    # bound of their own, so however slow the machine they are not cut short.
     keys = ("metastore", "hiveserver2", "trino", "warehouse")
     run_dir, cells = _attached_run(
         tmp_path,
         *("--engines", "hive,trino", "--table-types", "cow", "--query-timeout", "0.05"),
         *_attach(services, *keys),
     )
-    timed_out = {c.engine for c in cells if c.reason.startswith("timeout after 0.05 s")}
-    assert timed_out == {"hive", "trino"}
-    assert not any(c.outcome is Outcome.ENGINE_FAILED for c in cells)
+    reasons = {c.reason for c in cells}
+    assert not any("could not register" in reason for reason in reasons), reasons
+    timed_out = {c.engine for c in cells if c.reason == "timeout after 0.05 s"}
+    assert timed_out == {"hive", "trino"}, reasons
+    assert not any(c.outcome is Outcome.ENGINE_FAILED for c in cells), reasons
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     assert {e["event"] for e in events} == {"attached_engine"}
     assert not any(e.get("failed") for e in events)
     # Trino cancelled the queries it was running; both services still answer.
     queries = _get_json(services["trino"] + "/v1/query")
-    states = {q.get("errorCode", {}).get("name") for q in queries}  # type: ignore[union-attr]
-    assert "USER_CANCELED" in states
+    states = [q.get("errorCode", {}).get("name") for q in queries]  # type: ignore[union-attr]
+    assert "USER_CANCELED" in states, states
     assert _answers(services["hiveserver2"]) and _answers(services["trino"])

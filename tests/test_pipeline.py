@@ -24,7 +24,8 @@ def test_the_caller_goes_on_while_a_job_runs() -> None:
     pipeline = Pipeline("test")
     release = threading.Event()
     finished: list[str] = []
-    pipeline.submit(lambda: (release.wait(5), finished.append("job")))
+    # The job waits for the caller (its bound only keeps a broken pipeline from hanging).
+    pipeline.submit(lambda: (release.wait(120), finished.append("job")))
     finished.append("caller")  # the job is still blocked: the caller got here first
     release.set()
     pipeline.finish()
@@ -34,12 +35,18 @@ def test_the_caller_goes_on_while_a_job_runs() -> None:
 def test_submit_blocks_when_the_queue_is_full() -> None:
     pipeline = Pipeline("test", depth=1)
     release = threading.Event()
-    pipeline.submit(lambda: release.wait(5))  # running
+    pipeline.submit(lambda: release.wait(120))  # running until released
     pipeline.submit(lambda: None)  # waiting in the queue
-    threading.Timer(0.5, release.set).start()
-    started = time.monotonic()
-    pipeline.submit(lambda: None)  # waits until the first job ends
-    assert time.monotonic() - started >= 0.4
+    third = threading.Thread(target=pipeline.submit, args=(lambda: None,))
+    third.start()
+    try:
+        # No room while the first job runs, however long we look (and however busy the machine).
+        third.join(0.5)
+        assert third.is_alive()
+    finally:
+        release.set()  # the first job ends, the second leaves the queue: room for the third
+    third.join(120)
+    assert not third.is_alive()
     pipeline.finish()
 
 
@@ -79,13 +86,12 @@ def test_inline_runs_each_job_at_once_in_the_callers_thread() -> None:
 
 def test_wait_stopped_waits_for_a_running_job_but_not_for_an_idle_thread() -> None:
     pipeline = Pipeline("test")
-    started = threading.Event()
-    pipeline.submit(lambda: (started.set(), time.sleep(0.5)))
-    started.wait(5)
+    started, ended = threading.Event(), threading.Event()
+    pipeline.submit(lambda: (started.set(), time.sleep(0.5), ended.set()))
+    assert started.wait(120)
+    pipeline.wait_stopped(timeout=120)
+    assert ended.is_set()  # the job in progress ended first
     began = time.monotonic()
-    pipeline.wait_stopped(timeout=30)
-    assert 0.2 < time.monotonic() - began < 5  # the job in progress ended first
-    began = time.monotonic()
-    pipeline.wait_stopped(timeout=30)  # now idle: nothing to wait for
-    assert time.monotonic() - began < 1
+    pipeline.wait_stopped(timeout=120)  # now idle: nothing to wait for
+    assert time.monotonic() - began < 60  # it did not wait out the timeout
     pipeline.finish()
