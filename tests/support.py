@@ -7,7 +7,10 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,52 @@ from harness.run.progress import Progress
 from harness.run.runner import Runner
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCRIPT = Path(sys.executable).parent / "lakecompat"
+#: The scenarios and engines of the run conftest.py shares between modules (`shared_run`).
+SHARED_SCENARIOS = ("rename_column/rename", "add_column/at_end", "drop_column/drop_one")
+SHARED_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 INSTANT = re.compile(r"\b\d{17}\b")
 METASTORE_PORT = re.compile(r"thrift://127\.0\.0\.1:\d+")
+
+
+def lakecompat(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the console script with `args` in `cwd`, as a user would: its output captured."""
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ},
+    )
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """A finished run that several test modules read (see conftest.py): the folder it ran in
+    (`reports/` inside), its run folder, its exit code and its cells."""
+
+    project: Path
+    run_dir: Path
+    returncode: int
+    cells: list[Cell]
+
+    def of(
+        self,
+        engines: tuple[str, ...] | None = None,
+        scenarios: tuple[str, ...] | None = None,
+        table_types: tuple[str, ...] | None = None,
+    ) -> list[Cell]:
+        """The cells a run of only these engines, scenarios and table types would record, in
+        the run's order (None: all of them)."""
+        return [
+            c
+            for c in self.cells
+            if (engines is None or c.engine in engines)
+            and (scenarios is None or c.scenario in scenarios)
+            and (table_types is None or c.table_type in table_types)
+        ]
 
 
 class InterruptAfter(Progress):

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_integration_reports import lakecompat
+from support import SharedRun, lakecompat
 
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_cells
@@ -28,6 +28,7 @@ from harness.results.store import load_cells
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = "rename_column/rename,add_column/at_end"
+MANAGED_SCENARIOS = ("baseline/no_change", *SCENARIOS.split(","))
 OPTIONS = ("--scenarios", SCENARIOS, "--quiet")
 #: First use provisions Trino, Hive and Spark's Hudi bundle (downloads): allow for it.
 START_TIMEOUT = 1200
@@ -86,13 +87,10 @@ def _attach(services: dict[str, str], *keys: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def managed(tmp_path_factory: pytest.TempPathFactory) -> list[Cell]:
-    """The cells of the same catalog with lakecompat's own engines."""
-    base = tmp_path_factory.mktemp("managed")
-    done = lakecompat("run", *OPTIONS, "--engines", "spark,hive,trino", "--reports", base, cwd=base)
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    _, cells = load_cells(base / "latest")
-    return cells
+def managed(shared_run: SharedRun) -> list[Cell]:
+    """The cells of the same catalog with lakecompat's own engines (a part of the run
+    conftest.py shares: its cells of these engines and scenarios, in its order)."""
+    return shared_run.of(engines=("spark", "hive", "trino"), scenarios=MANAGED_SCENARIOS)
 
 
 def _attached_run(tmp_path: Path, *args: str) -> tuple[Path, list[Cell]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import interrupted_run, processes_mentioning, quiet_run
+from support import SharedRun, interrupted_run, processes_mentioning
 
 from engines.context import RunContext
 from engines.errors import QueryError
@@ -20,8 +20,10 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
-    return quiet_run(tmp_path_factory.mktemp("reports"), ("hive",), "rename_column/rename")
+def run(shared_run: SharedRun) -> tuple[Path, list[Cell]]:
+    """Hive's cells of the run conftest.py shares (the baseline and a renamed column among
+    them, both table types)."""
+    return shared_run.run_dir, shared_run.of(engines=("hive",))
 
 
 def test_services_are_stopped_after_the_run(run: tuple[Path, list[Cell]]) -> None:

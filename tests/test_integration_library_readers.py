@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from support import SCENARIOS, SignalAfter, processes_mentioning
+from support import SCENARIOS, SharedRun, SignalAfter, processes_mentioning
 
 from harness.results.outcomes import Cell, Outcome
 from harness.run.options import RunOptions
@@ -59,9 +59,11 @@ def cell(
     return found[0]
 
 
-def test_hudi_rs_and_daft_read_tables_hudi_1_2_wrote(tmp_path: Path) -> None:
-    result = run(tmp_path, "rename_column/rename", ("hudi-rs", "daft")).run()
-    cells = result.cells
+def test_hudi_rs_and_daft_read_tables_hudi_1_2_wrote(shared_run: SharedRun) -> None:
+    # Their cells of the run conftest.py shares, which other engines read beside them.
+    cells = shared_run.of(
+        engines=("hudi-rs", "daft"), scenarios=("baseline/no_change", "rename_column/rename")
+    )
     # 2 scenarios x (cow 3 + mor 4 query types) x (hudi-rs 2 variants + daft 1).
     assert len(cells) == 42
     assert not [c for c in cells if c.outcome is Outcome.ENGINE_FAILED], "a control check failed"
@@ -93,8 +95,8 @@ def test_hudi_rs_and_daft_read_tables_hudi_1_2_wrote(tmp_path: Path) -> None:
     assert "Only support COPY_ON_WRITE table" in daft_mor.reason
     assert daft_mor.evidence.error
 
-    assert processes_mentioning(str(result.run_dir)) == []
-    assert not (result.run_dir / "readers").exists()  # the workers' scratch folders are gone
+    assert processes_mentioning(str(shared_run.run_dir)) == []
+    assert not (shared_run.run_dir / "readers").exists()  # the workers' scratch folders are gone
 
 
 def test_daft_reads_tables_hudi_0_15_wrote(tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import headless_chromium
-from test_integration_reports import lakecompat
+from support import headless_chromium, lakecompat
 
 from harness.report.diff import diff_cells
 from harness.results.store import load_cells

@@ -11,15 +11,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from support import headless_chromium
+from support import headless_chromium, lakecompat
 
 from harness.options import DEFAULT_EXPECTATIONS
 from harness.report.diff import KEY_FIELDS
@@ -28,23 +26,10 @@ from harness.results.outcomes import Cell
 from harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
-SCRIPT = Path(sys.executable).parent / "lakecompat"
 SCENARIO = "rename_column/rename"
 #: Spark with schema-on-read off reads the renamed column as NULL: a known WRONG cell.
 ALTERED = f"spark.cow.snapshot.{SCENARIO}[schema_on_read_off]"
 SCHEMA_ON_READ = "spark:hoodie.schema.on.read.enable=true"
-
-
-def lakecompat(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SCRIPT), *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ},
-    )
 
 
 def spark_run(reports: Path, *extra: str | Path) -> tuple[subprocess.CompletedProcess[str], Path]:

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_integration_reports import lakecompat
+from support import SharedRun, lakecompat
 
 from engines.infra.artifacts import maven_repo
 from engines.infra.hudi_jars import hudi_bundle
@@ -35,13 +35,10 @@ JARGON = re.compile(r"\bWRONG\b|\b[Cc]ells?\b|[Kk]nown outcome|\b[Oo]racle|\b[Vv
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder standing for the project's, with one run in `reports/runs/<id>`."""
-    base = tmp_path_factory.mktemp("repro")
-    options = ("--scenarios", SCENARIO, "--table-types", "cow", "--engines", "hive,trino")
-    done = lakecompat("run", *options, "--quiet", "--reports", "reports", cwd=base)
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    return base
+def project(shared_run: SharedRun) -> Path:
+    """A folder standing for the project's, with one run in `reports/runs/<id>` (the run
+    conftest.py shares: its Hive and Trino read the renamed column's copy-on-write table)."""
+    return shared_run.project
 
 
 def empty_fields(issue: str) -> list[str]:

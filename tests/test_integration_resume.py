@@ -74,6 +74,9 @@ def test_interrupt_then_resume_equals_an_uninterrupted_run(
     _, kept = load_run(run_dir)
     assert len(kept) == 8
     assert processes_mentioning(str(run_dir)) == []
+    # Its reports are rendered in its own folder; latest/ receives finished runs only.
+    assert (run_dir / "matrix.md").is_file()
+    assert not (tmp_path / "latest").exists()
     code = main(["run", "--resume", str(run_dir), "--reports", str(tmp_path), "--quiet"])
     _, cells = load_run(run_dir)
     assert comparable(cells, run_dir) == reference

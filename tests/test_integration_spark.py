@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from support import interrupted_run, processes_mentioning, quiet_run
+from support import processes_mentioning, quiet_run
 
 from engines.context import RunContext
 from engines.errors import describe_error, error_text, log_size
@@ -123,15 +123,6 @@ def test_reports_render_again_from_results_alone(
     matrix = (latest / "matrix.md").read_text()
     assert "## spark" in matrix and "| read_optimized |" in matrix
     assert "REJECTED" in matrix and "Evidence" in matrix
-
-
-def test_interrupted_run_keeps_finished_cells(tmp_path: Path) -> None:
-    run_dir = interrupted_run(tmp_path, "spark", "rename_column/rename", after=3)
-    _, cells = load_run(run_dir)
-    assert len(cells) == 3
-    # Its reports are rendered in its own folder; latest/ receives finished runs only.
-    assert (run_dir / "matrix.md").is_file()
-    assert not (tmp_path / "latest").exists()
 
 
 def test_incremental_and_time_travel_start_before_the_change(run: tuple[Path, list[Cell]]) -> None:

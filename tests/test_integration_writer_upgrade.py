@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_integration_reports import lakecompat
+from support import lakecompat
 
 from harness.results.store import load_cells
 

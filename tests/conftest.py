@@ -1,0 +1,38 @@
+"""Runs that several integration modules read, made once per test session.
+
+Starting the engines and writing the tables is what makes an integration test slow. Where
+modules ask the same question of the same tables (which cells the managed engines give for
+a renamed and an added column, say), one run answers all of them, and each module looks at
+the cells of the engines, scenarios and table types it is about (`SharedRun.of`): no cell
+depends on what else a run read (test_integration_catalog.py's order test checks that).
+"""
+
+from __future__ import annotations
+
+import pytest
+from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat
+
+from harness.results.store import load_cells
+
+
+@pytest.fixture(scope="session")
+def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The default engines on three scenarios and both table types, run through the console
+    script as the README shows it: from a project folder, into `reports/`.
+
+    Read by test_integration_attached (the managed run attached runs must equal),
+    test_integration_hive, test_integration_library_readers (hudi-rs and Daft),
+    test_integration_repro (the run whose cells are reproduced) and test_integration_shards
+    (the whole run the merged shards must equal: its copy-on-write part)."""
+    project = tmp_path_factory.mktemp("shared-run")
+    done = lakecompat(
+        "run",
+        *("--engines", ",".join(SHARED_ENGINES)),
+        *("--scenarios", ",".join(SHARED_SCENARIOS)),
+        *("--reports", "reports", "--quiet"),
+        cwd=project,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    (run_dir,) = (project / "reports" / "runs").iterdir()
+    _, cells = load_cells(run_dir)
+    return SharedRun(project, run_dir, done.returncode, cells)
