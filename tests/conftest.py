@@ -36,3 +36,26 @@ def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     (run_dir,) = (project / "reports" / "runs").iterdir()
     _, cells = load_cells(run_dir)
     return SharedRun(project, run_dir, done.returncode, cells)
+
+
+@pytest.fixture(scope="session")
+def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The default engines on a renamed column (and the baseline), both table types, with
+    HiveServer2 and the Spark reader on Hudi 0.15.0's jars while the writer is on 1.2.0
+    (version skew), run through the console script.
+
+    Read by test_integration_qualify (HiveServer2 on the older jars), test_integration_
+    writer_upgrade (the Spark reader on them) and test_integration_shared_points (the
+    merge-on-read part: the point of a shared qualification, run alone)."""
+    project = tmp_path_factory.mktemp("lagging-readers")
+    done = lakecompat(
+        "run",
+        *("--engines", ",".join(SHARED_ENGINES), "--scenarios", "rename_column/rename"),
+        *("--hive-hudi-version", "0.15.0", "--spark-hudi-version", "0.15.0"),
+        *("--reports", "reports", "--quiet"),
+        cwd=project,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    (run_dir,) = (project / "reports" / "runs").iterdir()
+    _, cells = load_cells(run_dir)
+    return SharedRun(project, run_dir, done.returncode, cells)

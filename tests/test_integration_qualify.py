@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import headless_chromium, lakecompat
+from support import SharedRun, headless_chromium, lakecompat
 
 from harness.report.diff import diff_cells
 from harness.results.store import load_cells
@@ -107,32 +107,21 @@ def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path]) ->
     assert (folder / "qualify.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_hive_reads_with_older_hudi_jars_than_the_writer(tmp_path: Path) -> None:
-    """Version skew: the writer on Hudi 1.2.0, HiveServer2 with Hudi 0.15.0's jars."""
-    done = lakecompat(
-        "run",
-        "--engines",
-        "hive",
-        "--hive-hudi-version",
-        "0.15.0",
-        "--scenarios",
-        "baseline/no_change",
-        "--table-types",
-        "cow",
-        "--reports",
-        tmp_path,
-        "--quiet",
-        cwd=tmp_path,
+def test_hive_reads_with_older_hudi_jars_than_the_writer(lagging_readers_run: SharedRun) -> None:
+    """Version skew: the writer on Hudi 1.2.0, HiveServer2 with Hudi 0.15.0's jars (the run
+    conftest.py shares: its Hive cells of the copy-on-write baseline)."""
+    run_dir = lagging_readers_run.run_dir
+    info, _ = load_cells(run_dir)
+    cells = lagging_readers_run.of(
+        engines=("hive",), scenarios=("baseline/no_change",), table_types=("cow",)
     )
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    info, cells = load_cells(tmp_path / "latest")
     assert info["hive_hudi"] == "0.15.0"
     assert cells and {(c.writer["hudi"], c.reader_hudi) for c in cells} == {("1.2.0", "0.15.0")}
-    run_dir = next((tmp_path / "runs").iterdir())
     command = (run_dir / "logs" / "hiveserver2.log").read_text().splitlines()[0]
     assert "hudi-spark3.5-bundle_2.12-0.15.0.jar" in command
     assert "hudi-spark3.5-bundle_2.12-1.2.0.jar" not in command
-    assert "hive 4.0.1 with Hudi 0.15.0 jars" in (tmp_path / "latest" / "matrix.md").read_text()
+    latest = lagging_readers_run.project / "reports" / "latest"
+    assert "hive 4.0.1 with Hudi 0.15.0 jars" in (latest / "matrix.md").read_text()
     # Hudi 0.15.0 cannot read a 1.x timeline (its layout version check throws): no cell passes.
     assert all(c.outcome.value in ("ERROR", "UNSUPPORTED") for c in cells)
     assert any("IllegalArgumentException" in c.reason for c in cells)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import lakecompat
+from support import SharedRun, lakecompat
 
 from harness.results.outcomes import Cell
 from harness.results.store import load_cells
@@ -93,24 +93,12 @@ def test_each_point_has_its_readers_and_trino_is_read_once(shared: Path) -> None
     assert trino_now and [c.to_dict() for c in trino_now] == [c.to_dict() for c in trino_lag]
 
 
-def test_shared_cells_equal_a_run_of_the_point_alone(shared: Path, tmp_path: Path) -> None:
-    done = lakecompat(
-        "run",
-        "--scenarios",
-        SCENARIO,
-        "--table-types",
-        "mor",
-        "--hive-hudi-version",
-        "0.15.0",
-        "--spark-hudi-version",
-        "0.15.0",
-        "--reports",
-        tmp_path,
-        "--quiet",
-        cwd=tmp_path,
-    )
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    _, alone = load_cells(tmp_path / "latest")
+def test_shared_cells_equal_a_run_of_the_point_alone(
+    shared: Path, lagging_readers_run: SharedRun
+) -> None:
+    # The point alone: the merge-on-read part of a run with HiveServer2 and the Spark reader
+    # on Hudi 0.15.0 (conftest.py shares it; it reads copy-on-write tables too).
+    alone = lagging_readers_run.of(table_types=("mor",))
     _, shared_cells = load_cells(shared / "points" / "readers-0.15" / "latest")
     assert [c.key for c in shared_cells] == [c.key for c in alone]
     assert _verdicts(shared_cells) == _verdicts(alone)
