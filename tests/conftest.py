@@ -17,13 +17,12 @@ from harness.results.store import load_cells
 
 @pytest.fixture(scope="session")
 def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
-    """The default engines on three scenarios and both table types, run through the console
+    """The default engines on two scenarios and both table types, run through the console
     script as the README shows it: from a project folder, into `reports/`.
 
     Read by test_integration_attached (the managed run attached runs must equal),
-    test_integration_hive, test_integration_library_readers (hudi-rs and Daft),
-    test_integration_repro (the run whose cells are reproduced) and test_integration_shards
-    (the whole run the merged shards must equal: its copy-on-write part)."""
+    test_integration_hive, test_integration_library_readers (hudi-rs and Daft) and
+    test_integration_repro (the run whose cells are reproduced)."""
     project = tmp_path_factory.mktemp("shared-run")
     done = lakecompat(
         "run",

@@ -24,7 +24,7 @@ from harness.run.runner import Runner
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SCRIPT = Path(sys.executable).parent / "lakecompat"
 #: The scenarios and engines of the run conftest.py shares between modules (`shared_run`).
-SHARED_SCENARIOS = ("rename_column/rename", "add_column/at_end", "drop_column/drop_one")
+SHARED_SCENARIOS = ("rename_column/rename", "add_column/at_end")
 SHARED_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 INSTANT = re.compile(r"\b\d{17}\b")
 METASTORE_PORT = re.compile(r"thrift://127\.0\.0\.1:\d+")
