@@ -44,7 +44,11 @@ from harness.writer import create_writer
 #: (engine, outcome, reason class): what makes two failures the same.
 Signature = tuple[str, str, str]
 #: Reasons that are about the exploration's table, not an engine (not findings).
-_NOT_FINDINGS = ("the table does not hold", "timeout after")
+_NOT_FINDINGS = (
+    "the table does not hold",
+    "timeout after",
+    "could not register the table: timeout after",
+)
 
 
 class OutOfBudget(Exception):
