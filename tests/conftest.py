@@ -9,6 +9,8 @@ depends on what else a run read (test_integration_catalog.py's order test checks
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat
 
@@ -23,18 +25,11 @@ def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     Read by test_integration_attached (the managed run attached runs must equal),
     test_integration_hive, test_integration_library_readers (hudi-rs and Daft) and
     test_integration_repro (the run whose cells are reproduced)."""
-    project = tmp_path_factory.mktemp("shared-run")
-    done = lakecompat(
-        "run",
+    return console_run(
+        tmp_path_factory.mktemp("shared-run"),
         *("--engines", ",".join(SHARED_ENGINES)),
         *("--scenarios", ",".join(SHARED_SCENARIOS)),
-        *("--reports", "reports", "--quiet"),
-        cwd=project,
     )
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    (run_dir,) = (project / "reports" / "runs").iterdir()
-    _, cells = load_cells(run_dir)
-    return SharedRun(project, run_dir, done.returncode, cells)
 
 
 @pytest.fixture(scope="session")
@@ -46,14 +41,17 @@ def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     Read by test_integration_qualify (HiveServer2 on the older jars), test_integration_
     writer_upgrade (the Spark reader on them) and test_integration_shared_points (the
     merge-on-read part: the point of a shared qualification, run alone)."""
-    project = tmp_path_factory.mktemp("lagging-readers")
-    done = lakecompat(
-        "run",
+    return console_run(
+        tmp_path_factory.mktemp("lagging-readers"),
         *("--engines", ",".join(SHARED_ENGINES), "--scenarios", "rename_column/rename"),
         *("--hive-hudi-version", "0.15.0", "--spark-hudi-version", "0.15.0"),
-        *("--reports", "reports", "--quiet"),
-        cwd=project,
     )
+
+
+def console_run(project: Path, *options: str) -> SharedRun:
+    """`lakecompat run OPTIONS --reports reports --quiet` in `project`, as the README shows it;
+    a run that judged its cells (exit 0 or 1) is the session's to share."""
+    done = lakecompat("run", *options, "--reports", "reports", "--quiet", cwd=project)
     assert done.returncode in (0, 1), done.stderr[-3000:]
     (run_dir,) = (project / "reports" / "runs").iterdir()
     _, cells = load_cells(run_dir)
