@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -166,6 +167,21 @@ def test_diff_lists_exactly_the_cells_an_engine_setting_changes(
     assert listed == expected
 
 
+def close_details(browser: Any) -> None:
+    """Close the details panel, and wait until the page has widened again (a 0.1 s
+    transition): a click during it can land beside the element it aims at."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.find_element(By.ID, "close-details").click()
+    WebDriverWait(browser, 10).until(
+        lambda b: (
+            b.execute_script("return getComputedStyle(document.querySelector('main')).marginRight")
+            == "0px"
+        )
+    )
+
+
 def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) -> None:
     from selenium.webdriver.common.by import By
 
@@ -190,7 +206,7 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         ids = [case_id(Cell.from_dict(c)) for c in document["cells"]]
         assert ALTERED in behind
         assert behind == {i for i in ids if i.startswith("spark.") and SCENARIO in i}
-        browser.find_element(By.ID, "close-details").click()
+        close_details(browser)
         # Every cell is in the page, one click away (the engine's section builds its tables).
         browser.find_element(By.ID, "open-all").click()
         shown = {
@@ -227,7 +243,7 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         command = browser.find_element(By.ID, "detail-repro").text
         assert command == f"lakecompat repro reports/runs/{run_dir.name} '{ALTERED}'"
         browser.save_screenshot(str(run_dir / "matrix.png"))
-        browser.find_element(By.ID, "close-details").click()
+        close_details(browser)
         # Filter: hide PASS; rows whose every cell passes disappear, the renamed one stays.
         browser.find_element(By.CSS_SELECTOR, "input[name=outcome][value=PASS]").click()
         visible = [

@@ -36,6 +36,8 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
         reports,
         "--keep-tables",
         "--quiet",
+        # Written afresh: the test is about the older release writing the table's start.
+        "--no-table-cache",
         cwd=reports,
     )
     assert done.returncode in (0, 1), done.stderr[-3000:]
