@@ -416,14 +416,14 @@ class HiveEngine(MetastoreReader):
         settings: dict[str, str] | None = None,
     ) -> Any:
         """A session on `database` (the run's by default) with `settings` SET in it."""
-        from engines.hive.session import open_session
+        from engines.hive.session import Session
 
         configuration = dict(SESSION_SETTINGS)
         if self._address is not None:
             # The settings Hudi's input formats need, which lakecompat's own HiveServer2 has
             # in its hive-site.xml, hold for every session of an attached one.
             configuration.update(READ_SETTINGS)
-        return open_session(
+        return Session(
             self._host,
             port or self._port,
             database or self.context.database,

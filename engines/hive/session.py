@@ -11,8 +11,6 @@ the session's current database. The session is the one the statements would have
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyhive import hive
 from TCLIService import TCLIService, ttypes
 from thrift.protocol import TBinaryProtocol
@@ -31,10 +29,10 @@ class Session(hive.Connection):
         self,
         host: str,
         port: int,
-        username: str,
         database: str,
         settings: dict[str, str],
         configuration: dict[str, str],
+        username: str = "lakecompat",
     ) -> None:
         # PyHive's own __init__ would run `USE <database>`: this one does what it does for
         # NOSASL, without that statement.
@@ -62,14 +60,3 @@ class Session(hive.Connection):
             self._transport.close()
             raise
         self._sessionHandle = response.sessionHandle
-
-
-def open_session(
-    host: str,
-    port: int,
-    database: str,
-    settings: dict[str, str],
-    configuration: dict[str, str],
-) -> Any:
-    """A session as `Session` opens it, as user `lakecompat`."""
-    return Session(host, port, "lakecompat", database, settings, configuration)

@@ -204,18 +204,17 @@ class Fleet:
             self.recover(state, f"{state.engine.name} was found dead")
             if state.failure:
                 return None
-        failure: Exception | None = None
-        with Watchdog(self.register_timeout, state.engine.kill) as dog:
-            try:
-                state.engine.register(written.table)
-            except Exception as exc:  # noqa: BLE001
-                failure = exc
-        if dog.fired:
-            reason = register_timeout_reason(self.register_timeout)
-            self.recover(state, f"registering a table: {reason}")
-            return reason
-        if failure is None:
-            return None
+        try:
+            self._bounded(state, partial(state.engine.register, written.table))
+        except CutOff as cut:
+            self.recover(state, f"registering a table: {cut}")
+            return str(cut)
+        except Exception as failure:  # noqa: BLE001
+            return self._register_failure(state, failure)
+        return None
+
+    def _register_failure(self, state: EngineState, failure: Exception) -> str:
+        """Why registering failed; an engine that died doing it is started again."""
         if state.engine.alive():
             return describe_error(failure)
         self.recover(state, f"{state.engine.name} died while registering a table")

@@ -109,9 +109,6 @@ class CachedWriter(TableWriter):
         self.inner = writer
         self.format = writer.format  # type: ignore[misc] - the wrapped writer's format
         self.location = location
-        #: Tables this writer read from the cache, and wrote into it.
-        self.hits = 0
-        self.stored = 0
 
     @property
     def versions(self) -> dict[str, str]:
@@ -123,22 +120,24 @@ class CachedWriter(TableWriter):
 
     def entry(self, scenario: Scenario, table_type: str) -> Path:
         """The folder of the entry for this scenario's table."""
-        folder = scenario.id.replace("/", "__") + f"__{table_type}"
-        key = cache_key(key_parts(self.inner, scenario, table_type))
-        return self.location / self.format / folder / key
+        return self._entry(key_parts(self.inner, scenario, table_type))
+
+    def _entry(self, parts: dict[str, Any]) -> Path:
+        folder = f"{parts['scenario'].replace('/', '__')}__{parts['table_type']}"
+        return self.location / self.format / folder / cache_key(parts)
 
     def write(self, scenario: Scenario, table_type: str) -> WriteResult:
         """The cached table (copied into this run's tables folder), else a fresh write that is
         then kept."""
-        entry = self.entry(scenario, table_type)
+        parts = key_parts(self.inner, scenario, table_type)
+        entry = self._entry(parts)
         cached = self._load(entry)
         if cached is not None:
-            self.hits += 1
             return cached
         written = self.inner.write(scenario, table_type)
         # A crash, a timeout or files that could not be listed say nothing about the table.
         if not written.crashed and not (written.files or {}).get("error"):
-            self._store(entry, written, key_parts(self.inner, scenario, table_type))
+            self._store(entry, written, parts)
         return written
 
     def _load(self, entry: Path) -> WriteResult | None:
@@ -180,7 +179,6 @@ class CachedWriter(TableWriter):
             }
             (staging / "result.json").write_text(json.dumps(document, indent=1))
             staging.rename(entry)
-            self.stored += 1
         except OSError:
             shutil.rmtree(staging, ignore_errors=True)  # another run stored it first, or no room
 
