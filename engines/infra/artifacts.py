@@ -10,6 +10,8 @@ its size or modification time changes.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -19,7 +21,7 @@ import subprocess
 import sys
 import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,20 +35,52 @@ class ProvisioningError(RuntimeError):
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-#: Engines start in parallel threads; provisioning (Maven, the checksum memo) goes one at a
-#: time, so two starts never write the same cache files at once.
+#: Engines start in parallel threads, and two lakecompat processes (two shards on one
+#: machine, the test suite's workers) may share the cache: provisioning (Maven, the checksum
+#: memo, the libraries' environments) goes one at a time, so that no two ever write the same
+#: cache files at once. The thread lock orders this process's threads; the lock file,
+#: held by the outermost call, orders the processes.
 _PROVISIONING = threading.RLock()
+_DEPTH = 0
+_LOCK_FILE = "provisioning.lock"
 
 
 def one_at_a_time(function: _F) -> _F:
-    """Run `function` while holding the provisioning lock."""
+    """Run `function` while holding the provisioning lock (this process's and the cache's)."""
 
     @functools.wraps(function)
     def locked(*args: Any, **kwargs: Any) -> Any:
-        with _PROVISIONING:
+        with _PROVISIONING, _cache_lock():
             return function(*args, **kwargs)
 
     return locked  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def _cache_lock() -> Iterator[None]:
+    """Hold `<cache>/provisioning.lock` (held by the thread that holds `_PROVISIONING`);
+    waiting for another process says so once."""
+    global _DEPTH
+    if _DEPTH:
+        _DEPTH += 1
+        try:
+            yield
+        finally:
+            _DEPTH -= 1
+        return
+    path = cache_dir() / _LOCK_FILE
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say_on_stderr(f"waiting for another lakecompat process to finish fetching ({path})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        _DEPTH = 1
+        try:
+            yield
+        finally:
+            _DEPTH = 0
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def cache_dir() -> Path:
