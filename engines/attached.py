@@ -57,6 +57,10 @@ class Attachments:
         """Whether the run registers tables in a catalog someone else uses."""
         return bool(self.trino or self.hiveserver2 or self.metastore)
 
+    def attaches(self, engine: str) -> bool:
+        """Whether the run reads with an engine someone else runs instead of starting it."""
+        return {"trino": self.trino, "hive": self.hiveserver2}.get(engine) is not None
+
     def record(self) -> dict[str, str]:
         """What `run.json` keeps (a resumed run attaches to the same services)."""
         return {key: str(value) for key, value in asdict(self).items() if value is not None}

@@ -48,6 +48,10 @@ class Engine(ABC):
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
     #: the writes; the other engines read one table while the writer writes the next.
     shares_writer: ClassVar[bool] = False
+    #: How many instances of the engine a large run starts to read a table's variants at
+    #: once (each instance a process of its own reading some of the variants, so that a
+    #: timeout's kill ends only its own queries). 1: one instance reads every variant.
+    lanes: ClassVar[int] = 1
 
     #: Folders of the run folder (globs) that hold the engine's service state: a resumed run
     #: deletes them and starts the engine afresh.
@@ -88,6 +92,9 @@ class Engine(ABC):
         #: Names the engine's own files (logs, scratch folder); it differs from `name` when a
         #: run reads with two instances of one engine (two Hudi releases).
         self.label = label or self.name
+        #: The engine's first instance, when this one is a further lane of it (`lanes`): it
+        #: reads the tables that instance registers, in the same catalog.
+        self.lane_of: Engine | None = None
 
     @property
     @abstractmethod

@@ -108,6 +108,17 @@ def test_a_second_run_reads_a_copy_of_the_table_in_its_own_folder(
     assert cached_writer(tmp_path, "run3").write(scenario, "mor").cached
 
 
+def test_the_writer_says_which_tables_it_holds_without_writing(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    """A run whose every table is held reads only (its Spark then starts with the quick JIT)."""
+    writer = cached_writer(tmp_path, "run1")
+    assert not writer.holds(scenario, "cow") and not writer.inner.holds(scenario, "cow")
+    writer.write(scenario, "cow")
+    assert writer.holds(scenario, "cow") and not writer.holds(scenario, "mor")
+    assert not writer.holds(change_scenario(scenario), "cow")
+
+
 def change_scenario(scenario: Scenario) -> Scenario:
     rows = [dict(row) for row in scenario.spec.rows]
     rows[0]["name"] = "changed"

@@ -55,11 +55,18 @@ class EngineState:
 @dataclass(frozen=True)
 class EngineSpec:
     """An engine to start: its class, the Hudi release it reads with when that is not the
-    writer's (None: the writer's), and the label of its files (None: its name)."""
+    writer's (None: the writer's), and the label of its files (None: its name).
+
+    A run that reads an engine's variants in lanes (`Engine.lanes`) starts an instance per
+    lane: `variants` names the variants an instance reads (None: all of them), and `lane_of`
+    is the label of the engine's first instance, whose registrations a further lane reads.
+    """
 
     cls: type[Engine]
     reader_hudi: str | None = None
     label: str | None = None
+    variants: tuple[str, ...] | None = None
+    lane_of: str | None = None
 
 
 class CutOff(Exception):
@@ -91,10 +98,16 @@ class Fleet:
         settings: dict[str, dict[str, str]],
     ) -> Iterator[list[EngineState]]:
         """Start the engines (with `settings` added to every variant); stop them on exit."""
-        states = []
+        states: list[EngineState] = []
         with ExitStack() as stack:
             for spec in specs:
                 engine = spec.cls(context, spec.reader_hudi, spec.label)
+                if spec.variants is not None:
+                    engine.variants = tuple(v for v in engine.variants if v.name in spec.variants)
+                if spec.lane_of is not None:
+                    engine.lane_of = next(
+                        s.engine for s in states if s.engine.label == spec.lane_of
+                    )
                 extra = settings.get(spec.cls.name)
                 if extra:
                     engine.variants = tuple(
@@ -103,7 +116,8 @@ class Fleet:
                 # Registered first: a start that fails halfway still stops what it started.
                 stack.callback(engine.stop)
                 states.append(EngineState(engine))
-            self.progress.stage(f"starting {', '.join(s.engine.name for s in states)}")
+            names = dict.fromkeys(s.engine.name for s in states)  # an engine's lanes: once
+            self.progress.stage(f"starting {', '.join(names)}")
             self.start_all(states)
             yield states
 
@@ -212,6 +226,28 @@ class Fleet:
         except Exception as failure:  # noqa: BLE001
             return self._register_failure(state, failure)
         return None
+
+    def register_each(
+        self, states: list[EngineState], written: WriteResult
+    ) -> list[tuple[EngineState, str | None]]:
+        """Register a written table with each engine, one after the other: (state, None or
+        why it could not) in the order of `states`.
+
+        A further lane of an engine (`Engine.lane_of`) reads the catalog its first instance
+        registered the table in: it is not registered again, and it shares that instance's
+        error (unless that instance has failed: then the lane registers the table itself).
+        """
+        registered: list[tuple[EngineState, str | None]] = []
+        for state in states:
+            first = state.engine.lane_of
+            shared = [(s, e) for s, e in registered if first is not None and s.engine is first]
+            if shared and not shared[0][0].failure and written.ok and not state.failure:
+                if not state.engine.alive():  # it died since its last query: start it again
+                    self.recover(state, f"{state.engine.name} was found dead")
+                registered.append((state, shared[0][1]))
+            else:
+                registered.append((state, self.register(state, written)))
+        return registered
 
     def _register_failure(self, state: EngineState, failure: Exception) -> str:
         """Why registering failed; an engine that died doing it is started again."""

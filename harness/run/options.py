@@ -65,6 +65,10 @@ class RunOptions:
     #: The table cache's folder (`harness.writer.cache`): tables written before with the same
     #: key are copied from there instead of written again. None: every table is written.
     table_cache: Path | None = field(default_factory=default_location)
+    #: Whether an engine with lanes (`Engine.lanes`: HiveServer2) reads a table's variants
+    #: in several instances at once. None: when the run reads at least `LANES_FROM_TABLES`
+    #: tables, where the time saved outweighs starting another instance.
+    lanes: bool | None = None
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""

@@ -36,7 +36,13 @@ from harness.run.cells import Baselines
 from harness.run.fleet import EngineState, Fleet, Stopped
 from harness.run.folder import check_free_disk
 from harness.run.options import RunOptions, RunResult
-from harness.run.outlets import Outlet, check_shareable, plan_engines
+from harness.run.outlets import (
+    LANES_FROM_TABLES,
+    Outlet,
+    check_shareable,
+    plan_engines,
+    plan_lanes,
+)
 from harness.run.pipeline import Pipeline
 from harness.run.progress import Progress
 from harness.run.shards import table_id, write_costs
@@ -131,7 +137,13 @@ class Runner:
         writer = create_writer(
             runtime, context.tables_dir, options.step_timeout, cache=options.table_cache
         )
+        if all(writer.holds(scenario, kind) for scenario, kind in self._tables()):
+            runtime.quick_jit = True  # Spark only reads: every table comes from the cache
         specs, routes = plan_engines(self.points, runtime.hudi_version)
+        lanes = options.lanes
+        if lanes is None:
+            lanes = sum(1 for _ in self._tables()) >= LANES_FROM_TABLES
+        specs, routes = plan_lanes(specs, routes, lanes, options.attachments)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
         try:
@@ -321,7 +333,7 @@ class Runner:
         """
         # Registration comes first, one engine after the other: Hive's DDL must not drop a
         # table while another engine reads it.
-        registered = [(state, self.fleet.register(state, written)) for state in engines]
+        registered = self.fleet.register_each(engines, written)
         later = [
             helpers.submit(list, self._read_with(scenario, written, state, writer, error))
             for state, error in registered[1:]

@@ -96,6 +96,10 @@ class TableWriter(ABC):
     def script(self, scenario: Scenario, table_type: str) -> str:
         """A standalone program that writes the same table without lakecompat (`repro`)."""
 
+    def holds(self, scenario: Scenario, table_type: str) -> bool:
+        """Whether the table is had without writing it (a table cache holds it)."""
+        return False
+
     def prepare(self, scenarios: list[Scenario]) -> None:  # noqa: B027 - most need nothing
         """Start what these scenarios will need (other releases' writers), to warm it up."""
 

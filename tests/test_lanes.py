@@ -1,0 +1,95 @@
+"""Lanes: a large run reads an engine's variants in several instances of it at once."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engines.attached import Attachments
+from engines.hive.reader import HiveEngine
+from engines.table import TableRef
+from harness.run.fleet import EngineState, Fleet
+from harness.run.options import RunOptions
+from harness.run.outlets import plan_engines, plan_lanes
+from harness.run.progress import Progress
+from harness.writer.base import WriteResult
+
+HIVE_VARIANTS = tuple(v.name for v in HiveEngine.variants)
+
+
+def test_hive_is_split_into_two_lanes_that_read_half_the_variants_each() -> None:
+    specs, routes = plan_engines([RunOptions(engines=("spark", "hive", "trino"))], "1.2.0")
+    specs, routes = plan_lanes(specs, routes, True, Attachments())
+    assert [(s.label, s.variants, s.lane_of) for s in specs] == [
+        ("spark", None, None),
+        ("hive", HIVE_VARIANTS[:2], None),
+        ("hive-lane2", HIVE_VARIANTS[2:], "hive"),
+        ("trino", None, None),
+    ]
+    assert routes == [[0, 1, 2, 3]]
+
+
+def test_without_lanes_or_with_an_attached_hiveserver2_hive_keeps_one_instance() -> None:
+    planned = plan_engines([RunOptions(engines=("hive", "trino"))], "1.2.0")
+    assert plan_lanes(*planned, False, Attachments()) == planned
+    attached = Attachments(hiveserver2="127.0.0.1:10000", metastore="thrift://127.0.0.1:9083")
+    assert plan_lanes(*planned, True, attached) == planned
+
+
+def test_each_point_of_a_shared_run_reads_with_both_lanes_of_its_hive() -> None:
+    current = RunOptions(engines=("hive", "trino"))
+    lagging = RunOptions(engines=current.engines, reader_hudi_versions={"hive": "0.15.0"})
+    specs, routes = plan_lanes(*plan_engines([current, lagging], "1.2.0"), True, Attachments())
+    assert [(s.label, s.lane_of) for s in specs] == [
+        ("hive", None),
+        ("hive-lane2", "hive"),
+        ("hive-hudi-0.15.0", None),
+        ("hive-hudi-0.15.0-lane2", "hive-hudi-0.15.0"),
+        ("trino", None),
+    ]
+    assert routes == [[0, 1, 4], [2, 3, 4]]
+
+
+@dataclass
+class Recorder:
+    """Stands in for an engine: records the tables it is asked to register."""
+
+    name: str
+    fails: str | None = None
+    lane_of: Recorder | None = None
+    registered: list[str] = field(default_factory=list)
+
+    def register(self, table: TableRef) -> None:
+        self.registered.append(table.name)
+        if self.fails:
+            raise RuntimeError(self.fails)
+
+    def alive(self) -> bool:
+        return True
+
+    def kill(self) -> None:
+        raise AssertionError("nothing here runs long enough to be killed")
+
+
+def _written() -> WriteResult:
+    return WriteResult(
+        table=TableRef(name="t_x", path=Path("/nowhere"), table_type="cow", key="id")
+    )
+
+
+def test_a_further_lane_reads_the_first_lanes_registration_and_shares_its_error() -> None:
+    fleet = Fleet(Progress(quiet=True), 300, threading.Event())
+    first = Recorder("hive", fails="no such database")
+    second = Recorder("hive", lane_of=first)
+    other = Recorder("trino")
+    states = [EngineState(first), EngineState(second), EngineState(other)]  # type: ignore[arg-type]
+    registered = fleet.register_each(states, _written())
+    assert first.registered == ["t_x"] and second.registered == [] and other.registered == ["t_x"]
+    errors = [error for _, error in registered]
+    assert errors[0] == errors[1] and "no such database" in (errors[0] or "")
+    assert errors[2] is None
+    # A first lane that has failed reads nothing: the further lane registers for itself.
+    states[0].failure = "could not start"
+    fleet.register_each(states, _written())
+    assert second.registered == ["t_x"]
