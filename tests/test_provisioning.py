@@ -304,3 +304,51 @@ def test_excerpt_jar_names_the_jar_and_leaves_no_file(
     with pytest.raises(ProvisioningError, match=problem):
         excerpt_jar(jar, "a/B", lambda _: None)
     assert not list(cache.glob("excerpts/*"))
+
+
+_HOLD_THE_LOCK = """
+import sys, time
+from engines.infra.artifacts import one_at_a_time
+
+@one_at_a_time
+def fetch_slowly():
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[1]))
+
+fetch_slowly()
+"""
+
+
+def test_two_processes_sharing_a_cache_provision_one_after_the_other(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another lakecompat process holding the cache's provisioning lock makes this one wait
+    (saying so) until it is done, and the lock is this process's again afterwards."""
+    import subprocess
+    import sys
+    import time
+
+    project = Path(__file__).resolve().parent.parent
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_THE_LOCK, "1.5"],
+        cwd=project,
+        env={**os.environ, "LAKECOMPAT_CACHE": str(cache), "PYTHONPATH": str(project)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
+        said: list[str] = []
+        started = time.monotonic()
+        waited = artifacts.one_at_a_time(lambda: time.monotonic() - started)
+        monkeypatch.setattr(artifacts, "say_on_stderr", said.append)
+        assert waited() >= 0.5  # it ran once the other process had let go
+        assert holder.wait(timeout=30) == 0
+        assert len(said) == 1 and "waiting for another lakecompat process" in said[0]
+        assert str(cache / "provisioning.lock") in said[0]
+        # Nested provisioning in one process takes the lock once, without waiting on itself.
+        inner = artifacts.one_at_a_time(lambda: "inner")
+        assert artifacts.one_at_a_time(inner)() == "inner"
+    finally:
+        holder.kill()
+        holder.wait()
