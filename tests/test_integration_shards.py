@@ -2,23 +2,29 @@
 
 `lakecompat run --shard 1/2` and `--shard 2/2` must split the tables between them (the
 baselines run in both), and `lakecompat merge` must make a run whose cells equal, cell for
-cell and in the same order, those of the unsharded run.
+cell and in the same order, those of the unsharded run. The whole run is the session's shared
+run (conftest.py); the two shards run at the same time on this machine, as a user may run them,
+sharing its cache.
 """
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import lakecompat
+from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat
 
 from harness.results.outcomes import Cell
 from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
-SCENARIOS = "rename_column/rename,add_column/at_end,drop_column/drop_one"
-OPTIONS = ("--scenarios", SCENARIOS, "--table-types", "cow", "--quiet")
+OPTIONS = (
+    *("--engines", ",".join(SHARED_ENGINES)),
+    *("--scenarios", ",".join(SHARED_SCENARIOS)),
+    "--quiet",
+)
 
 
 def _verdicts(cells: list[Cell]) -> list[tuple[object, ...]]:
@@ -26,15 +32,20 @@ def _verdicts(cells: list[Cell]) -> list[tuple[object, ...]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def runs(tmp_path_factory: pytest.TempPathFactory, shared_run: SharedRun) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("shards")
-    folders = {}
-    for name, extra in (("whole", ()), ("one", ("--shard", "1/2")), ("two", ("--shard", "2/2"))):
+
+    def shard(name: str) -> Path:
         reports = base / name
-        done = lakecompat("run", *OPTIONS, *extra, "--reports", reports, cwd=base)
+        index = {"one": "1/2", "two": "2/2"}[name]
+        done = lakecompat("run", *OPTIONS, "--shard", index, "--reports", reports, cwd=base)
         assert done.returncode in (0, 1), done.stderr[-3000:]
-        (folders[name],) = (reports / "runs").iterdir()
-    return folders
+        (folder,) = (reports / "runs").iterdir()
+        return folder
+
+    with ThreadPoolExecutor(2) as both:
+        folders = dict(zip(("one", "two"), both.map(shard, ("one", "two")), strict=True))
+    return {"whole": shared_run.run_dir, **folders}
 
 
 def test_shards_split_the_tables_and_each_runs_the_baselines(runs: dict[str, Path]) -> None:
@@ -43,7 +54,7 @@ def test_shards_split_the_tables_and_each_runs_the_baselines(runs: dict[str, Pat
     assert (one["index"], two["index"], one["count"]) == (1, 2, 2)
     assert one["plan"] == two["plan"] and one["tables"] and two["tables"]
     assert not set(one["tables"]) & set(two["tables"])
-    assert len(one["tables"]) + len(two["tables"]) == 3  # three scenarios, cow
+    assert len(one["tables"]) + len(two["tables"]) == 2 * len(SHARED_SCENARIOS)  # cow, mor
     for name in ("one", "two"):
         _, cells = load_cells(runs[name])
         assert {c.scenario for c in cells if c.category == "baseline"} == {"baseline/no_change"}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
 from engines.context import RunContext
+from engines.infra.artifacts import cache_dir
 from engines.spark.runtime import SparkRuntime
 from engines.table import TableRef
 from engines.trino.reader import TrinoEngine
@@ -35,6 +37,23 @@ def test_trino_ran_and_stopped(run: tuple[Path, list[Cell]]) -> None:
     assert {c.engine_version for c in cells} == {trino_version()}
     # Nothing started for the run is left: Trino, the Metastore, Spark.
     assert processes_mentioning(str(run_dir)) == []
+
+
+def test_trino_starts_from_its_class_archive(run: tuple[Path, list[Cell]]) -> None:
+    """The first Trino on a machine writes the archive of its classes when it stops; every
+    later one maps it. After the run, the archive is in the cache either way."""
+    run_dir, _ = run
+    started = next(
+        line
+        for line in (run_dir / "logs" / "trino.log").read_text().splitlines()
+        if line.startswith("--- ") and " starting trino: " in line
+    )
+    found = re.search(r"-XX:(SharedArchiveFile|ArchiveClassesAtExit)=(\S+)", started)
+    assert found, started
+    archive = Path(found.group(2).split(".jsa")[0] + ".jsa")
+    assert archive.parent == cache_dir() / "class-archives"
+    assert archive.read_bytes()[:4] == (0xF00BABA8).to_bytes(4, "little")
+    assert not list(archive.parent.glob(archive.name + ".*.part"))
 
 
 def test_control_and_baseline_read_correctly(run: tuple[Path, list[Cell]]) -> None:

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,3 +122,18 @@ def compile_java(
     finally:
         shutil.rmtree(build, ignore_errors=True)
     return target
+
+
+def classes_jar(classes: Path) -> Path:
+    """`classes` (a folder of compiled classes) as a jar beside it, made once: a JVM archives
+    the classes of jars only (see `class_archive.py`)."""
+    jar = classes.with_name(f"{classes.name}.jar")
+    if jar.is_file():
+        return jar
+    partial = jar.with_name(f"{jar.name}.{os.getpid()}.partial")
+    with zipfile.ZipFile(partial, "w") as archive:
+        for path in sorted(classes.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(classes).as_posix())
+    partial.replace(jar)
+    return jar

@@ -138,9 +138,12 @@ class Service:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         hint: str = "",
+        after_exit: Callable[[int | None], None] | None = None,
     ) -> None:
         self.name, self.argv, self.log_dir = name, list(argv), Path(log_dir)
         self.wait, self.timeout_s, self.env, self.cwd, self.hint = wait, timeout_s, env, cwd, hint
+        #: Called with the exit code (negative: ended by a signal) once the process is gone.
+        self.after_exit = after_exit
         self._proc: subprocess.Popen[bytes] | None = None
         self._group_live = False
         self._log_start = 0
@@ -251,6 +254,8 @@ class Service:
         with _registry_lock:
             if self in _registry:
                 _registry.remove(self)
+        if self.after_exit is not None:
+            self.after_exit(proc.returncode)
 
     def kill(self) -> None:
         """SIGKILL the process group at once (a hung service); idempotent."""

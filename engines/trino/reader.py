@@ -43,6 +43,11 @@ _UNSUPPORTED_COLUMN = re.compile(
 )
 #: Variant setting that picks the catalog; every other setting is a Trino session property.
 CATALOG = "catalog"
+#: How long the client waits for lakecompat's own coordinator to answer one HTTP request. Trino
+#: answers every poll within about a second while a query runs; a coordinator that does not
+#: answer in 10 s is hung, and the client's three attempts find that out in 30 s instead of 90
+#: (the client's default). An attached coordinator keeps the client's defaults.
+OWN_REQUEST_TIMEOUT_S = 10.0
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 _SIMPLE = {
     "boolean": pa.bool_(),
@@ -321,6 +326,11 @@ class TrinoEngine(MetastoreReader):
             schema=self.context.database,
             session_properties=settings,
             http_scheme=server.scheme,
+            request_timeout=(
+                OWN_REQUEST_TIMEOUT_S
+                if isinstance(server, TrinoServer)
+                else trino.constants.DEFAULT_REQUEST_TIMEOUT
+            ),
         )
         try:
             cursor = connection.cursor()

@@ -33,7 +33,8 @@ from engines.infra.artifacts import (
     cache_dir,
     resolve_classpath,
 )
-from engines.infra.jdk import QUICK_JIT, Jdk, compile_java, installed_jdks
+from engines.infra.class_archive import class_archive
+from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_java, installed_jdks
 from engines.infra.supervisor import HttpReady, Service, ServiceHolder, free_port
 
 TRINO_VERSION_ENV = "LAKECOMPAT_TRINO_VERSION"
@@ -84,7 +85,8 @@ def _trino(artifact: str, version: str, *exclusions: str) -> Dependency:
 
 @dataclass(frozen=True)
 class TrinoInstall:
-    """An assembled Trino server: classpath, plugin folder and our compiled main class."""
+    """An assembled Trino server: classpath, plugin folder and our compiled main class (a
+    jar)."""
 
     version: str
     lib: tuple[Path, ...]
@@ -114,7 +116,7 @@ def provision(version: str | None = None) -> TrinoInstall:
         f"trino-{version}-hdfs", [_trino("trino-hdfs", version, *HDFS_PROVIDED)], bom=bom
     )
     plugin_dir = _link_plugins(home, version, plugins, hdfs)
-    main_classes = _compile_main(home / "main", jdk, lib)
+    main_classes = classes_jar(_compile_main(home / "main", jdk, lib))
     return TrinoInstall(version, tuple(lib), plugin_dir, main_classes, jdk)
 
 
@@ -227,8 +229,7 @@ class TrinoServer(ServiceHolder):
             _write_properties(catalog_dir / f"{name}.properties", settings)
         _write_properties(etc / "config.properties", self._config(catalog_dir))
         (etc / "log.properties").write_text("io.trino=INFO\n")
-        argv = [
-            str(self.install.jdk.java),
+        jvm = [
             "-server",
             # Trino's share of the 24 GiB, next to Spark (4 GiB), the Metastore and HiveServer2.
             "-Xmx3g",
@@ -236,6 +237,13 @@ class TrinoServer(ServiceHolder):
             QUICK_JIT,
             "-XX:+ExitOnOutOfMemoryError",
             "-XX:ReservedCodeCacheSize=256M",
+        ]
+        classpath = self.install.classpath.split(os.pathsep)
+        archive = class_archive("trino", self.install.jdk, classpath, jvm)
+        argv = [
+            str(self.install.jdk.java),
+            *jvm,
+            *(archive.flags if archive else []),
             "-Djdk.attach.allowAttachSelf=true",
             "-Dfile.encoding=UTF-8",
             "-Duser.timezone=UTC",
@@ -264,6 +272,7 @@ class TrinoServer(ServiceHolder):
             cwd=self.home,
             hint=f"see {self.log_dir / 'trino-server.log'}; exit code 100 means a startup check "
             "or the configuration failed",
+            after_exit=archive.settle if archive else None,
         ).start()
 
     def responsive(self) -> bool:
