@@ -209,3 +209,19 @@ def test_a_failed_read_keeps_the_jvms_cause_chain_with_its_frames(tmp_path: Path
     finally:
         engine.stop()
         context.close()
+
+
+def test_the_driver_jvm_starts_from_its_class_archive(tmp_path: Path) -> None:
+    """The driver JVM maps the archive of its classes (or writes it, the first time on a
+    machine), and after a clean stop a whole archive is in the cache."""
+    runtime = SparkRuntime(tmp_path / "logs")
+    try:
+        runtime.session()
+        archive = runtime._archive
+        assert archive is not None
+        command = Path(f"/proc/{runtime._jvm_process().pid}/cmdline").read_bytes().split(b"\0")
+        assert archive.flags[0].encode() in command, command
+    finally:
+        runtime.stop()
+    assert archive.path.read_bytes()[:4] == (0xF00BABA8).to_bytes(4, "little")
+    assert archive.pending is None or not archive.pending.exists()

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.infra.artifacts import fetch
+from engines.infra.class_archive import ClassArchive, class_archive
 from engines.infra.hudi_jars import hudi_bundle, hudi_version
-from engines.infra.jdk import QUICK_JIT, find_jdk
+from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.infra.supervisor import process_running
 
@@ -72,6 +73,8 @@ class SparkRuntime:
         #: then cost about a fifth less CPU at the same speed. Hudi's writes keep both
         #: compilers: they run about 18 % slower without the optimising one.
         self.quick_jit = False
+        #: The archive of the JVM's classes this session's JVM maps or writes (None: none).
+        self._archive: ClassArchive | None = None
 
     @property
     def spark_version(self) -> str:
@@ -102,6 +105,7 @@ class SparkRuntime:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait(timeout=30)
+        self._settle_archive(process)
         self._forget()
 
     def restart(self) -> None:
@@ -157,10 +161,25 @@ class SparkRuntime:
                 # The JVM exits when its stdin closes (PySpark's gateway contract).
                 process.stdin.close()
                 process.wait(timeout=60)
+            self._settle_archive(process)
+
+    def _settle_archive(self, process: Any) -> None:
+        """Keep the class archive the JVM wrote at a clean exit (see `class_archive.py`)."""
+        archive, self._archive = self._archive, None
+        if archive is not None:
+            archive.settle(None if process is None else process.poll())
+
+    def _class_archive(self, jdk: Jdk, options: list[str]) -> ClassArchive | None:
+        """The archive of the driver JVM's classes: its classpath is our file system's jar (in
+        local mode) and PySpark's jars; the Hudi bundle comes through `spark.jars`."""
+        classpath = [str(local_fs_jar(_hadoop_api_jars()))] if self.master is None else []
+        classpath += [*map(str, _spark_jars()), str(fetch(hudi_bundle(self.hudi_version)))]
+        return class_archive("spark", jdk, classpath, options)
 
     def _build(self) -> SparkSession:
         jar = fetch(hudi_bundle(self.hudi_version))
-        os.environ["JAVA_HOME"] = str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home)
+        jdk = find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5")
+        os.environ["JAVA_HOME"] = str(jdk.home)
         # Python workers must run the interpreter that has pyspark installed.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # Spark would otherwise look up a non-loopback address for its services.
@@ -186,6 +205,15 @@ class SparkRuntime:
                 "spark.executor.extraJavaOptions",
                 "-Duser.timezone=UTC -Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true",
             )
+        options = [
+            # Hudi's object-size estimator (JOL) need not try to attach an agent to its JVM.
+            *("-Djol.skipDynamicAttach=true", "-Djol.skipHotspotSAAttach=true"),
+            "-Duser.timezone=UTC",
+            # Many small jobs: the throughput collector costs less CPU than G1 (-15 %).
+            "-XX:+UseParallelGC",
+            *([QUICK_JIT] if self.quick_jit else []),
+        ]
+        self._archive = self._class_archive(jdk, options)
         for key, value in {
             # Shipped to a cluster's executors too.
             "spark.jars": str(jar),
@@ -197,17 +225,26 @@ class SparkRuntime:
             "spark.driver.memory": "3g",
             "spark.sql.warehouse.dir": str(scratch / "warehouse"),
             "spark.local.dir": str(scratch / "tmp"),
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} "
-            # Hudi's object-size estimator (JOL) need not try to attach an agent to its JVM.
-            "-Djol.skipDynamicAttach=true -Djol.skipHotspotSAAttach=true -Duser.timezone=UTC "
-            # Many small jobs: the throughput collector costs less CPU than G1 (-15 %).
-            "-XX:+UseParallelGC" + (f" {QUICK_JIT}" if self.quick_jit else ""),
+            "spark.driver.extraJavaOptions": " ".join(
+                [
+                    f"-Dlog4j2.configurationFile=file:{log4j}",
+                    *options,
+                    *(self._archive.flags if self._archive else []),
+                ]
+            ),
         }.items():
             builder = builder.config(key, value)
         with _console_to(self.log_dir / f"{self.label}-console.log"), _keep_sigint_handler():
             session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")
         return session
+
+
+def _spark_jars() -> list[Path]:
+    """The jars of PySpark's own classpath (`jars/`), in the order the JVM lists them."""
+    import pyspark
+
+    return sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"))
 
 
 def _hadoop_api_jars() -> list[Path]:
