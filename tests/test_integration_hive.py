@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,28 @@ def test_services_are_stopped_after_the_run(run: tuple[Path, list[Cell]]) -> Non
     assert (run_dir / "logs" / "hive-metastore.log").is_file()
     assert (run_dir / "logs" / "hiveserver2.log").is_file()
     assert processes_mentioning(str(run_dir)) == []
+
+
+def test_the_services_start_from_class_archives_with_their_configuration_found(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    """The Metastore and HiveServer2 map (or, the first time, write) archives of their classes;
+    their configuration comes from their folders through `*_CONF_DIR`, not the classpath."""
+    run_dir, _ = run
+    for service in ("hive-metastore", "hiveserver2"):
+        log = (run_dir / "logs" / f"{service}.log").read_text()
+        started = next(line for line in log.splitlines() if f" starting {service}: " in line)
+        assert re.search(r"-XX:(SharedArchiveFile|ArchiveClassesAtExit)=\S+\.jsa", started)
+        assert f"{service}/conf" not in started  # not on the classpath
+    # Their site files were read: the Metastore's warehouse and HiveServer2's scratch
+    # folders are the run's, and both logged in the format of their log4j2 files.
+    metastore = (run_dir / "logs" / "hive-metastore.log").read_text()
+    assert str(run_dir / "warehouse") in metastore
+    hiveserver2 = (run_dir / "logs" / "hiveserver2.log").read_text()
+    assert f"Created local directory: {run_dir / 'hiveserver2' / 'scratch' / 'local'}" in (
+        hiveserver2
+    )
+    assert re.search(r"^\d\d:\d\d:\d\d INFO HiveServer2: STARTUP_MSG", hiveserver2, re.MULTILINE)
 
 
 def test_control_and_baseline_pass_in_every_variant(run: tuple[Path, list[Cell]]) -> None:

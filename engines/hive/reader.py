@@ -31,6 +31,7 @@ from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_tail, logged_trace
 from engines.hive.runtime import OPENS, AttachedHive, hiveserver2_classpath
+from engines.infra.class_archive import class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY
@@ -199,17 +200,23 @@ class HiveEngine(MetastoreReader):
         metastore = self.context.metastore()
         self._remember_metastore()
         port = free_port()
+        folder = self.home / "conf"
+        logging = {
+            "hive.log4j.file": str(folder / "hive-log4j2.properties"),
+            "hive.exec.log4j.file": str(folder / "hive-exec-log4j2.properties"),
+        }
         conf = write_conf(
-            self.home / "conf",
+            folder,
             {
-                "hive-site.xml": site_xml(self._settings(metastore.uri, metastore.warehouse)),
+                "hive-site.xml": site_xml(
+                    {**self._settings(metastore.uri, metastore.warehouse), **logging}
+                ),
                 "hive-log4j2.properties": LOG4J2_CONSOLE,
                 "hive-exec-log4j2.properties": LOG4J2_CONSOLE,
             },
         )
         jdk = find_jdk(HIVE_JAVA_VERSIONS, f"HiveServer2 {self.version}")
-        argv = [
-            str(jdk.java),
+        jvm = [
             "-Xmx2g",
             QUICK_JIT,
             "-XX:+UseParallelGC",
@@ -218,8 +225,17 @@ class HiveEngine(MetastoreReader):
             "-Djol.skipDynamicAttach=true",
             "-Djol.skipHotspotSAAttach=true",
             *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in OPENS),
+        ]
+        classpath = [str(path) for path in self.classpath()]
+        archive = class_archive("hiveserver2", jdk, classpath, jvm)
+        argv = [
+            str(jdk.java),
+            *jvm,
+            *(archive.flags if archive else []),
             "-cp",
-            os.pathsep.join([str(conf), *map(str, self.classpath())]),
+            # The configuration is found through HIVE_CONF_DIR, not the classpath: a folder
+            # on it would keep the JVM from archiving the classes.
+            os.pathsep.join(classpath),
             "org.apache.hive.service.server.HiveServer2",
             "--hiveconf",
             f"hive.server2.thrift.port={port}",
@@ -231,8 +247,10 @@ class HiveEngine(MetastoreReader):
             # The thrift port opens before sessions work: ready means `SELECT 1` answers.
             wait=AllOf(PortOpen(port), Probe(lambda: self._connect(port))),
             timeout_s=240,
+            env={"HIVE_CONF_DIR": str(conf)},
             cwd=self.home,
             hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
+            after_exit=archive.settle if archive else None,
         ).start()
         self._use_run_database()
 

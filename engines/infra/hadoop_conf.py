@@ -32,7 +32,8 @@ def site_xml(properties: dict[str, str]) -> str:
 
 
 def write_conf(folder: Path, files: dict[str, str]) -> Path:
-    """Write configuration files into `folder` (which goes first on a JVM classpath)."""
+    """Write configuration files into `folder` (on a JVM classpath, or named by a service's
+    `*_CONF_DIR` variable)."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from engines.infra.artifacts import Dependency, MavenArtifact, resolve_classpath
+from engines.infra.class_archive import class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.supervisor import PortOpen, Service, ServiceHolder, free_port
@@ -79,20 +80,26 @@ class HiveMetastore(ServiceHolder):
         jdk = find_jdk(HIVE_JAVA_VERSIONS, f"the Hive {self.version} Metastore")
         # A restart keeps the port, so the readers' configuration stays right.
         self.port = self.port or free_port()
+        folder = self.home / "conf"
+        log4j = {"metastore.log4j.file": str(folder / "metastore-log4j2.properties")}
         conf = write_conf(
-            self.home / "conf",
+            folder,
             {
-                "metastore-site.xml": site_xml(self._settings()),
+                "metastore-site.xml": site_xml({**self._settings(), **log4j}),
                 "metastore-log4j2.properties": LOG4J2_CONSOLE,
             },
         )
+        jvm = ["-Xmx1g", QUICK_JIT, "-Duser.timezone=UTC"]
+        jars = [str(path) for path in classpath]
+        archive = class_archive("hive-metastore", jdk, jars, jvm)
         argv = [
             str(jdk.java),
-            "-Xmx1g",
-            QUICK_JIT,
-            "-Duser.timezone=UTC",
+            *jvm,
+            *(archive.flags if archive else []),
             "-cp",
-            os.pathsep.join([str(conf), *map(str, classpath)]),
+            # The configuration is found through METASTORE_CONF_DIR, not the classpath: a
+            # folder on it would keep the JVM from archiving the classes.
+            os.pathsep.join(jars),
             "org.apache.hadoop.hive.metastore.HiveMetaStore",
             "-p",
             str(self.port),
@@ -103,8 +110,10 @@ class HiveMetastore(ServiceHolder):
             self.log_dir,
             wait=PortOpen(self.port),
             timeout_s=180,
+            env={"METASTORE_CONF_DIR": str(conf)},
             cwd=self.home,
             hint="the Metastore creates its Derby database on first start; see the log above",
+            after_exit=archive.settle if archive else None,
         ).start()
 
     def _settings(self) -> dict[str, str]:
