@@ -3,13 +3,21 @@ kept half-written, and never made where the JVM cannot archive."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
-from engines.infra.artifacts import CACHE_ENV
-from engines.infra.class_archive import SWITCH, ClassArchive, class_archive
+from engines.infra.artifacts import CACHE_ENV, cache_dir
+from engines.infra.class_archive import (
+    FOLDER,
+    KEPT_PER_SERVER,
+    SWITCH,
+    ClassArchive,
+    class_archive,
+)
 from engines.infra.jdk import Jdk, classes_jar, compile_java, installed_jdks
 
 HELLO = """package lakecompat;
@@ -83,3 +91,19 @@ def test_no_archive_for_a_folder_of_classes_or_when_switched_off(
     assert class_archive("hello", jdk, [str(tmp_path / "classes"), str(hello)], []) is None
     monkeypatch.setenv(SWITCH, "off")
     assert class_archive("hello", jdk, [str(hello)], []) is None
+
+
+def test_a_server_keeps_its_most_recently_used_archives_only(jdk: Jdk, hello: Path) -> None:
+    folder = cache_dir() / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    magic = (0xF00BABA8).to_bytes(4, "little")
+    old = [folder / f"hello-java{jdk.major}-{index:016x}.jsa" for index in range(5)]
+    other = folder / f"trino-java{jdk.major}-{0:016x}.jsa"
+    for age, path in enumerate([*old, other]):
+        path.write_bytes(magic)
+        os.utime(path, (time.time() - 3600 * (age + 1),) * 2)  # old[0] used last
+    archive = class_archive("hello", jdk, [str(hello)], [])
+    assert archive is not None and archive.pending is not None  # a new classpath
+    # With the one this start writes, the server keeps KEPT_PER_SERVER archives.
+    assert [p for p in old if p.exists()] == old[: KEPT_PER_SERVER - 1]
+    assert other.exists()

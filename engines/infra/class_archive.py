@@ -31,6 +31,9 @@ FOLDER = "class-archives"
 SWITCH = "LAKECOMPAT_CLASS_ARCHIVES"
 #: An archive no start used for this long is deleted (another release's, say).
 UNUSED_DAYS = 30
+#: Archives kept of one server and Java release, the most recently used: each new classpath
+#: (a new release, a project's new virtual environment with PySpark's jars) makes another.
+KEPT_PER_SERVER = 4
 #: The first bytes of a dynamic archive the JVM wrote to the end (HotSpot's magic number).
 _MAGIC = (0xF00BABA8).to_bytes(4, "little")
 #: The JVM says nothing about archives in the server's log: it would list every class it
@@ -89,23 +92,32 @@ def class_archive(
     folder = cache_dir() / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}-java{jdk.major}-{digest.hexdigest()[:16]}.jsa"
-    _prune(folder, keep=path)
+    _prune(folder, keep=path, server=f"{name}-java{jdk.major}-")
     if _starts_right(path):
         path.touch()  # in use: not pruned
         return ClassArchive(path, None)
     return ClassArchive(path, path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.part"))
 
 
-def _prune(folder: Path, keep: Path) -> None:
-    """Delete archives unused for `UNUSED_DAYS`, and what JVMs that never ended left a day ago."""
+def _prune(folder: Path, keep: Path, server: str) -> None:
+    """Delete archives unused for `UNUSED_DAYS`, the server's beyond its `KEPT_PER_SERVER`
+    most recently used (with `keep`), and what JVMs that never ended left a day ago."""
     now = time.time()
+    ages: dict[Path, float] = {}
     for path in folder.iterdir():
         try:
-            age = now - path.stat().st_mtime
+            ages[path] = now - path.stat().st_mtime
         except FileNotFoundError:  # another process pruned or renamed it
             continue
+    own = sorted(
+        (p for p in ages if p.suffix == ".jsa" and p.name.startswith(server) and p != keep),
+        key=ages.__getitem__,
+    )
+    surplus = set(own[KEPT_PER_SERVER - 1 :])
+    for path, age in ages.items():
         unused = path.suffix == ".jsa" and age > UNUSED_DAYS * 86400
-        if path != keep and (unused or (path.suffix == ".part" and age > 86400)):
+        left = path.suffix == ".part" and age > 86400
+        if path != keep and (unused or left or path in surplus):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
 

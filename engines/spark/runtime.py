@@ -170,11 +170,15 @@ class SparkRuntime:
             archive.settle(None if process is None else process.poll())
 
     def _class_archive(self, jdk: Jdk, options: list[str]) -> ClassArchive | None:
-        """The archive of the driver JVM's classes: its classpath is our file system's jar (in
-        local mode) and PySpark's jars; the Hudi bundle comes through `spark.jars`."""
+        """The archive of the driver JVM's classes. Its classpath is our file system's jar (in
+        local mode) and PySpark's jars. The compiler options are left out of the name: the
+        JVM maps an archive whatever compiler it runs with, so a run that only reads and one
+        that writes share one. The Hudi bundle comes through `spark.jars`, a class loader of
+        Spark's, whose classes the JVM checks against the jar before it uses their copies."""
         classpath = [str(local_fs_jar(_hadoop_api_jars()))] if self.master is None else []
-        classpath += [*map(str, _spark_jars()), str(fetch(hudi_bundle(self.hudi_version)))]
-        return class_archive("spark", jdk, classpath, options)
+        classpath += map(str, _spark_jars())
+        kept = [option for option in options if option != QUICK_JIT]
+        return class_archive("spark", jdk, classpath, kept)
 
     def _build(self) -> SparkSession:
         jar = fetch(hudi_bundle(self.hudi_version))
