@@ -14,6 +14,7 @@ from engines.infra.artifacts import CACHE_ENV, cache_dir
 from engines.infra.class_archive import (
     FOLDER,
     KEPT_PER_SERVER,
+    NO_ARCHIVE,
     SWITCH,
     ClassArchive,
     class_archive,
@@ -54,19 +55,19 @@ def java(jdk: Jdk, archive: ClassArchive, jar: Path, *extra: str) -> int:
 
 def test_the_first_start_writes_the_archive_and_the_next_maps_it(jdk: Jdk, hello: Path) -> None:
     first = class_archive("hello", jdk, [str(hello)], [])
-    assert first is not None and first.pending is not None
+    assert first.path is not None and first.pending is not None
     assert not first.path.exists()
     first.settle(java(jdk, first, hello))
     assert first.path.is_file() and not first.pending.exists()
     second = class_archive("hello", jdk, [str(hello)], [])
-    assert second == ClassArchive(first.path, None)
+    assert second == ClassArchive(first.path)
     # -Xshare:on makes a JVM that cannot map the archive fail instead of going on without it.
     assert java(jdk, second, hello, "-Xshare:on") == 0
 
 
 def test_a_jvm_ended_by_a_signal_leaves_no_archive(jdk: Jdk, hello: Path) -> None:
     archive = class_archive("hello", jdk, [str(hello)], [])
-    assert archive is not None and archive.pending is not None
+    assert archive.path is not None and archive.pending is not None
     java(jdk, archive, hello)
     archive.settle(-9)  # as if killed while it wrote
     assert not archive.path.exists() and not archive.pending.exists()
@@ -78,19 +79,20 @@ def test_a_jvm_ended_by_a_signal_leaves_no_archive(jdk: Jdk, hello: Path) -> Non
 def test_each_classpath_and_jvm_option_set_has_its_own_archive(jdk: Jdk, hello: Path) -> None:
     plain = class_archive("hello", jdk, [str(hello)], [])
     quick = class_archive("hello", jdk, [str(hello)], ["-XX:TieredStopAtLevel=1"])
-    assert plain is not None and quick is not None and plain.path != quick.path
+    assert plain.path is not None and quick.path is not None and plain.path != quick.path
     hello.write_bytes(hello.read_bytes() + b"\0")  # the jar changed
     changed = class_archive("hello", jdk, [str(hello)], [])
-    assert changed is not None and changed.path != plain.path
+    assert changed.path is not None and changed.path != plain.path
 
 
 def test_no_archive_for_a_folder_of_classes_or_when_switched_off(
     jdk: Jdk, hello: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The JVM refuses to archive a classpath with a folder of classes on it.
-    assert class_archive("hello", jdk, [str(tmp_path / "classes"), str(hello)], []) is None
+    assert class_archive("hello", jdk, [str(tmp_path / "classes"), str(hello)], []) == NO_ARCHIVE
     monkeypatch.setenv(SWITCH, "off")
-    assert class_archive("hello", jdk, [str(hello)], []) is None
+    assert class_archive("hello", jdk, [str(hello)], []) == NO_ARCHIVE
+    assert NO_ARCHIVE.flags == []
 
 
 def test_a_server_keeps_its_most_recently_used_archives_only(jdk: Jdk, hello: Path) -> None:
@@ -103,7 +105,7 @@ def test_a_server_keeps_its_most_recently_used_archives_only(jdk: Jdk, hello: Pa
         path.write_bytes(magic)
         os.utime(path, (time.time() - 3600 * (age + 1),) * 2)  # old[0] used last
     archive = class_archive("hello", jdk, [str(hello)], [])
-    assert archive is not None and archive.pending is not None  # a new classpath
+    assert archive.path is not None and archive.pending is not None  # a new classpath
     # With the one this start writes, the server keeps KEPT_PER_SERVER archives.
     assert [p for p in old if p.exists()] == old[: KEPT_PER_SERVER - 1]
     assert other.exists()

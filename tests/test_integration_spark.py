@@ -218,7 +218,7 @@ def test_the_driver_jvm_starts_from_its_class_archive(tmp_path: Path) -> None:
     try:
         runtime.session()
         archive = runtime._archive
-        assert archive is not None
+        assert archive.path is not None
         command = Path(f"/proc/{runtime._jvm_process().pid}/cmdline").read_bytes().split(b"\0")
         assert archive.flags[0].encode() in command, command
     finally:

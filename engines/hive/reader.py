@@ -231,7 +231,7 @@ class HiveEngine(MetastoreReader):
         argv = [
             str(jdk.java),
             *jvm,
-            *(archive.flags if archive else []),
+            *archive.flags,
             "-cp",
             # The configuration is found through HIVE_CONF_DIR, not the classpath: a folder
             # on it would keep the JVM from archiving the classes.
@@ -250,7 +250,7 @@ class HiveEngine(MetastoreReader):
             env={"HIVE_CONF_DIR": str(conf)},
             cwd=self.home,
             hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
-            after_exit=archive.settle if archive else None,
+            after_exit=archive.settle,
         ).start()
         self._use_run_database()
 

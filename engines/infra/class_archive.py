@@ -44,15 +44,18 @@ QUIET = "-Xlog:cds=off,cds+dynamic=off"
 
 @dataclass(frozen=True)
 class ClassArchive:
-    """The archive of one server's classes: used when it exists, written at exit otherwise."""
+    """The archive of one server's classes: used when it exists, written at exit otherwise.
+    Without a `path` there is none (switched off, or a classpath the JVM cannot archive)."""
 
-    path: Path
+    path: Path | None
     #: Where this JVM writes the archive at exit (None: it maps the existing one).
-    pending: Path | None
+    pending: Path | None = None
 
     @property
     def flags(self) -> list[str]:
-        """The JVM options that map the archive or have it written."""
+        """The JVM options that map the archive or have it written (none without one)."""
+        if self.path is None:
+            return []
         if self.pending is None:
             return [f"-XX:SharedArchiveFile={self.path}", QUIET]
         return [f"-XX:ArchiveClassesAtExit={self.pending}", QUIET]
@@ -60,7 +63,7 @@ class ClassArchive:
     def settle(self, exit_code: int | None) -> None:
         """After the JVM ended: keep the archive it wrote if it exited by itself (a JVM ended by
         SIGKILL, code < 0, may have left half a file), else delete what it left."""
-        if self.pending is None:
+        if self.path is None or self.pending is None:
             return
         try:
             whole = exit_code is not None and exit_code >= 0 and _starts_right(self.pending)
@@ -71,16 +74,19 @@ class ClassArchive:
                 self.pending.unlink()
 
 
-def class_archive(
-    name: str, jdk: Jdk, classpath: list[str], options: list[str]
-) -> ClassArchive | None:
-    """The archive for server `name` started by `jdk` with `classpath` and JVM `options`; None
-    where the JVM cannot archive it (a folder of classes on the classpath)."""
+#: What a server starts with when it has no archive: no flags, nothing to keep.
+NO_ARCHIVE = ClassArchive(None)
+
+
+def class_archive(name: str, jdk: Jdk, classpath: list[str], options: list[str]) -> ClassArchive:
+    """The archive for server `name` started by `jdk` with `classpath` and JVM `options`; none
+    (`NO_ARCHIVE`) when switched off or where the JVM cannot archive (a folder of classes on
+    the classpath)."""
     if os.environ.get(SWITCH, "").strip().lower() in ("0", "off", "no", "false"):
-        return None
+        return NO_ARCHIVE
     entries = [Path(entry) for entry in classpath]
     if any(entry.is_dir() and any(entry.iterdir()) for entry in entries):
-        return None
+        return NO_ARCHIVE
     digest = hashlib.sha256()
     release = jdk.home / "release"
     digest.update(str(jdk.home).encode())
@@ -95,7 +101,7 @@ def class_archive(
     _prune(folder, keep=path, server=f"{name}-java{jdk.major}-")
     if _starts_right(path):
         path.touch()  # in use: not pruned
-        return ClassArchive(path, None)
+        return ClassArchive(path)
     return ClassArchive(path, path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.part"))
 
 

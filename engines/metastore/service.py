@@ -95,7 +95,7 @@ class HiveMetastore(ServiceHolder):
         argv = [
             str(jdk.java),
             *jvm,
-            *(archive.flags if archive else []),
+            *archive.flags,
             "-cp",
             # The configuration is found through METASTORE_CONF_DIR, not the classpath: a
             # folder on it would keep the JVM from archiving the classes.
@@ -113,7 +113,7 @@ class HiveMetastore(ServiceHolder):
             env={"METASTORE_CONF_DIR": str(conf)},
             cwd=self.home,
             hint="the Metastore creates its Derby database on first start; see the log above",
-            after_exit=archive.settle if archive else None,
+            after_exit=archive.settle,
         ).start()
 
     def _settings(self) -> dict[str, str]:

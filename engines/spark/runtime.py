@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.infra.artifacts import fetch
-from engines.infra.class_archive import ClassArchive, class_archive
+from engines.infra.class_archive import NO_ARCHIVE, ClassArchive, class_archive
 from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
@@ -74,7 +74,7 @@ class SparkRuntime:
         #: compilers: they run about 18 % slower without the optimising one.
         self.quick_jit = False
         #: The archive of the JVM's classes this session's JVM maps or writes (None: none).
-        self._archive: ClassArchive | None = None
+        self._archive = NO_ARCHIVE
 
     @property
     def spark_version(self) -> str:
@@ -165,20 +165,18 @@ class SparkRuntime:
 
     def _settle_archive(self, process: Any) -> None:
         """Keep the class archive the JVM wrote at a clean exit (see `class_archive.py`)."""
-        archive, self._archive = self._archive, None
-        if archive is not None:
-            archive.settle(None if process is None else process.poll())
+        archive, self._archive = self._archive, NO_ARCHIVE
+        archive.settle(None if process is None else process.poll())
 
-    def _class_archive(self, jdk: Jdk, options: list[str]) -> ClassArchive | None:
+    def _class_archive(self, jdk: Jdk, options: list[str]) -> ClassArchive:
         """The archive of the driver JVM's classes. Its classpath is our file system's jar (in
-        local mode) and PySpark's jars. The compiler options are left out of the name: the
-        JVM maps an archive whatever compiler it runs with, so a run that only reads and one
-        that writes share one. The Hudi bundle comes through `spark.jars`, a class loader of
-        Spark's, whose classes the JVM checks against the jar before it uses their copies."""
+        local mode) and PySpark's jars. `options` leave out the compiler: the JVM maps an
+        archive whatever compiler it runs with, so a run that only reads and one that writes
+        share one. The Hudi bundle comes through `spark.jars`, a class loader of Spark's, whose
+        classes the JVM checks against the jar before it uses their copies."""
         classpath = [str(local_fs_jar(_hadoop_api_jars()))] if self.master is None else []
         classpath += map(str, _spark_jars())
-        kept = [option for option in options if option != QUICK_JIT]
-        return class_archive("spark", jdk, classpath, kept)
+        return class_archive("spark", jdk, classpath, options)
 
     def _build(self) -> SparkSession:
         jar = fetch(hudi_bundle(self.hudi_version))
@@ -215,7 +213,6 @@ class SparkRuntime:
             "-Duser.timezone=UTC",
             # Many small jobs: the throughput collector costs less CPU than G1 (-15 %).
             "-XX:+UseParallelGC",
-            *([QUICK_JIT] if self.quick_jit else []),
         ]
         self._archive = self._class_archive(jdk, options)
         for key, value in {
@@ -233,7 +230,8 @@ class SparkRuntime:
                 [
                     f"-Dlog4j2.configurationFile=file:{log4j}",
                     *options,
-                    *(self._archive.flags if self._archive else []),
+                    *([QUICK_JIT] if self.quick_jit else []),
+                    *self._archive.flags,
                 ]
             ),
         }.items():

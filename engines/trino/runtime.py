@@ -243,7 +243,7 @@ class TrinoServer(ServiceHolder):
         argv = [
             str(self.install.jdk.java),
             *jvm,
-            *(archive.flags if archive else []),
+            *archive.flags,
             "-Djdk.attach.allowAttachSelf=true",
             "-Dfile.encoding=UTF-8",
             "-Duser.timezone=UTC",
@@ -272,7 +272,7 @@ class TrinoServer(ServiceHolder):
             cwd=self.home,
             hint=f"see {self.log_dir / 'trino-server.log'}; exit code 100 means a startup check "
             "or the configuration failed",
-            after_exit=archive.settle if archive else None,
+            after_exit=archive.settle,
         ).start()
 
     def responsive(self) -> bool:
