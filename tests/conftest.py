@@ -19,16 +19,18 @@ from harness.results.store import load_cells
 
 @pytest.fixture(scope="session")
 def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
-    """The default engines on two scenarios and both table types, run through the console
-    script as the README shows it: from a project folder, into `reports/`.
+    """The default engines (SHARED_ENGINES) on two scenarios and both table types, run through
+    the console script as the README shows it: from a project folder, into `reports/`, with its
+    progress printed.
 
-    Read by test_integration_attached (the managed run attached runs must equal),
-    test_integration_hive, test_integration_library_readers (hudi-rs and Daft) and
-    test_integration_repro (the run whose cells are reproduced)."""
+    Read by test_cli (what the console script prints), test_integration_attached (the managed
+    run attached runs must equal), test_integration_hive, test_integration_library_readers
+    (hudi-rs and Daft), test_integration_repro (the run whose cells are reproduced) and
+    test_integration_shards (the whole run the shards must add up to)."""
     return console_run(
         tmp_path_factory.mktemp("shared-run"),
-        *("--engines", ",".join(SHARED_ENGINES)),
         *("--scenarios", ",".join(SHARED_SCENARIOS)),
+        quiet=False,
     )
 
 
@@ -48,11 +50,13 @@ def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     )
 
 
-def console_run(project: Path, *options: str) -> SharedRun:
-    """`lakecompat run OPTIONS --reports reports --quiet` in `project`, as the README shows it;
-    a run that judged its cells (exit 0 or 1) is the session's to share."""
-    done = lakecompat("run", *options, "--reports", "reports", "--quiet", cwd=project)
+def console_run(project: Path, *options: str, quiet: bool = True) -> SharedRun:
+    """`lakecompat run OPTIONS --reports reports [--quiet]` in `project`, as the README shows
+    it; a run that judged its cells (exit 0 or 1) is the session's to share."""
+    done = lakecompat(
+        "run", *options, "--reports", "reports", *(["--quiet"] if quiet else []), cwd=project
+    )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     (run_dir,) = (project / "reports" / "runs").iterdir()
     _, cells = load_cells(run_dir)
-    return SharedRun(project, run_dir, done.returncode, cells)
+    return SharedRun(project, run_dir, done.returncode, cells, done.stdout, done.stderr)

@@ -46,12 +46,14 @@ def lakecompat(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]
 @dataclass(frozen=True)
 class SharedRun:
     """A finished run that several test modules read (see conftest.py): the folder it ran in
-    (`reports/` inside), its run folder, its exit code and its cells."""
+    (`reports/` inside), its run folder, its exit code, its cells and what it printed."""
 
     project: Path
     run_dir: Path
     returncode: int
     cells: list[Cell]
+    stdout: str = ""
+    stderr: str = ""
 
     def of(
         self,
