@@ -1,0 +1,271 @@
+"""Query shapes: what a cell's query selects and filters, and the oracle's answer for it.
+
+A read is a query type (snapshot, ...) and a *shape*. `all` is `SELECT *`. The other shapes are
+the queries users run on a changed table, where readers take other paths (column pruning,
+Parquet statistics, dictionaries, bloom filters, partition pruning):
+
+- `project`: the record key and the columns the scenario changed, nothing else;
+- `filter`: every column, of the rows where a changed column equals a value held by a row
+  written *before* the change (the one most rows share), or is NULL where the old rows hold
+  nothing in it (an added column), so that a reader must read old files' statistics through
+  the column's new name or type;
+- `range`: the same column between the smallest old value and the largest value;
+- `partition`: the rows of one partition (partitioned tables only), through partition pruning;
+- `count`: `count(*)` of the rows `filter` selects, which an engine may answer from metadata.
+
+Shapes come from the scenario alone (`shapes_for`), and the oracle evaluates each with the
+declared (latest) schema's semantics (`expected_shape`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from harness.scenario import model as sc
+from harness.scenario.oracle import TableState, evolve, expected
+from harness.scenario.schema import Schema
+from harness.scenario.types import ColumnType
+
+#: Every shape, `all` first (the cells every table gets).
+SHAPES = ("all", "project", "filter", "range", "partition", "count")
+#: The name of `count`'s one answer column.
+COUNT_COLUMN = "count"
+#: Types a filter may compare: exact values with one literal spelling in every engine (float is
+#: left out: its values have no exact decimal literal; nested and binary types have none).
+FILTER_TYPES = ("int", "long", "double", "decimal", "string", "date", "timestamp_ntz", "boolean")
+
+
+@dataclass(frozen=True)
+class Change:
+    """The latest change of a column the table still has: at which state (the index into
+    `oracle.evolve`'s states that first shows it) and what it was, in a user's words."""
+
+    column: str
+    state: int
+    what: str
+    #: False for a column only moved by another column's drop (it took the dropped one's place).
+    direct: bool = True
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """`column op values` on a top-level column, with values in the column's latest type."""
+
+    column: str
+    type: ColumnType
+    #: `=`, `between` (two values, both ends included) or `is null` (no values).
+    op: str
+    values: tuple[Any, ...] = ()
+    #: The change that makes the predicate interesting (None: a partition column).
+    change: Change | None = None
+
+    def holds(self, row: dict[str, Any]) -> bool:
+        """Whether a row of the oracle's table matches, with SQL's NULL semantics."""
+        value = row.get(self.column)
+        if self.op == "is null":
+            return value is None
+        if value is None:
+            return False
+        if self.op == "=":
+            return bool(value == self.values[0])
+        low, high = self.values
+        return bool(low <= value <= high)
+
+    def describe(self) -> str:
+        """The predicate as a user reads it: `v = 1.5`, `v BETWEEN 1 AND 3`, `v IS NULL`."""
+        if self.op == "is null":
+            return f"{self.column} IS NULL"
+        if self.op == "=":
+            return f"{self.column} = {plain(self.values[0])}"
+        low, high = self.values
+        return f"{self.column} BETWEEN {plain(low)} AND {plain(high)}"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What one query selects: the columns (empty: all), the rows, or their count."""
+
+    name: str
+    columns: tuple[str, ...] = ()
+    predicate: Predicate | None = None
+
+    @property
+    def counts(self) -> bool:
+        return self.name == "count"
+
+    def describe(self) -> str:
+        """The shape as a query a user would write, `t` for the table."""
+        select = "count(*)" if self.counts else ", ".join(self.columns) or "*"
+        where = f" WHERE {self.predicate.describe()}" if self.predicate else ""
+        return f"SELECT {select} FROM t{where}"
+
+
+ALL = Shape("all")
+
+
+def plain(value: Any) -> str:
+    """A value as a user writes it in SQL text (strings and dates quoted)."""
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    return str(value)
+
+
+def changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> list[Change]:
+    """The latest change of every column the final table has and a step changed (added,
+    renamed, retyped, moved, or put in the place of a dropped column), in schema order."""
+    states = states or evolve(spec)
+    found: dict[str, Change] = {}
+    for index, step in enumerate(spec.steps, start=1):
+        before, after = states[index - 1].schema, states[index].schema
+        for column in after.columns:
+            if column.name not in before.names:
+                found[column.name] = Change(column.name, index, _new_name(step, column.name))
+            elif before.column(column.name).type != column.type:
+                old = before.column(column.name).type
+                found[column.name] = Change(
+                    column.name, index, f"changed from {old} to {column.type}"
+                )
+        match step:
+            case sc.MoveColumn(column=name, after=target, first=first):
+                where = "first" if first else f"after {target}" if target else "last"
+                found[name] = Change(name, index, f"moved {where}")
+            case sc.DropColumn(column=name):
+                _took_place(found, before, after, [name], index)
+            case sc.DropColumns(columns=names):
+                _took_place(found, before, after, names, index)
+    final = states[-1].schema.names
+    kept = [c for c in found.values() if c.column in final]
+    return sorted(kept, key=lambda c: final.index(c.column))
+
+
+def _new_name(step: Any, name: str) -> str:
+    match step:
+        case sc.RenameColumn(column=old):
+            return f"renamed from {old}"
+        case sc.Upsert():
+            return "added by a write (schema on write)"
+        case _:
+            return "added"
+
+
+def _took_place(
+    found: dict[str, Change], before: Schema, after: Schema, dropped: list[str], index: int
+) -> None:
+    """Note the column that now stands where the first dropped column stood: a reader that
+    matches columns by position reads the dropped column's values for it."""
+    position = before.names.index(dropped[0])
+    if position < len(after.columns):
+        name = after.columns[position].name
+        what = f"now in the place of dropped {dropped[0]}"
+        found.setdefault(name, Change(name, index, what, direct=False))
+
+
+def shapes_for(spec: sc.ScenarioSpec) -> list[Shape]:
+    """The shapes the scenario's tables are read with: `all`, and where a step changed a
+    column, `project`, `filter`, `range` and `count` on it; `partition` where the table is
+    partitioned."""
+    states = evolve(spec)
+    final = states[-1]
+    found = changes(spec, states)
+    shapes = [ALL]
+    if found:
+        changed = [c.column for c in found if c.column != spec.key]
+        shapes.append(Shape("project", (spec.key, *changed)))
+        equal, between = _predicates(spec, final, found)
+        if equal is not None:
+            shapes.append(Shape("filter", predicate=equal))
+        if between is not None:
+            shapes.append(Shape("range", predicate=between))
+        if equal is not None:
+            shapes.append(Shape("count", predicate=equal))
+    if spec.partition_by:
+        partition = _partition_predicate(spec, final)
+        if partition is not None:
+            shapes.append(Shape("partition", predicate=partition))
+    return shapes
+
+
+def _predicates(
+    spec: sc.ScenarioSpec, final: TableState, found: list[Change]
+) -> tuple[Predicate | None, Predicate | None]:
+    """The equality (or IS NULL) and range predicates on the changed column that suits a
+    filter best: of a type with exact literals, not the key where another will do, changed
+    by a step of its own rather than moved by a drop, the latest change first."""
+    candidates = [c for c in found if final.schema.column(c.column).type.name in FILTER_TYPES]
+    candidates.sort(key=lambda c: (c.column == spec.key, not c.direct, -c.state))
+    if not candidates:
+        return None, None
+    change = candidates[0]
+    ctype = final.schema.column(change.column).type
+    old = [
+        final.rows[k][change.column]
+        for k in sorted(final.rows, key=_order)
+        if final.written[k] < change.state
+    ]
+    values = [v for v in old if v is not None]
+    if not values:
+        # Only NULLs before the change (an added column): the old files must read as NULL.
+        return Predicate(change.column, ctype, "is null", change=change), None
+    every = [r[change.column] for r in final.rows.values() if r[change.column] is not None]
+    # The old value most rows share (rows in old and new files, where a value is in both).
+    chosen = max(values, key=lambda v: (every.count(v), -values.index(v)))
+    equal = Predicate(change.column, ctype, "=", (chosen,), change)
+    if ctype.name == "boolean":
+        return equal, None
+    between = Predicate(change.column, ctype, "between", (min(values), max(every)), change)
+    return equal, between
+
+
+def _partition_predicate(spec: sc.ScenarioSpec, final: TableState) -> Predicate | None:
+    """`partition column = value` of the first row (by key) that has one."""
+    name = spec.partition_by[0]
+    if name not in final.schema.names:
+        return None
+    for key in sorted(final.rows, key=_order):
+        value = final.rows[key][name]
+        if value is not None:
+            return Predicate(name, final.schema.column(name).type, "=", (value,))
+    return None
+
+
+def _order(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+def expected_shape(
+    spec: sc.ScenarioSpec, table_type: str, query_type: str, shape: Shape
+) -> pa.Table:
+    """The table a correct engine returns for this query type and shape."""
+    table = expected(spec, table_type, query_type)
+    if shape.predicate is not None:
+        keep = [shape.predicate.holds(row) for row in table.to_pylist()]
+        table = table.filter(pa.array(keep, pa.bool_()))
+    if shape.counts:
+        return pa.table({COUNT_COLUMN: pa.array([table.num_rows], pa.int64())})
+    if shape.columns:
+        table = table.select(list(shape.columns))
+    return table
+
+
+def written_before(spec: sc.ScenarioSpec, predicate: Predicate) -> set[Any]:
+    """Keys of the rows whose current version was written before the predicate's change
+    (they sit in files that hold the column's old name, type or position)."""
+    if predicate.change is None:
+        return set()
+    final = evolve(spec)[-1]
+    return {k for k, state in final.written.items() if state < predicate.change.state}

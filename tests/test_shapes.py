@@ -1,0 +1,161 @@
+"""Query shapes: which shapes a scenario's tables get, and the oracle's answer for each, on
+tables with rows in files written before and after the change."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+
+from harness.scenario.model import ScenarioSpec
+from harness.scenario.shapes import (
+    COUNT_COLUMN,
+    Shape,
+    changes,
+    expected_shape,
+    shapes_for,
+    written_before,
+)
+
+SCHEMA = [
+    {"name": "id", "type": "int"},
+    {"name": "name", "type": "string"},
+    {"name": "price", "type": "float"},
+    {"name": "qty", "type": "int"},
+    {"name": "region", "type": "string"},
+    {"name": "ts", "type": "long"},
+]
+ROWS = [
+    {"id": 1, "name": "apple", "price": 1.5, "qty": 10, "region": "eu", "ts": 100},
+    {"id": 2, "name": "banana", "price": 0.25, "qty": 20, "region": "us", "ts": 100},
+    {"id": 3, "name": "cherry", "price": 1.5, "qty": 30, "region": "eu", "ts": 100},
+]
+
+
+def spec(*steps: dict[str, Any], **fields: Any) -> ScenarioSpec:
+    data = {"title": "t", "key": "id", "precombine": "ts", "schema": SCHEMA, "rows": ROWS}
+    return ScenarioSpec.model_validate({**data, **fields, "steps": list(steps)})
+
+
+def by_name(scenario: ScenarioSpec) -> dict[str, Shape]:
+    return {shape.name: shape for shape in shapes_for(scenario)}
+
+
+def rows(scenario: ScenarioSpec, shape: Shape, table_type: str = "cow") -> list[dict[str, Any]]:
+    return expected_shape(scenario, table_type, "snapshot", shape).to_pylist()
+
+
+#: price widened from float to double, then one old row rewritten and a new one written: rows
+#: 2 and 3 stay in the file written as float.
+WIDENED = spec(
+    {"op": "change_type", "column": "price", "to": "double"},
+    {
+        "op": "upsert",
+        "rows": [
+            {"id": 1, "name": "apple", "price": 2.5, "qty": 11, "region": "eu", "ts": 200},
+            {"id": 4, "name": "date", "price": 1.5, "qty": 40, "region": "asia", "ts": 200},
+        ],
+    },
+)
+
+
+def test_a_widened_column_gets_every_shape_with_old_values_in_its_predicates() -> None:
+    shapes = by_name(WIDENED)
+    assert list(shapes) == ["all", "project", "filter", "range", "count"]
+    assert shapes["project"].columns == ("id", "price")
+    (change,) = changes(WIDENED)
+    assert (change.column, change.what) == ("price", "changed from float to double")
+    equal = shapes["filter"].predicate
+    assert equal is not None and equal.describe() == "price = 1.5"
+    # 1.5 is the old row 3's value (row 1's old value was overwritten by 2.5)
+    assert shapes["range"].predicate.describe() == "price BETWEEN 0.25 AND 2.5"  # type: ignore[union-attr]
+    assert written_before(WIDENED, equal) == {2, 3}
+
+
+def test_the_oracle_answers_each_shape_from_old_and_new_files() -> None:
+    shapes = by_name(WIDENED)
+    assert [r["id"] for r in rows(WIDENED, shapes["all"])] == [1, 2, 3, 4]
+    assert rows(WIDENED, shapes["project"]) == [
+        {"id": 1, "price": 2.5},
+        {"id": 2, "price": 0.25},
+        {"id": 3, "price": 1.5},
+        {"id": 4, "price": 1.5},
+    ]
+    # The equality selects an old row (3, written as float) and a new one (4).
+    assert [(r["id"], r["price"]) for r in rows(WIDENED, shapes["filter"])] == [(3, 1.5), (4, 1.5)]
+    assert [r["id"] for r in rows(WIDENED, shapes["range"])] == [1, 2, 3, 4]
+    assert rows(WIDENED, shapes["count"]) == [{COUNT_COLUMN: 2}]
+    counted = expected_shape(WIDENED, "cow", "snapshot", shapes["count"])
+    assert counted.schema.field(COUNT_COLUMN).type == pa.int64()
+
+
+def test_a_renamed_column_is_filtered_by_its_new_name_with_its_old_values() -> None:
+    renamed = spec({"op": "rename_column", "column": "name", "to": "product"})
+    shapes = by_name(renamed)
+    assert shapes["project"].columns == ("id", "product")
+    assert shapes["filter"].predicate.describe() == "product = 'apple'"  # type: ignore[union-attr]
+    assert shapes["filter"].predicate.change.what == "renamed from name"  # type: ignore[union-attr]
+    assert [r["id"] for r in rows(renamed, shapes["filter"])] == [1]
+    assert rows(renamed, shapes["count"]) == [{COUNT_COLUMN: 1}]
+
+
+def test_an_added_column_is_filtered_for_null_which_only_old_rows_hold() -> None:
+    added = spec(
+        {"op": "add_column", "column": {"name": "note", "type": "string"}},
+        {
+            "op": "upsert",
+            "rows": [
+                {"id": 4, "name": "d", "price": 1.0, "qty": 4, "region": "eu", "note": "x", "ts": 2}
+            ],
+        },
+    )
+    shapes = by_name(added)
+    assert shapes["filter"].predicate.describe() == "note IS NULL"  # type: ignore[union-attr]
+    assert "range" not in shapes
+    assert [r["id"] for r in rows(added, shapes["filter"])] == [1, 2, 3]
+    assert rows(added, shapes["count"]) == [{COUNT_COLUMN: 3}]
+
+
+def test_a_dropped_then_re_added_column_is_the_filter_and_its_neighbour_is_projected() -> None:
+    readded = spec(
+        {"op": "drop_column", "column": "qty"},
+        {"op": "add_column", "column": {"name": "qty", "type": "int"}},
+    )
+    found = {c.column: c for c in changes(readded)}
+    assert found["region"].what == "now in the place of dropped qty"
+    assert found["qty"].what == "added"
+    shapes = by_name(readded)
+    assert shapes["project"].columns == ("id", "region", "qty")
+    # The old files' qty values (10, 20, 30) belong to the dropped column: none may match.
+    assert shapes["filter"].predicate.describe() == "qty IS NULL"  # type: ignore[union-attr]
+    assert len(rows(readded, shapes["filter"])) == 3
+
+
+def test_a_partitioned_table_gets_a_partition_filter() -> None:
+    partitioned = spec(
+        {"op": "change_type", "column": "qty", "to": "long"}, partition_by=["region"]
+    )
+    shapes = by_name(partitioned)
+    assert shapes["partition"].predicate.describe() == "region = 'eu'"  # type: ignore[union-attr]
+    assert [r["id"] for r in rows(partitioned, shapes["partition"])] == [1, 3]
+
+
+def test_a_merge_on_read_table_is_filtered_in_its_merged_rows() -> None:
+    shapes = by_name(WIDENED)
+    merged = expected_shape(WIDENED, "mor", "snapshot", shapes["filter"]).to_pylist()
+    assert [r["id"] for r in merged] == [3, 4]
+    base = expected_shape(WIDENED, "mor", "read_optimized", shapes["filter"]).to_pylist()
+    # The base files still hold row 1 as first written (1.5): the log's update is not in them.
+    assert [r["id"] for r in base] == [1, 3, 4]
+
+
+def test_decimal_values_compare_exactly_and_unchanged_tables_get_only_all() -> None:
+    widened = spec(
+        {"op": "change_type", "column": "price", "to": "decimal(12,4)"},
+        schema=[*SCHEMA[:2], {"name": "price", "type": "decimal(6,2)"}, *SCHEMA[3:]],
+    )
+    equal = by_name(widened)["filter"].predicate
+    assert equal is not None and equal.values == (Decimal("1.5000"),)
+    assert [r["id"] for r in rows(widened, by_name(widened)["filter"])] == [1, 3]
+    assert [s.name for s in shapes_for(spec())] == ["all"]
