@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from engines.context import RunContext
-from engines.errors import log_tail
+from engines.errors import QueryError, log_tail
+from engines.shape import ALL, Dialect, Shape, shape_sql
 from engines.table import TableRef
 
 
@@ -43,6 +44,9 @@ class Engine(ABC):
     #: The variant that keeps the engine's own defaults (what a user gets who sets nothing):
     #: the reports' overview speaks for it. None: the first variant.
     default_variant: ClassVar[str | None] = None
+    #: How the engine's SQL quotes names and spells literals, which shaped reads (a projection,
+    #: a filter, a count) are written in; None: the engine writes them itself (`shaped_sql`).
+    dialect: ClassVar[Dialect | None] = None
     #: Whether `--set` can give the engine settings (an engine without any refuses them).
     takes_settings: ClassVar[bool] = True
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
@@ -124,6 +128,16 @@ class Engine(ABC):
     @abstractmethod
     def read_sql(self, table: TableRef, query_type: str) -> str:
         """The SQL that reads the whole table with this query type."""
+
+    def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
+        """The SQL that reads the table with this query type in `shape` (`engines.shape`): by
+        default `read_sql` with the shape's select list and WHERE clause in `dialect`."""
+        sql = self.read_sql(table, query_type)
+        if shape == ALL:
+            return sql
+        if self.dialect is None:
+            raise QueryError(f"{self.name} cannot read a table in the shape {shape.name!r}")
+        return shape_sql(sql, shape, self.dialect)
 
     @abstractmethod
     def query(self, sql: str, variant: Variant) -> pa.Table:

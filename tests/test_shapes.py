@@ -8,10 +8,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from engines.shape import COUNT_COLUMN, HIVE, SPARK, TRINO, Shape, shape_sql
 from harness.scenario.model import ScenarioSpec
 from harness.scenario.shapes import (
-    COUNT_COLUMN,
-    Shape,
+    change_of,
     changes,
     expected_shape,
     shapes_for,
@@ -70,7 +70,8 @@ def test_a_widened_column_gets_every_shape_with_old_values_in_its_predicates() -
     assert equal is not None and equal.describe() == "price = 1.5"
     # 1.5 is the old row 3's value (row 1's old value was overwritten by 2.5)
     assert shapes["range"].predicate.describe() == "price BETWEEN 0.25 AND 2.5"  # type: ignore[union-attr]
-    assert written_before(WIDENED, equal) == {2, 3}
+    assert change_of(WIDENED, shapes["filter"]) == change
+    assert written_before(WIDENED, change) == {2, 3}
 
 
 def test_the_oracle_answers_each_shape_from_old_and_new_files() -> None:
@@ -95,7 +96,7 @@ def test_a_renamed_column_is_filtered_by_its_new_name_with_its_old_values() -> N
     shapes = by_name(renamed)
     assert shapes["project"].columns == ("id", "product")
     assert shapes["filter"].predicate.describe() == "product = 'apple'"  # type: ignore[union-attr]
-    assert shapes["filter"].predicate.change.what == "renamed from name"  # type: ignore[union-attr]
+    assert change_of(renamed, shapes["filter"]).what == "renamed from name"  # type: ignore[union-attr]
     assert [r["id"] for r in rows(renamed, shapes["filter"])] == [1]
     assert rows(renamed, shapes["count"]) == [{COUNT_COLUMN: 1}]
 
@@ -159,3 +160,39 @@ def test_decimal_values_compare_exactly_and_unchanged_tables_get_only_all() -> N
     assert equal is not None and equal.values == (Decimal("1.5000"),)
     assert [r["id"] for r in rows(widened, by_name(widened)["filter"])] == [1, 3]
     assert [s.name for s in shapes_for(spec())] == ["all"]
+
+
+def test_each_dialect_spells_the_shapes_as_its_users_write_them() -> None:
+    shapes = by_name(WIDENED)
+    spark_read = (
+        "CREATE OR REPLACE TEMPORARY VIEW `t_snapshot` USING hudi;\nSELECT * FROM `t_snapshot`"
+    )
+    assert shape_sql(spark_read, shapes["filter"], SPARK) == (
+        "CREATE OR REPLACE TEMPORARY VIEW `t_snapshot` USING hudi;\n"
+        "SELECT * FROM `t_snapshot` WHERE `price` = 1.5"
+    )
+    assert shape_sql('SELECT * FROM "t"', shapes["project"], TRINO) == (
+        'SELECT "id", "price" FROM "t"'
+    )
+    assert shape_sql("SELECT * FROM `t`", shapes["count"], HIVE) == (
+        "SELECT count(*) AS `count` FROM `t` WHERE `price` = 1.5"
+    )
+    assert shape_sql("SELECT * FROM t", shapes["range"], TRINO) == (
+        'SELECT * FROM t WHERE "price" BETWEEN 0.25 AND 2.5'
+    )
+    assert shape_sql("SELECT * FROM t", shapes["all"], HIVE) == "SELECT * FROM t"
+
+
+def test_literals_of_every_filterable_type() -> None:
+    import datetime as dt
+
+    assert SPARK.literal("it's a\\b", "string") == "'it''s a\\\\b'"
+    assert TRINO.literal("it's a\\b", "string") == "'it''s a\\b'"
+    assert SPARK.literal(Decimal("7.00"), "decimal(6,2)") == "7.00"
+    assert TRINO.literal(dt.date(2024, 1, 2), "date") == "DATE '2024-01-02'"
+    moment = dt.datetime(2024, 1, 2, 3, 4, 5)
+    assert SPARK.literal(moment, "timestamp_ntz") == "TIMESTAMP_NTZ '2024-01-02 03:04:05'"
+    assert HIVE.literal(moment, "timestamp_ntz") == "TIMESTAMP '2024-01-02 03:04:05'"
+    assert HIVE.literal(True, "boolean") == "TRUE"
+    assert TRINO.literal(0.1, "double") == "0.1"
+    assert TRINO.literal(5000000000, "long") == "5000000000"

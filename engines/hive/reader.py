@@ -44,6 +44,7 @@ from engines.metastore.service import (
     metastore_classpath,
 )
 from engines.metastore.tables import table_for
+from engines.shape import HIVE
 from engines.table import TableRef, reference_instant
 
 #: What Hudi's input formats need from Hive: its own input format, because the default
@@ -116,6 +117,7 @@ class HiveEngine(MetastoreReader):
     """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
 
     name = "hive"
+    dialect = HIVE
     display_name = "Hive"
     release_env = HIVE_VERSION_ENV
     release_help = "the Hive release (Metastore and HiveServer2)"

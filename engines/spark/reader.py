@@ -13,6 +13,7 @@ from engines.base import Engine, Variant
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.jdk import find_jdk
+from engines.shape import SPARK
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import SESSION_SETTINGS, SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.table import TableRef, reference_instant
@@ -82,6 +83,7 @@ class SparkEngine(Engine):
     """Spark 3.5 with the Hudi bundle, sharing the writer's session."""
 
     name = "spark"
+    dialect = SPARK
     display_name = "Spark"
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental", "time_travel"),

@@ -31,6 +31,7 @@ from engines.errors import QueryError, log_tail
 from engines.metastore.ddl import registration_ddl
 from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
+from engines.shape import TRINO
 from engines.table import TableRef, reference_instant
 from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
 
@@ -161,6 +162,7 @@ class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
+    dialect = TRINO
     display_name = "Trino"
     release_env = TRINO_VERSION_ENV
     release_help = "the Trino release"

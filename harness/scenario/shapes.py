@@ -19,22 +19,30 @@ declared (latest) schema's semantics (`expected_shape`).
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
+from engines.shape import ALL, COUNT_COLUMN, Predicate, Shape
 from harness.scenario import model as sc
 from harness.scenario.oracle import TableState, evolve, expected
 from harness.scenario.schema import Schema
-from harness.scenario.types import ColumnType
+
+__all__ = [
+    "ALL",
+    "COUNT_COLUMN",
+    "SHAPES",
+    "Change",
+    "change_of",
+    "changes",
+    "expected_shape",
+    "shapes_for",
+    "written_before",
+]
 
 #: Every shape, `all` first (the cells every table gets).
 SHAPES = ("all", "project", "filter", "range", "partition", "count")
-#: The name of `count`'s one answer column.
-COUNT_COLUMN = "count"
 #: Types a filter may compare: exact values with one literal spelling in every engine (float is
 #: left out: its values have no exact decimal literal; nested and binary types have none).
 FILTER_TYPES = ("int", "long", "double", "decimal", "string", "date", "timestamp_ntz", "boolean")
@@ -50,79 +58,6 @@ class Change:
     what: str
     #: False for a column only moved by another column's drop (it took the dropped one's place).
     direct: bool = True
-
-
-@dataclass(frozen=True)
-class Predicate:
-    """`column op values` on a top-level column, with values in the column's latest type."""
-
-    column: str
-    type: ColumnType
-    #: `=`, `between` (two values, both ends included) or `is null` (no values).
-    op: str
-    values: tuple[Any, ...] = ()
-    #: The change that makes the predicate interesting (None: a partition column).
-    change: Change | None = None
-
-    def holds(self, row: dict[str, Any]) -> bool:
-        """Whether a row of the oracle's table matches, with SQL's NULL semantics."""
-        value = row.get(self.column)
-        if self.op == "is null":
-            return value is None
-        if value is None:
-            return False
-        if self.op == "=":
-            return bool(value == self.values[0])
-        low, high = self.values
-        return bool(low <= value <= high)
-
-    def describe(self) -> str:
-        """The predicate as a user reads it: `v = 1.5`, `v BETWEEN 1 AND 3`, `v IS NULL`."""
-        if self.op == "is null":
-            return f"{self.column} IS NULL"
-        if self.op == "=":
-            return f"{self.column} = {plain(self.values[0])}"
-        low, high = self.values
-        return f"{self.column} BETWEEN {plain(low)} AND {plain(high)}"
-
-
-@dataclass(frozen=True)
-class Shape:
-    """What one query selects: the columns (empty: all), the rows, or their count."""
-
-    name: str
-    columns: tuple[str, ...] = ()
-    predicate: Predicate | None = None
-
-    @property
-    def counts(self) -> bool:
-        return self.name == "count"
-
-    def describe(self) -> str:
-        """The shape as a query a user would write, `t` for the table."""
-        select = "count(*)" if self.counts else ", ".join(self.columns) or "*"
-        where = f" WHERE {self.predicate.describe()}" if self.predicate else ""
-        return f"SELECT {select} FROM t{where}"
-
-
-ALL = Shape("all")
-
-
-def plain(value: Any) -> str:
-    """A value as a user writes it in SQL text (strings and dates quoted)."""
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, dt.datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    if isinstance(value, dt.date):
-        return f"DATE '{value.isoformat()}'"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, Decimal):
-        return str(value)
-    return str(value)
 
 
 def changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> list[Change]:
@@ -220,14 +155,14 @@ def _predicates(
     values = [v for v in old if v is not None]
     if not values:
         # Only NULLs before the change (an added column): the old files must read as NULL.
-        return Predicate(change.column, ctype, "is null", change=change), None
+        return Predicate(change.column, str(ctype), "is null"), None
     every = [r[change.column] for r in final.rows.values() if r[change.column] is not None]
     # The old value most rows share (rows in old and new files, where a value is in both).
     chosen = max(values, key=lambda v: (every.count(v), -values.index(v)))
-    equal = Predicate(change.column, ctype, "=", (chosen,), change)
+    equal = Predicate(change.column, str(ctype), "=", (chosen,))
     if ctype.name == "boolean":
         return equal, None
-    between = Predicate(change.column, ctype, "between", (min(values), max(every)), change)
+    between = Predicate(change.column, str(ctype), "between", (min(values), max(every)))
     return equal, between
 
 
@@ -239,7 +174,7 @@ def _partition_predicate(spec: sc.ScenarioSpec, final: TableState) -> Predicate 
     for key in sorted(final.rows, key=_order):
         value = final.rows[key][name]
         if value is not None:
-            return Predicate(name, final.schema.column(name).type, "=", (value,))
+            return Predicate(name, str(final.schema.column(name).type), "=", (value,))
     return None
 
 
@@ -262,10 +197,17 @@ def expected_shape(
     return table
 
 
-def written_before(spec: sc.ScenarioSpec, predicate: Predicate) -> set[Any]:
-    """Keys of the rows whose current version was written before the predicate's change
-    (they sit in files that hold the column's old name, type or position)."""
-    if predicate.change is None:
-        return set()
+def change_of(spec: sc.ScenarioSpec, shape: Shape) -> Change | None:
+    """The change a shape's predicate is about (None: no predicate, or a partition column the
+    scenario did not change)."""
+    if shape.predicate is None:
+        return None
+    found = {c.column: c for c in changes(spec)}
+    return found.get(shape.predicate.column)
+
+
+def written_before(spec: sc.ScenarioSpec, change: Change) -> set[Any]:
+    """Keys of the rows whose current version was written before `change` (they sit in files
+    that hold the column's old name, type or position)."""
     final = evolve(spec)[-1]
-    return {k for k, state in final.written.items() if state < predicate.change.state}
+    return {k for k, state in final.written.items() if state < change.state}
