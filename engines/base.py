@@ -129,6 +129,20 @@ class Engine(ABC):
     def read_sql(self, table: TableRef, query_type: str) -> str:
         """The SQL that reads the whole table with this query type."""
 
+    @classmethod
+    def pushdown_off(cls, variant: Variant) -> Variant | None:
+        """`variant` with the engine's filter pushdown turned off (Parquet statistics,
+        dictionaries, bloom filters, data skipping), so that a filter's cell can be told apart
+        from the same query on the plain read path; None: the engine has no such setting."""
+        return None
+
+    @classmethod
+    def shape_unsupported(cls, shape: Shape) -> str | None:
+        """Why the engine cannot run a read in `shape` (None: it can)."""
+        if shape == ALL or cls.dialect is not None:
+            return None
+        return f"{cls.name} cannot read a table in the shape {shape.name!r}"
+
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The SQL that reads the table with this query type in `shape` (`engines.shape`): by
         default `read_sql` with the shape's select list and WHERE clause in `dialect`."""
@@ -136,19 +150,21 @@ class Engine(ABC):
         if shape == ALL:
             return sql
         if self.dialect is None:
-            raise QueryError(f"{self.name} cannot read a table in the shape {shape.name!r}")
+            raise QueryError(self.shape_unsupported(shape) or shape.name)
         return shape_sql(sql, shape, self.dialect)
 
     @abstractmethod
     def query(self, sql: str, variant: Variant) -> pa.Table:
         """Run `sql` under `variant` and return the answer as an Arrow table."""
 
-    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+    def evidence_sql(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> str:
         """What a cell ran, written so that a user can run it: the variant's settings as
         `SET key=value;` statements, then the read (`read_sql`). Engines whose settings take
         another form override it."""
         sets = "".join(f"SET {key}={value};\n" for key, value in variant.settings.items())
-        return f"{sets}{self.read_sql(table, query_type)};"
+        return f"{sets}{self.shaped_sql(table, query_type, shape)};"
 
     @property
     def log_path(self) -> Path | None:
@@ -159,12 +175,14 @@ class Engine(ABC):
         """The end of the engine's log, kept as evidence when the engine fails."""
         return log_tail(self.log_path) if self.log_path is not None else ""
 
-    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+    def reproduction(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> dict[str, str]:
         """Files that let someone run this read without lakecompat (file name → text): the
         table's registration where the engine needs one, the settings, and the SQL."""
         settings = "".join(f"-- setting: {k} = {v}\n" for k, v in variant.settings.items())
         header = f"-- {self.name} {self.version}, variant {variant.name}\n"
-        return {"reader.sql": f"{header}{settings}{self.read_sql(table, query_type)};\n"}
+        return {"reader.sql": f"{header}{settings}{self.shaped_sql(table, query_type, shape)};\n"}
 
     def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
         """The query and settings written in `reproduction`'s files, read back from the text,

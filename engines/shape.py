@@ -14,6 +14,9 @@ from typing import Any
 
 #: The name of `count`'s one answer column.
 COUNT_COLUMN = "count"
+#: What a variant's name gets when the engine's filter pushdown is turned off in it
+#: (`Engine.pushdown_off`): `schema_on_read_off+pushdown_off`.
+PUSHDOWN_OFF = "+pushdown_off"
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,6 @@ def test_the_console_script_runs_a_matrix_and_prints_what_failed(shared_run: Sha
     assert f"[{total}/{total}] so far: {summary_line(cells)}" in shared_run.stderr
     assert summary_line(cells) in shared_run.stdout
     document = json.loads((shared_run.project / "reports/latest/results.json").read_text())
-    assert document["schema_version"] == 2
+    assert document["schema_version"] == 3
     assert document["totals"]["verdicts"]["regression"] == 0
     assert len(document["cells"]) == total

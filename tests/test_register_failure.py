@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.shape import TRINO
 from engines.table import TableRef
 from harness.explore.lab import Lab
 from harness.repro.reproduce import read_again
@@ -36,6 +37,7 @@ class CatalogRefuses(Engine):
     """An engine whose catalog refuses every table; it would read the oracle's answer."""
 
     name = "refusing"
+    dialect = TRINO
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot", "incremental")}
     variants = (Variant("a"), Variant("b", {"x": "1"}))
     reads = 0
@@ -87,13 +89,16 @@ def test_a_run_reads_a_table_that_failed_to_register_as_error(tmp_path: Path) ->
     fleet, state = _state(tmp_path)
     error = fleet.register(state, written)
     found = list(cells.read_table(fleet, scenario, written, state, {"hudi": "x"}, error))
-    assert [(c.query_type, c.variant) for c in found] == [
-        ("snapshot", "a"),
-        ("snapshot", "b"),
-        ("incremental", "a"),
-        ("incremental", "b"),
-        ("time_travel", "a"),
-        ("time_travel", "b"),
+    assert [(c.query_type, c.variant, c.shape) for c in found] == [
+        ("snapshot", "a", "all"),
+        ("snapshot", "b", "all"),
+        ("incremental", "a", "all"),
+        ("incremental", "b", "all"),
+        ("time_travel", "a", "all"),
+        ("time_travel", "b", "all"),
+        # the query shapes of the added column, on the default variant's snapshot
+        ("snapshot", "a", "project"),
+        ("snapshot", "a", "filter"),
     ]
     # time travel: the engine has none, which a failed registration does not change
     _all_errors([c for c in found if c.query_type != "time_travel"])

@@ -35,6 +35,7 @@ from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import QueryError
 from engines.flink.runtime import FLINK_VERSION, HUDI_VERSION, FlinkProcess, provision
+from engines.shape import ALL, Shape
 from engines.table import TableRef
 from engines.table import reference_instant as reference_of
 
@@ -239,14 +240,16 @@ class FlinkEngine(Engine):
         create = f"CREATE TEMPORARY TABLE {name} (\n{declared}\n){partitioned}\nWITH (\n{listed}\n)"
         return f"{create}{_SPLIT}SELECT * FROM {name}"
 
-    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+    def evidence_sql(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> str:
         """For Flink's SQL client: batch mode, the table's declaration, then the `SELECT` with
         the variant's options as its table hint, as the service runs them."""
         header = (
             f"-- Flink {self.version} with hudi-flink1.17-bundle {self.hudi_version}\n"
             "SET 'execution.runtime-mode' = 'batch';\n"
         )
-        statements = _statements(self.read_sql(table, query_type), variant)
+        statements = _statements(self.shaped_sql(table, query_type, shape), variant)
         return header + _SPLIT.join(statements) + ";"
 
     @property

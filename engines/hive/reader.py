@@ -44,7 +44,7 @@ from engines.metastore.service import (
     metastore_classpath,
 )
 from engines.metastore.tables import table_for
-from engines.shape import HIVE
+from engines.shape import ALL, HIVE, PUSHDOWN_OFF, Shape
 from engines.table import TableRef, reference_instant
 
 #: What Hudi's input formats need from Hive: its own input format, because the default
@@ -311,15 +311,19 @@ class HiveEngine(MetastoreReader):
             self._running_on(None)
         self.context.registered[table.name] = table
 
-    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+    def reproduction(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> dict[str, str]:
         """`register.hql` (Hive sync's layout as DDL) and `reader.hql` (the cell's evidence:
         the session's settings as SETs, then the query), for beeline."""
         return {
             "register.hql": "".join(f"{statement};\n" for statement in registration_ddl(table)),
-            "reader.hql": self.evidence_sql(table, query_type, variant) + "\n",
+            "reader.hql": self.evidence_sql(table, query_type, variant, shape) + "\n",
         }
 
-    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+    def evidence_sql(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> str:
         """For beeline: the session's settings as SETs (those lakecompat always sets, then the
         variant's), then the query with its query type's SETs."""
         session = {**READ_SETTINGS, **SESSION_SETTINGS, **variant.settings}
@@ -328,12 +332,19 @@ class HiveEngine(MetastoreReader):
             f"-- HiveServer2 {self.version} with hudi-spark3.5-bundle {self.hudi_version}, "
             f"database {self.context.database}\n"
         )
-        return f"{header}{sets}{self.read_sql(table, query_type)};"
+        return f"{header}{sets}{self.shaped_sql(table, query_type, shape)};"
 
     def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
         lines = [line for line in files["reader.hql"].splitlines() if not line.startswith("--")]
         # `SET ...;` lines then the query: the form `query` runs in a session of its own.
         return "\n".join(lines).removesuffix(";"), Variant("reproduction")
+
+    @classmethod
+    def pushdown_off(cls, variant: Variant) -> Variant | None:
+        """No filter handed to the Parquet reader (`hive.optimize.index.filter`, on by default
+        in Hive 4), which then prunes no row groups by their statistics."""
+        settings = {**variant.settings, "hive.optimize.index.filter": "false"}
+        return Variant(variant.name + PUSHDOWN_OFF, settings)
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         name = table_for(table, query_type)
@@ -515,6 +526,10 @@ class HiveEngine(MetastoreReader):
             "hive.fetch.task.conversion.threshold": "-1",
             "hive.exec.counters.pull.interval": "50",
             "hive.server2.logging.operation.enabled": "false",
+            # Memory only, answers unchanged: a local MapReduce job runs inside HiveServer2,
+            # and a query with a reducer (count(*)) allocates the sort buffer there, 100 MB by
+            # default, which ran its heap out under a run's load.
+            "mapreduce.task.io.sort.mb": "16",
         }
 
 

@@ -12,9 +12,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 from engines.library.reader import LibraryReader
+from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import TableRef
 
 _READ = "import daft\n\nanswer = {call}.to_arrow()\n"
+#: What a shaped read's literals need (decimals and dates are written as Python values).
+_SHAPED_IMPORTS = (
+    "import datetime\nfrom decimal import Decimal\n\nimport daft\nimport pyarrow as pa\n"
+)
 _COW_ONLY = "Daft's Hudi reader reads copy-on-write tables only"
 
 
@@ -41,7 +46,36 @@ class DaftEngine(LibraryReader):
     }
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
+        return self.shaped_sql(table, query_type, ALL)
+
+    @classmethod
+    def shape_unsupported(cls, shape: Shape) -> str | None:
+        return None
+
+    def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
+        """The read's code; a shape's predicate and columns are Daft expressions (`where`,
+        `select`), which Daft pushes into its scan."""
         path = self.path_of(table)
         if table.format == "parquet":
             return _READ.format(call=f"daft.read_parquet({path + '/*.parquet'!r})")
-        return _READ.format(call=f"daft.read_hudi({path!r})")
+        if shape == ALL:
+            return _READ.format(call=f"daft.read_hudi({path!r})")
+        lines = [_SHAPED_IMPORTS, f"df = daft.read_hudi({path!r})"]
+        predicate = shape.predicate
+        if predicate is not None:
+            column = f"daft.col({predicate.column!r})"
+            if predicate.op == "is null":
+                lines.append(f"df = df.where({column}.is_null())")
+            elif predicate.op == "=":
+                lines.append(f"df = df.where({column} == {predicate.values[0]!r})")
+            else:
+                low, high = predicate.values
+                lines.append(f"df = df.where({column}.between({low!r}, {high!r}))")
+        if shape.columns:
+            lines.append(f"df = df.select({', '.join(map(repr, shape.columns))})")
+        if shape.counts:
+            count = "pa.array([df.count_rows()], pa.int64())"
+            lines.append(f"answer = pa.table({{{COUNT_COLUMN!r}: {count}}})")
+        else:
+            lines.append("answer = df.to_arrow()")
+        return "\n".join(lines) + "\n"

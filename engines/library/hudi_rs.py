@@ -10,11 +10,14 @@ table builder (`--set hudi-rs:hoodie.read.…=…`); the variants choose its fil
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import ClassVar
 
 from engines.base import Variant
+from engines.errors import QueryError
 from engines.library.reader import LibraryReader
+from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import TableRef, reference_instant
 
 _READER_VERSION = "hoodie.read.file.group.reader.version"
@@ -31,6 +34,9 @@ if batches:
 else:
     answer = table.get_schema_with_meta_fields().empty_table()
 """
+#: A count, as a user of hudi-rs counts: the rows the read returned.
+_COUNT = f"answer = pa.table({{{COUNT_COLUMN!r}: pa.array([answer.num_rows], pa.int64())}})\n"
+_FILTER_OPERATORS = "= != < <= > >= IN NOT IN"
 #: hudi-rs reads Hudi tables only; the control check reads the plain Parquet table with the
 #: Arrow reader that hudi-rs's answers come in, in the same worker (which imported hudi-rs).
 _PARQUET = """\
@@ -53,6 +59,17 @@ _OPTIONS = {
         ".with_as_of_timestamp({requested!r})"
     ),
 }
+
+
+def _text(value: object) -> str:
+    """A filter value as hudi-rs takes it: text, which it casts to the column's type."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 class HudiRsEngine(LibraryReader):
@@ -82,6 +99,17 @@ class HudiRsEngine(LibraryReader):
     )
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
+        return self.shaped_sql(table, query_type, ALL)
+
+    @classmethod
+    def shape_unsupported(cls, shape: Shape) -> str | None:
+        if shape.predicate is not None and shape.predicate.op == "is null":
+            return f"hudi-rs's read filters have no IS NULL (its operators: {_FILTER_OPERATORS})"
+        return None
+
+    def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
+        """The read's code; a shape's predicate and columns go to hudi-rs's read options
+        (`with_filters`, `with_projection`), where it prunes files by their statistics."""
         path = self.path_of(table)
         if table.format == "parquet":
             return _PARQUET.format(path=path)
@@ -90,4 +118,18 @@ class HudiRsEngine(LibraryReader):
             # Like Hudi 1.x: incremental ranges by completion time, time travel by instant time.
             requested, completed = reference_instant(table)
             options = options.format(requested=requested, completed=completed)
-        return _OPEN.format(path=path) + f"options = {options}\n" + _READ
+        reason = self.shape_unsupported(shape)
+        if reason is not None:
+            raise QueryError(reason)
+        predicate = shape.predicate
+        if predicate is not None:
+            if predicate.op == "=":
+                filters = [(predicate.column, "=", _text(predicate.values[0]))]
+            else:
+                low, high = (_text(v) for v in predicate.values)
+                filters = [(predicate.column, ">=", low), (predicate.column, "<=", high)]
+            options += f".with_filters({filters!r})"
+        if shape.columns:
+            options += f".with_projection({list(shape.columns)!r})"
+        code = _OPEN.format(path=path) + f"options = {options}\n" + _READ
+        return code + _COUNT if shape.counts else code

@@ -26,6 +26,7 @@ from engines.context import RunContext
 from engines.errors import QueryError, log_tail
 from engines.infra.supervisor import HttpReady, Service, free_port
 from engines.library.environment import provision
+from engines.shape import ALL, Shape
 from engines.table import TableRef
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -143,12 +144,14 @@ class LibraryReader(Engine):
         """The worker's log (the supervisor names it after the engine's label)."""
         return self.context.log_dir / f"{self.label}.log"
 
-    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+    def evidence_sql(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> str:
         """The read's Python code as it ran, its `settings` (the variant's) spelled out first."""
         header = f"# {self.name} {self.version}: pip install {' '.join(self.packages)}\n"
         if self.takes_settings:
             header += f"settings = {dict(variant.settings)!r}\n"
-        return header + self.read_sql(table, query_type)
+        return header + self.shaped_sql(table, query_type, shape)
 
     @staticmethod
     def path_of(table: TableRef) -> str:

@@ -13,7 +13,7 @@ from engines.base import Engine, Variant
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.jdk import find_jdk
-from engines.shape import SPARK
+from engines.shape import ALL, PUSHDOWN_OFF, SPARK, Shape
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import SESSION_SETTINGS, SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.table import TableRef, reference_instant
@@ -77,6 +77,11 @@ def run_query(spark: Any, sql: str, settings: dict[str, str]) -> pa.Table:
 def query_in(runtime: SparkRuntime, sql: str, settings: dict[str, str]) -> pa.Table:
     """`run_query` in `runtime`'s session: what a Spark process of another Hudi release runs."""
     return run_query(runtime.session(), sql, settings)
+
+
+#: What turns a Spark read's filter pushdown off: Spark's Parquet filters (which parquet-mr
+#: applies to row-group statistics, dictionaries and bloom filters) and Hudi's data skipping.
+NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false", "hoodie.enable.data.skipping": "false"}
 
 
 class SparkEngine(Engine):
@@ -156,6 +161,12 @@ class SparkEngine(Engine):
     def restart(self) -> None:
         self._spark().restart()
 
+    @classmethod
+    def pushdown_off(cls, variant: Variant) -> Variant | None:
+        """No Parquet filter pushdown (statistics, dictionaries, bloom filters) and no data
+        skipping by Hudi's column statistics."""
+        return Variant(variant.name + PUSHDOWN_OFF, {**variant.settings, **NO_PUSHDOWN})
+
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":
             return f"SELECT * FROM parquet.`{table.path}`"
@@ -179,7 +190,9 @@ class SparkEngine(Engine):
             return self.remote.call(query_in, sql, dict(variant.settings))
         return run_query(self.context.spark.session(), sql, variant.settings)
 
-    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+    def evidence_sql(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> str:
         """For spark-sql: the session's configuration as its command line (a comment), the
         variant's settings as SETs, then the read."""
         bundle = hudi_bundle(self.hudi_version)
@@ -188,7 +201,7 @@ class SparkEngine(Engine):
             f"-- Spark {self.version}: spark-sql --packages "
             f"{bundle.group}:{bundle.artifact}:{bundle.version} {confs}\n"
         )
-        return header + super().evidence_sql(table, query_type, variant)
+        return header + super().evidence_sql(table, query_type, variant, shape)
 
     @property
     def log_path(self) -> Path:

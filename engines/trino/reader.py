@@ -31,7 +31,7 @@ from engines.errors import QueryError, log_tail
 from engines.metastore.ddl import registration_ddl
 from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
-from engines.shape import TRINO
+from engines.shape import ALL, PUSHDOWN_OFF, TRINO, Shape
 from engines.table import TableRef, reference_instant
 from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
 
@@ -44,6 +44,9 @@ _UNSUPPORTED_COLUMN = re.compile(
 )
 #: Variant setting that picks the catalog; every other setting is a Trino session property.
 CATALOG = "catalog"
+#: The Hudi catalog whose Parquet reader ignores statistics: no row-group, column-index or
+#: bloom-filter pruning (`TrinoEngine.pushdown_off`).
+NO_PUSHDOWN = "hudi_pushdown_off"
 #: How long the client waits for lakecompat's own coordinator to answer one HTTP request. Trino
 #: answers every poll within about a second while a query runs; a coordinator that does not
 #: answer in 10 s is hung, and the client's three attempts find that out in 30 s instead of 90
@@ -124,6 +127,9 @@ def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:
     }
     return {
         "hudi": {"connector.name": "hudi", **shared},
+        # The Hudi connector of Trino 483 has no session property that turns pushdown off:
+        # Parquet's generic reader property does, per catalog.
+        NO_PUSHDOWN: {"connector.name": "hudi", **shared, "parquet.ignore-statistics": "true"},
         "hive": {
             "connector.name": "hive",
             **shared,
@@ -253,7 +259,9 @@ class TrinoEngine(MetastoreReader):
     def register(self, table: TableRef) -> None:
         self.context.register_in_metastore(table)
 
-    def reproduction(self, table: TableRef, query_type: str, variant: Variant) -> dict[str, str]:
+    def reproduction(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> dict[str, str]:
         """The two catalog files (on a Metastore that has the table registered as Hive sync
         does: see `register.hql`) and the query with its session properties."""
         files = {
@@ -262,12 +270,14 @@ class TrinoEngine(MetastoreReader):
         }
         header = f"-- Trino {self.version}\n"
         files["reader.sql"] = (
-            f"{header}{self._session_sql(variant)}{self.read_sql(table, query_type)};\n"
+            f"{header}{self._session_sql(variant)}{self.shaped_sql(table, query_type, shape)};\n"
         )
         files["register.hql"] = "".join(f"{statement};\n" for statement in registration_ddl(table))
         return files
 
-    def evidence_sql(self, table: TableRef, query_type: str, variant: Variant) -> str:
+    def evidence_sql(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> str:
         """The catalog the query ran in with its properties (as comments: they live in
         `etc/catalog/<catalog>.properties`), then `USE`, `SET SESSION` and the query."""
         catalog = variant.settings.get(CATALOG, "hudi")
@@ -279,7 +289,7 @@ class TrinoEngine(MetastoreReader):
         else:
             files = self._catalogs or catalogs("thrift://METASTORE_HOST:9083")
             header = f"-- Trino {self.version}\n" + catalog_comments(catalog, files)
-        return f"{header}{self._session_sql(variant)}{self.read_sql(table, query_type)};"
+        return f"{header}{self._session_sql(variant)}{self.shaped_sql(table, query_type, shape)};"
 
     def _session_sql(self, variant: Variant) -> str:
         """`USE catalog.schema;` and a `SET SESSION` for each of the variant's properties."""
@@ -303,6 +313,21 @@ class TrinoEngine(MetastoreReader):
             elif text:
                 query.append(text)
         return ";\n".join(query), Variant("reproduction", settings)
+
+    @classmethod
+    def pushdown_off(cls, variant: Variant) -> Variant | None:
+        """The variant in the Hudi catalog that ignores Parquet statistics (`NO_PUSHDOWN`), its
+        session properties renamed to that catalog; None for a variant in another catalog."""
+        settings = dict(variant.settings)
+        if settings.pop(CATALOG, "hudi") != "hudi":
+            return None
+        moved = {
+            (
+                f"{NO_PUSHDOWN}.{key.removeprefix('hudi.')}" if key.startswith("hudi.") else key
+            ): value
+            for key, value in settings.items()
+        }
+        return Variant(variant.name + PUSHDOWN_OFF, {CATALOG: NO_PUSHDOWN, **moved})
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         name = quote(table_for(table, query_type))

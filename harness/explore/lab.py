@@ -154,7 +154,7 @@ class Lab:
             yield self
 
     def cells(self, spec: dict[str, Any]) -> list[Cell]:
-        """Write `spec` (a new table) and read it with every engine and variant."""
+        """Write `spec` (a new table) and read it with every engine and variant (`SELECT *`)."""
         self.count += 1
         scenario = Scenario(f"explore/e{self.count}", Path(), ScenarioSpec.model_validate(spec))
         table_type = spec["table_types"][0]
@@ -164,7 +164,10 @@ class Lab:
             for state in self.states:
                 registered = self.fleet.register(state, written)
                 versions = self.writer.versions
-                found += read_table(self.fleet, scenario, written, state, versions, registered)
+                # Exploration reads `SELECT *`: query shapes would multiply each example's cost.
+                found += read_table(
+                    self.fleet, scenario, written, state, versions, registered, shapes=("all",)
+                )
         finally:
             shutil.rmtree(written.table.path, ignore_errors=True)
         return found

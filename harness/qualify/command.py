@@ -16,7 +16,7 @@ from harness.options import (
 )
 from harness.qualify.compare import counts_line
 from harness.qualify.report import write_qualification
-from harness.run.command import selection
+from harness.run.command import selection, shapes_option
 from harness.run.options import DEFAULT_ENGINES, RunOptions
 from harness.scenario.model import TABLE_TYPES
 
@@ -83,6 +83,7 @@ def add_parser(commands: Subcommands) -> None:
     qualify.add_argument(
         "--table-types", type=csv, default=TABLE_TYPES, help="cow and/or mor (default: both)"
     )
+    shapes_option(qualify)
     reports_option(
         qualify,
         "folder for the points' runs (points/<name>/) and the qualification (qualify/); "

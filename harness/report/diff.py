@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.results.outcomes import Cell
 
-KEY_FIELDS = ("engine", "table_type", "query_type", "scenario", "variant")
+KEY_FIELDS = ("engine", "table_type", "query_type", "scenario", "variant", "shape")
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,9 @@ def render_markdown(changes: list[Change], old_name: str, new_name: str) -> str:
     lines += [
         f"{len(changes)} cell(s) changed.",
         "",
-        "| engine | table type | query type | scenario | variant | before | after | reason now |",
-        "|---|---|---|---|---|---|---|---|",
+        "| engine | table type | query type | scenario | variant | shape | before | after "
+        "| reason now |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for change in changes:
         old = change.old.outcome.value if change.old else "(absent)"

@@ -43,7 +43,7 @@ const wanted = name => Array.from(
 FIELDS = (
     *("engine", "engine_version", "reader_hudi", "table_type", "query_type", "scenario"),
     *("variant", "outcome", "verdict", "expected", "reason", "known_reason", "known_link"),
-    *("sql", "sample", "error", "log", "files", "table_from", "seconds"),
+    *("sql", "sample", "error", "log", "files", "table_from", "shape", "seconds"),
 )
 
 
@@ -128,6 +128,7 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
             "log": evidence.log,
             "files": (evidence.files or {}).get("summary", ""),
             "table_from": cell.table_from,
+            "shape": cell.shape,
         }
         rows.append(
             [

@@ -17,8 +17,11 @@ from harness.results.outcomes import Cell, Outcome
 
 
 def case_id(cell: Cell) -> str:
-    """The stable id of a cell's test case."""
-    return f"{cell.engine}.{cell.table_type}.{cell.query_type}.{cell.scenario}[{cell.variant}]"
+    """The stable id of a cell's test case: `engine.table_type.query_type.scenario[variant]`,
+    with the shape after the query type where it is not `all`
+    (`trino.cow.snapshot.filter.type_change/int_to_long[column_names]`)."""
+    query = cell.query_type if cell.shape == "all" else f"{cell.query_type}.{cell.shape}"
+    return f"{cell.engine}.{cell.table_type}.{query}.{cell.scenario}[{cell.variant}]"
 
 
 def status(row: Judged) -> str:

@@ -10,7 +10,10 @@ function cell(i) {
   FIELDS.forEach((name, n) => { c[name] = name === 'seconds' ? row[n] : S[row[n]]; });
   const scenario = DATA.scenarios[row[FIELDS.indexOf('scenario')]];
   c.scenario = scenario[0]; c.title = scenario[1]; c.category = scenario[2];
-  c.id = c.engine + '.' + c.table_type + '.' + c.query_type + '.' + c.scenario + '[' + c.variant + ']';
+  // The query type, and the query shape where it is not SELECT * (`snapshot filter`).
+  c.query = c.shape && c.shape !== 'all' ? c.query_type + ' ' + c.shape : c.query_type;
+  c.id = c.engine + '.' + c.table_type + '.' + c.query.replace(' ', '.') + '.' + c.scenario
+    + '[' + c.variant + ']';
   return c;
 }
 const ALL = DATA.cells.map((_, i) => cell(i));
@@ -89,7 +92,7 @@ function showSummary(element) {
   const cells = byPlace[engine + '|' + scenario] || [];
   if (!cells.length) return;
   const variants = [...new Set(cells.map(c => c.variant))];
-  const places = [...new Set(cells.map(c => c.table_type + ' ' + c.query_type))];
+  const places = [...new Set(cells.map(c => c.table_type + ' ' + c.query))];
   let t = '<b id="summary-title">' + esc(engine) + ' · ' + esc(cells[0].title) + '</b> (<code>'
     + esc(scenario) + '</code>)<p id="summary-text">' + esc(element.dataset.summary) + '</p>';
   const reasons = JSON.parse(element.dataset.reasons || '[]');
@@ -98,10 +101,10 @@ function showSummary(element) {
     + variants.map(v => '<th>' + esc(v) + (v === DATA.defaults[engine] ? ' (default)' : '')
     + '</th>').join('') + '</tr></thead>';
   const unsupported = places.filter(place => cells.every(
-    c => c.table_type + ' ' + c.query_type !== place || c.outcome === 'UNSUPPORTED'));
+    c => c.table_type + ' ' + c.query !== place || c.outcome === 'UNSUPPORTED'));
   places.filter(place => !unsupported.includes(place)).forEach(place => {
     t += '<tr><th>' + esc(place) + '</th>' + variants.map(v => {
-      const c = cells.find(x => x.variant === v && x.table_type + ' ' + x.query_type === place);
+      const c = cells.find(x => x.variant === v && x.table_type + ' ' + x.query === place);
       return c ? td(c) : '<td></td>';
     }).join('') + '</tr>';
   });
@@ -127,7 +130,7 @@ function buildEngine(section) {
   const engine = section.dataset.engine;
   const mine = ALL.filter(c => c.engine === engine);
   const groups = {};
-  mine.forEach(c => { (groups[c.table_type + ' · ' + c.query_type] ||= []).push(c); });
+  mine.forEach(c => { (groups[c.table_type + ' · ' + c.query] ||= []).push(c); });
   let html = '';
   Object.entries(groups).forEach(([name, cells]) => {
     const read = cells.filter(c => c.outcome !== 'UNSUPPORTED' && c.outcome !== 'REJECTED');

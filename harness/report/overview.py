@@ -15,10 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines.shape import PUSHDOWN_OFF
 from engines.table import QUERY_TYPES
 from harness.report.grouping import CATEGORY_ORDER, TYPE_COLUMNS, TYPE_ROWS
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import BASELINE_NOTE, Outcome
+from harness.results.outcomes import BASELINE_NOTE, ROWS_LOST, Outcome
 
 #: What no engine reads: the writer refused the change, or the engine has no such query.
 NOT_READ = (Outcome.REJECTED, Outcome.UNSUPPORTED)
@@ -53,6 +54,10 @@ class Summary:
     #: A cell behind it is a regression, or a known failure that now passes.
     regression: bool = False
     fixed_upstream: bool = False
+    #: What the engine's filtered, projected and counting queries on the changed column give
+    #: (`harness.scenario.shapes`), beside the `SELECT *` reads `text` speaks for; None: the
+    #: scenario has no such queries.
+    shaped: Summary | None = None
 
     @property
     def short(self) -> str:
@@ -190,24 +195,70 @@ def writer_summary(judged: list[Judged], indexes: list[int]) -> Summary:
 
 
 def engine_summary(judged: list[Judged], indexes: list[int], default: str) -> Summary:
-    """An engine's cell: its default variant over every table and query type it read."""
-    rows = [judged[i] for i in indexes]
+    """An engine's cell: its default variant's `SELECT *` over every table and query type it
+    read, with its shaped queries beside (`Summary.shaped`)."""
+    every = [judged[i] for i in indexes]
     marks = {
-        "regression": any(r.verdict is Verdict.REGRESSION for r in rows),
-        "fixed_upstream": any(r.verdict is Verdict.FIXED_UPSTREAM for r in rows),
+        "regression": any(r.verdict is Verdict.REGRESSION for r in every),
+        "fixed_upstream": any(r.verdict is Verdict.FIXED_UPSTREAM for r in every),
     }
-    if not rows:
+    if not every:
         return Summary("not run", None, cells=[], **marks)
+    shaped = [r for r in every if r.cell.shape != "all"]
+    summary = _plain_summary([r for r in every if r.cell.shape == "all"], default, marks)
+    summary.cells = list(indexes)
+    summary.shaped = shaped_summary(shaped, default) if shaped else None
+    return summary
+
+
+def shaped_summary(rows: list[Judged], default: str) -> Summary:
+    """What the default variant's shaped queries give: `PASS`, or which shapes fail how,
+    whether rows were lost without an error, and whether they pass with pushdown off."""
+    mine = [r for r in rows if r.cell.variant == default]
+    read = [r for r in mine if r.cell.outcome not in NOT_READ]
+    if not read:
+        return Summary("not read", None)
+    failing = [r for r in read if r.cell.outcome is not Outcome.PASS]
+    if not failing:
+        return Summary("PASS", Outcome.PASS)
+    shapes: dict[Outcome, list[str]] = defaultdict(list)
+    for row in sorted(failing, key=lambda r: SEVERITY.index(r.cell.outcome), reverse=True):
+        if row.cell.shape not in shapes[row.cell.outcome]:
+            shapes[row.cell.outcome].append(row.cell.shape)
+    text = "; ".join(f"{o.value} on {', '.join(names)}" for o, names in shapes.items())
+    if any(r.cell.reason.startswith(ROWS_LOST) for r in failing):
+        text += " · " + ROWS_LOST
+    quiet = {
+        (r.cell.table_type, r.cell.shape): r.cell.outcome
+        for r in rows
+        if r.cell.variant == f"{default}{PUSHDOWN_OFF}"
+    }
+    filters = [r for r in failing if (r.cell.table_type, r.cell.shape) in quiet]
+    if filters and all(quiet[(r.cell.table_type, r.cell.shape)] is Outcome.PASS for r in filters):
+        text += " · PASS with pushdown off"
+    reasons = [
+        f"{TABLE_TYPE_SHORT.get(r.cell.table_type, r.cell.table_type)} {r.cell.shape}: "
+        f"{r.cell.reason}"
+        for r in failing
+    ]
+    worst = max((r.cell.outcome for r in read), key=SEVERITY.index)
+    return Summary(text, worst, partial=len(failing) < len(read), reasons=reasons)
+
+
+def _plain_summary(rows: list[Judged], default: str, marks: dict[str, bool]) -> Summary:
+    """The default variant's `SELECT *` cells summed up (the caller adds the cells)."""
+    if not rows:
+        return Summary("not run", None, **marks)
     mine = [r for r in rows if r.cell.variant == default] or rows
     read = [r for r in mine if r.cell.outcome not in NOT_READ]
     if not read:
         refused = any(r.cell.outcome is Outcome.REJECTED for r in mine)
         text = "refused by the writer" if refused else "no such query"
-        return Summary(text, None, cells=list(indexes), **marks)
+        return Summary(text, None, **marks)
     failing = [r for r in read if r.cell.outcome is not Outcome.PASS]
     worst = max((r.cell.outcome for r in read), key=SEVERITY.index)
     if not failing:
-        return Summary("PASS", Outcome.PASS, cells=list(indexes), **marks)
+        return Summary("PASS", Outcome.PASS, **marks)
     text = "; ".join(
         f"{outcome.value}{_where(places, read)}" for outcome, places in _by_outcome(failing).items()
     )
@@ -222,7 +273,6 @@ def engine_summary(judged: list[Judged], indexes: list[int], default: str) -> Su
         partial=len(failing) < len(read),
         fixed_by=fixed_by,
         reasons=_reasons(failing),
-        cells=list(indexes),
         **marks,
     )
 

@@ -140,12 +140,30 @@ def _summary_td(summary: Summary, engine: str, scenario: str, text: str, css: st
         classes.append("fixed")
         text += " ✓"
     title = "\n".join([summary.text, *summary.reasons])
+    shaped = summary.shaped
+    reasons = summary.reasons
+    if shaped is not None and shaped.outcome is not None:
+        title += "\nfilters: " + "\n".join([shaped.text, *shaped.reasons])
+        reasons = [*reasons, *(f"filters, {r}" for r in shaped.reasons)]
     click = "showSummary(this)" if engine != "writer" else "showWriter(this)"
     return (
         f"<td class='{' '.join(classes)}' style='{style}' data-engine='{_e(engine)}' "
         f"data-scenario='{_e(scenario)}' data-outcome='{summary.outcome.value}' "
-        f"data-summary='{_e(summary.text)}' data-reasons='{_e(json.dumps(summary.reasons))}' "
-        f"title='{_e(title)}' onclick='{click}'>{_words(text)}</td>"
+        f"data-summary='{_e(summary.text)}' data-reasons='{_e(json.dumps(reasons))}' "
+        f"title='{_e(title)}' onclick='{click}'>{_words(text)}{_shaped(shaped, css)}</td>"
+    )
+
+
+def _shaped(shaped: Summary | None, css: str) -> str:
+    """The shaped queries' line under a summary: a small badge in their outcome's colour,
+    their words where the cell has room (the operations table)."""
+    if shaped is None or shaped.outcome is None:
+        return ""
+    colour = FULL[shaped.outcome]
+    words = shaped.short if css == "pair" else shaped.text
+    return (
+        f"<br><small class='shapes' data-shapes-outcome='{shaped.outcome.value}' "
+        f"style='color:#fff;background:{colour};padding:0 3px'>filters: {_e(words)}</small>"
     )
 
 

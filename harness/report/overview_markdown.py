@@ -24,8 +24,9 @@ def how_to_read(overview: Overview) -> str:
     return (
         f"Each engine in its default configuration ({defaults}), over copy-on-write and "
         "merge-on-read tables and every query type it has: `PASS`, or what fails where. "
-        "`PASS with X`: its variant X reads it right. — : the writer refused the change. "
-        "⚠ regression, ✓ fixed upstream. Click a cell for every cell behind it."
+        "`PASS with X`: its variant X reads it right. `filters:` what its projection, filters "
+        "and count on the changed columns give (snapshot reads). — : the writer refused the "
+        "change. ⚠ regression, ✓ fixed upstream. Click a cell for every cell behind it."
     )
 
 
@@ -86,7 +87,10 @@ def _grid(pairs: dict[tuple[str, str], Summary]) -> list[str]:
 def _text(summary: Summary) -> str:
     if summary.outcome is None:
         return "—" if summary.text.startswith("refused") else summary.text
-    return _marked(_md(summary.text), summary)
+    text = _marked(_md(summary.text), summary)
+    if summary.shaped is not None and summary.shaped.outcome is not None:
+        text += f" · filters: {_md(summary.shaped.text)}"
+    return text
 
 
 def _marked(text: str, summary: Summary) -> str:

@@ -19,6 +19,7 @@ from harness.report.summary import engine_versions, render_summary, verdict_coun
 from harness.results.expectations import Judged, Known, from_records, judge
 from harness.results.outcomes import Cell, Outcome, summary_line
 from harness.results.store import load_run, results_document
+from harness.scenario.shapes import SHAPES
 
 LEGEND = {
     Outcome.PASS: "the engine's answer equals the oracle's",
@@ -116,12 +117,18 @@ def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str], list[Cell]]:
     return dict(sections)
 
 
+def _column(cell: Cell) -> str:
+    """A section table's column: the query type, or the query shape where it is not `all`
+    (shapes read the snapshot)."""
+    return cell.query_type if cell.shape == "all" else cell.shape
+
+
 def _section_table(cells: list[Cell]) -> list[str]:
-    present = {c.query_type for c in cells}
-    query_types = [q for q in QUERY_TYPES if q in present]
+    present = {_column(c) for c in cells}
+    query_types = [q for q in (*QUERY_TYPES, *SHAPES[1:]) if q in present]
     rows: dict[str, dict[str, Cell]] = defaultdict(dict)
     for cell in cells:
-        rows[cell.scenario][cell.query_type] = cell
+        rows[cell.scenario][_column(cell)] = cell
     lines = [
         "| operation | " + " | ".join(query_types) + " | reason |",
         "|---" * (len(query_types) + 2) + "|",
@@ -146,8 +153,9 @@ def _evidence(row: Judged) -> list[str]:
     cell = row.cell
     lines = [
         "",
-        f"### {cell.engine} · {cell.table_type} · {cell.query_type} · `{cell.scenario}`"
-        f" [{cell.variant}]",
+        f"### {cell.engine} · {cell.table_type} · {cell.query_type}"
+        + ("" if cell.shape == "all" else f" ({cell.shape})")
+        + f" · `{cell.scenario}` [{cell.variant}]",
         "",
         f"**{cell.outcome.value}** ({row.verdict.value}): {_md(cell.reason)}",
     ]

@@ -34,6 +34,7 @@ from engines.context import RunContext
 from engines.errors import describe_error, error_text
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
+from engines.shape import Shape
 from engines.spark.runtime import SparkRuntime
 from harness.report.junit import case_id
 from harness.repro.issue import IssueFacts, write_issue
@@ -46,9 +47,10 @@ from harness.run import folder as run_folder
 from harness.run.cells import judge, measure
 from harness.run.fleet import EngineState, Fleet
 from harness.run.progress import Progress
-from harness.scenario import oracle
+from harness.run.reads import shape_named
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
+from harness.scenario.shapes import expected_shape
 from harness.writer import create_writer
 from harness.writer.base import WriteResult
 from harness.writer.hudi.script import STEP_MARK, default_path, submit_command
@@ -119,7 +121,8 @@ def reproduce(
         progress.stage(f"reading with {cell.engine} ({cell.variant})")
         fleet = Fleet(progress, 300, threading.Event())
         again = read_again(fleet, scenario, written, state, cell, writer.versions)
-        files = _reader_files(engine, written, cell, variant) if written.ok else {}
+        shape = shape_named(scenario, cell.shape)
+        files = _reader_files(engine, written, cell, variant, shape) if written.ok else {}
         answer, from_files = None, None
         if files and not state.failure:
             progress.stage(f"running the reader files with {cell.engine}")
@@ -165,7 +168,10 @@ def read_again(
     then the cell's query type read with the settings the cell recorded."""
     registered = fleet.register(state, written)
     variant = Variant(cell.variant, dict(cell.settings))
-    return measure(fleet, scenario, written, state, cell.query_type, variant, writer, registered)
+    shape = shape_named(scenario, cell.shape)
+    return measure(
+        fleet, scenario, written, state, cell.query_type, variant, writer, registered, shape
+    )
 
 
 def _scenario(root: Path, scenario_id: str) -> Scenario:
@@ -301,10 +307,10 @@ def _spark_submit(script: Path, target: Path, hudi: str, cwd: Path, log: Path) -
 
 
 def _reader_files(
-    engine: Engine, written: WriteResult, cell: Cell, variant: Variant
+    engine: Engine, written: WriteResult, cell: Cell, variant: Variant, shape: Shape
 ) -> dict[str, str]:
     try:
-        return engine.reproduction(written.table, cell.query_type, variant)
+        return engine.reproduction(written.table, cell.query_type, variant, shape)
     except Exception as exc:  # noqa: BLE001 - a read that cannot even be spelled is the finding
         return {"reader.sql": f"-- {cell.engine}: no SQL for this read: {exc}\n"}
 
@@ -325,14 +331,19 @@ def _run_files(
         return error_text(exc, lines=40, limit=8000), judged if supported else None
     if not supported:
         return answer, None
-    last = written.table.partition_by if engine.partition_columns_last else ()
-    return answer, judge(judged, scenario, written.table, cell.query_type, answer, sql, last)
+    shape = shape_named(scenario, cell.shape)
+    every = not shape.columns and not shape.counts
+    last = written.table.partition_by if engine.partition_columns_last and every else ()
+    return answer, judge(judged, scenario, written.table, cell.query_type, answer, sql, last, shape)
 
 
 def _expected(scenario: Scenario, cell: Cell, engine: Engine) -> pa.Table:
-    """The oracle's table, its columns in the order the engine lists them."""
-    expected = oracle.expected(scenario.spec, cell.table_type, cell.query_type)
-    last = scenario.spec.partition_by if engine.partition_columns_last else []
+    """The oracle's table in the cell's shape, its columns in the order the engine lists
+    them."""
+    shape = shape_named(scenario, cell.shape)
+    expected = expected_shape(scenario.spec, cell.table_type, cell.query_type, shape)
+    every = not shape.columns and not shape.counts
+    last = scenario.spec.partition_by if engine.partition_columns_last and every else []
     names = expected.column_names
     return expected.select([n for n in names if n not in last] + [n for n in last if n in names])
 

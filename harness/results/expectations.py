@@ -1,7 +1,8 @@
 """Known outcomes as data: which cells are expected not to pass, and why.
 
 Files `expectations/*.yaml` hold a list `known:` of entries. Each entry matches cells by engine,
-engine version range, scenario glob, table type, query type and variant glob, and says the
+engine version range, scenario glob, table type, query type, variant glob and query shape
+(`all`, `SELECT *`, unless it says otherwise), and says the
 outcome those cells are known to have, with a reason and, where there is one, an upstream link.
 The first matching entry wins; a cell no entry matches is expected to PASS.
 
@@ -53,6 +54,9 @@ class Known(BaseModel):
     table_type: Literal["cow", "mor", "*"] = "*"
     query_type: Literal["snapshot", "read_optimized", "incremental", "time_travel", "*"] = "*"
     variant: str = "*"
+    #: The query shape (`harness.scenario.shapes`): an entry without one speaks for `SELECT *`
+    #: only, so that a filter's new failure is never masked by what `SELECT *` is known to do.
+    shape: Literal["all", "project", "filter", "range", "partition", "count", "*"] = "all"
     outcome: Outcome
     reason: str = Field(min_length=1)
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
@@ -79,6 +83,7 @@ class Known(BaseModel):
             and self.table_type in ("*", cell.table_type)
             and self.query_type in ("*", cell.query_type)
             and fnmatch.fnmatchcase(cell.variant, self.variant)
+            and self.shape in ("*", cell.shape)
             and in_range(cell.engine_version, self.versions)
             and in_range(cell.writer.get("hudi", ""), self.hudi)
             and in_range(cell.reader_hudi, self.reader_hudi)
@@ -158,7 +163,7 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
             )
         where = (entry.engine, entry.versions, entry.hudi, entry.reader_hudi, entry.scenario)
         where += (entry.table_type,)
-        where += (entry.query_type, entry.variant)
+        where += (entry.query_type, entry.variant, entry.shape)
         if where in seen:
             raise ExpectationError(
                 path,

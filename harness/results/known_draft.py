@@ -1,7 +1,7 @@
 """Draft known outcomes from a run: the fewest entries that make every cell "as expected".
 
 Used to accept a measured run as the new baseline (`lakecompat known RUN_DIR`). Entries are
-found greedily from the most general to the most specific shape, and an entry is only kept
+found greedily from the most general to the most specific form, and an entry is only kept
 when every cell it would newly match has one and the same non-PASS outcome, so no PASS cell
 is ever covered. Entries are ordered so that "the first matching entry wins" holds.
 
@@ -24,15 +24,19 @@ import yaml
 from harness.results.expectations import Known, Verdict, judge
 from harness.results.outcomes import Cell, Outcome
 
-#: The shapes tried, most general first: which key parts an entry names ("*" for the rest).
-#: The first one, "what an engine cannot do at all", is only used for UNSUPPORTED cells.
+#: The entry forms tried, most general first: which key parts an entry names ("*" for the
+#: rest, except the query shape: see `_entry`). The first one, "what an engine cannot do at
+#: all", is only used for UNSUPPORTED cells.
 _CAPABILITY = ("engine", "table_type", "query_type")
-_SHAPES: tuple[tuple[str, ...], ...] = (
+_FORMS: tuple[tuple[str, ...], ...] = (
     _CAPABILITY,
     ("scenario",),  # what the writer refused, for every engine
     ("engine", "scenario"),
+    ("engine", "scenario", "shape"),
     ("engine", "scenario", "table_type", "query_type"),
+    ("engine", "scenario", "table_type", "query_type", "shape"),
     ("engine", "scenario", "table_type", "query_type", "variant"),
+    ("engine", "scenario", "table_type", "query_type", "variant", "shape"),
 )
 _HEADER = """\
 # Known outcomes: which cells are expected not to pass, and why (see the README).
@@ -47,21 +51,21 @@ def draft_known(cells: list[Cell]) -> list[Known]:
     progress = True
     while progress and any(c.outcome is not Outcome.PASS for c in uncovered):
         progress = False
-        for shape in _SHAPES:
+        for form in _FORMS:
             groups: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
             for cell in uncovered:
-                groups[_values(cell, shape)].append(cell)
+                groups[_values(cell, form)].append(cell)
             accepted = set()
             for values, matched in groups.items():
                 outcomes = {c.outcome for c in matched}
-                allowed = {Outcome.UNSUPPORTED} if shape == _CAPABILITY else set(Outcome)
+                allowed = {Outcome.UNSUPPORTED} if form == _CAPABILITY else set(Outcome)
                 if len(outcomes) == 1 and outcomes <= allowed - {Outcome.PASS}:
-                    entries.append(_entry(dict(zip(shape, values, strict=True)), matched))
+                    entries.append(_entry(dict(zip(form, values, strict=True)), matched))
                     accepted.add(values)
             if accepted:
-                uncovered = [c for c in uncovered if _values(c, shape) not in accepted]
+                uncovered = [c for c in uncovered if _values(c, form) not in accepted]
                 progress = True
-                break  # start again from the most general shape
+                break  # start again from the most general form
     return entries
 
 
@@ -91,7 +95,7 @@ def draft_known_across(runs: list[list[Cell]]) -> list[Known]:
 def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     """Entries that, listed before `known`, make every cell of one run as expected.
 
-    Only the cells `known` misjudges are drafted, each shape as general as the run allows: an
+    Only the cells `known` misjudges are drafted, each form as general as the run allows: an
     entry is kept when every cell of the run it would match (and no earlier new entry
     matches) has its outcome. Entries are scoped to the run's writer release (`hudi`) and,
     for one engine, to the Hudi release it read with (`reader_hudi`).
@@ -99,17 +103,17 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
     claimed: set[int] = set()
     entries: list[Known] = []
-    for shape in _SHAPES[1:]:
+    for form in _FORMS[1:]:
         groups: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
         for cell in misjudged:
             if id(cell) not in claimed:
-                groups[_values(cell, shape)].append(cell)
+                groups[_values(cell, form)].append(cell)
         for values, matched in groups.items():
             outcomes = {c.outcome for c in matched}
-            reach = [c for c in cells if id(c) not in claimed and _values(c, shape) == values]
+            reach = [c for c in cells if id(c) not in claimed and _values(c, form) == values]
             if len(outcomes) != 1 or any(c.outcome not in outcomes for c in reach):
                 continue
-            entry = _entry(dict(zip(shape, values, strict=True)), matched)
+            entry = _entry(dict(zip(form, values, strict=True)), matched)
             entries.append(Known.model_validate({**entry.model_dump(), **_run_scope(matched)}))
             claimed.update(id(c) for c in reach)
     return entries
@@ -163,8 +167,8 @@ def to_yaml(entries: list[Known]) -> str:
     return _HEADER + body
 
 
-def _values(cell: Cell, shape: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(getattr(cell, part) for part in shape)
+def _values(cell: Cell, form: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(getattr(cell, part) for part in form)
 
 
 def _entry(names: dict[str, str], matched: list[Cell]) -> Known:
@@ -178,10 +182,18 @@ def _entry(names: dict[str, str], matched: list[Cell]) -> Known:
             "table_type": names.get("table_type", "*"),
             "query_type": names.get("query_type", "*"),
             "variant": names.get("variant", "*"),
+            "shape": names.get("shape") or _shape_of(matched),
             "outcome": matched[0].outcome,
             "reason": reason or matched[0].outcome.value,
         }
     )
+
+
+def _shape_of(matched: list[Cell]) -> str:
+    """The shape of an entry whose form names none: the one shape its cells have (an entry
+    claims no more than was measured, `all` for `SELECT *` only), `*` when they have several."""
+    shapes = {c.shape for c in matched}
+    return shapes.pop() if len(shapes) == 1 else "*"
 
 
 def _first_sentence(reason: str) -> str:

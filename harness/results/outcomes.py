@@ -1,4 +1,5 @@
-"""Outcomes and the cell: one engine's verdict on one scenario, table type and query type."""
+"""Outcomes and the cell: one engine's verdict on one scenario, table type, query type and
+query shape."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from typing import Any
 #: Added to the reason of a cell whose engine, table type and query type fail already on the
 #: baseline (a table without any schema change).
 BASELINE_NOTE = "fails without any schema change"
+#: How the reason of a filtered read that returned fewer rows than match, with no error, starts:
+#: the most dangerous outcome the matrix can show (`harness.run.cells.shape_reasons`).
+ROWS_LOST = "rows lost without an error"
 
 
 class Outcome(StrEnum):
@@ -59,11 +63,21 @@ class Cell:
     #: Where the table came from: "written" by this run, or read from the table "cache"
     #: (written by an earlier run with the same writer); "" in runs before the cache existed.
     table_from: str = ""
+    #: What the query selected (`harness.scenario.shapes`): `all` (`SELECT *`, every cell
+    #: before shapes existed), `project`, `filter`, `range`, `partition` or `count`.
+    shape: str = "all"
 
     @property
     def key(self) -> tuple[str, ...]:
         """The identity of a cell across runs (versions excluded, so upgrades can be diffed)."""
-        return (self.engine, self.table_type, self.query_type, self.scenario, self.variant)
+        return (
+            self.engine,
+            self.table_type,
+            self.query_type,
+            self.scenario,
+            self.variant,
+            self.shape,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

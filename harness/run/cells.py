@@ -11,12 +11,14 @@ import pyarrow as pa
 from engines.base import Engine, Variant
 from engines.errors import LOG_LIMIT, describe_error, error_text, log_since, log_size
 from engines.infra.watchdog import Watchdog
-from engines.table import TABLE_QUERY_TYPES, TableRef
-from harness.results.outcomes import BASELINE_NOTE, Cell, Evidence, Outcome
+from engines.shape import ALL, COUNT_COLUMN, Shape
+from engines.table import TableRef
+from harness.results.outcomes import BASELINE_NOTE, ROWS_LOST, Cell, Evidence, Outcome
 from harness.run.fleet import EngineState, Fleet, Stopped
-from harness.scenario import oracle
-from harness.scenario.compare import compare
+from harness.run.reads import Read, table_reads
+from harness.scenario.compare import Comparison, compare
 from harness.scenario.model import Scenario
+from harness.scenario.shapes import DEFAULT_SHAPES, change_of, expected_shape, written_before
 from harness.writer.base import WriteResult
 
 
@@ -29,8 +31,10 @@ def measure(
     variant: Variant,
     writer: dict[str, str],
     register_error: str | None,
+    shape: Shape = ALL,
 ) -> Cell:
-    """The cell of one engine, query type and variant for a written (and registered) table."""
+    """The cell of one engine, query type, variant and shape for a written (and registered)
+    table."""
     engine, table = state.engine, written.table
     cell = Cell(
         scenario=scenario.id,
@@ -46,6 +50,7 @@ def measure(
         outcome=Outcome.PASS,
         reader_hudi=engine.hudi_version if not state.failure else "",
         table_from="cache" if written.cached else "written",
+        shape=shape.name,
     )
     if state.failure:
         return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))
@@ -63,11 +68,14 @@ def measure(
     if unmet:
         reason = f"the table does not hold what {scenario.id} is about: {'; '.join(unmet)}"
         return verdict(cell, Outcome.ERROR, reason, Evidence())
+    unsupported = engine.shape_unsupported(shape)
+    if unsupported is not None:
+        return verdict(cell, Outcome.UNSUPPORTED, unsupported, Evidence())
     if register_error:
         reason = f"could not register the table: {register_error}"
         return verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
-    sql = engine.read_sql(table, query_type)
-    shown = engine.evidence_sql(table, query_type, variant)
+    sql = engine.shaped_sql(table, query_type, shape)
+    shown = engine.evidence_sql(table, query_type, variant, shape)
     log_start = log_size(engine.log_path)
     started = time.monotonic()
     failure: Exception | None = None
@@ -100,8 +108,9 @@ def measure(
             return verdict(cell, Outcome.UNSUPPORTED, reason, evidence)
         return verdict(cell, Outcome.ERROR, error, evidence)
     cell.seconds = round(time.monotonic() - started, 3)
-    last = table.partition_by if engine.partition_columns_last else ()
-    cell = judge(cell, scenario, table, query_type, answer, shown, last)
+    every_column = not shape.columns and not shape.counts
+    last = table.partition_by if engine.partition_columns_last and every_column else ()
+    cell = judge(cell, scenario, table, query_type, answer, shown, last, shape)
     if probe is not None:
         found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason
         cell.outcome, cell.reason = Outcome.UNSUPPORTED, f"{probe}; reading it anyway: {found}"
@@ -129,39 +138,50 @@ def read_table(
     state: EngineState,
     writer: dict[str, str],
     register_error: str | None,
-    skip: Callable[[str, Variant], bool] = lambda query_type, variant: False,
+    skip: Callable[[Read], bool] = lambda read: False,
+    shapes: tuple[str, ...] = DEFAULT_SHAPES,
 ) -> Iterator[Cell]:
-    """Every cell of one engine for a written table: each query type of its table type × each
-    of the engine's variants, measured in that order (`skip` leaves out the cells a resumed
-    run has). `register_error` is what `Fleet.register` said; its cells are ERROR.
+    """Every cell of one engine for a written table (`harness.run.reads`: each query type of
+    its table type × each of the engine's variants, then the query shapes `shapes` allows),
+    measured in that order (`skip` leaves out the cells a resumed run has).
+    `register_error` is what `Fleet.register` said; its cells are ERROR.
 
     Raises `Stopped` between cells once the run stops.
     """
-    for query_type in TABLE_QUERY_TYPES[written.table.table_type]:
-        for variant in state.engine.variants:
-            if skip(query_type, variant):
-                continue
-            if fleet.stopping.is_set():
-                raise Stopped
-            cell = measure(
-                fleet, scenario, written, state, query_type, variant, writer, register_error
-            )
-            cell.evidence.files = written.files
-            yield cell
+    for read in table_reads(state.engine, scenario, written.table.table_type, shapes):
+        if skip(read):
+            continue
+        if fleet.stopping.is_set():
+            raise Stopped
+        cell = measure(
+            fleet,
+            scenario,
+            written,
+            state,
+            read.query_type,
+            read.variant,
+            writer,
+            register_error,
+            read.shape,
+        )
+        cell.evidence.files = written.files
+        yield cell
 
 
 class Baselines:
-    """The baseline scenario's outcome per engine, table type, query type and variant."""
+    """The baseline scenario's outcome per engine, table type, query type and variant (its
+    tables change no column, so it is read with `SELECT *` only; a shaped cell is compared with
+    that)."""
 
     def __init__(self, finished: list[Cell] | None = None) -> None:
         self._outcome: dict[tuple[str, ...], Outcome] = {}
         for cell in finished or []:  # the cells a resumed run has already
             if cell.category == "baseline":
-                self._outcome[cell.key[:3] + cell.key[4:]] = cell.outcome
+                self._outcome[_combination(cell)] = cell.outcome
 
     def note(self, scenario: Scenario, cell: Cell) -> Cell:
         """Remember a baseline cell; add to a failing cell that its baseline fails too."""
-        combination = cell.key[:3] + cell.key[4:]
+        combination = _combination(cell)
         if scenario.spec.baseline:
             self._outcome[combination] = cell.outcome
             return cell
@@ -170,6 +190,11 @@ class Baselines:
         if baseline is not None and baseline not in failing and cell.outcome not in failing:
             cell.reason = f"{cell.reason}; {BASELINE_NOTE} (baseline: {baseline})"
         return cell
+
+
+def _combination(cell: Cell) -> tuple[str, ...]:
+    """What a cell shares with its baseline cell: engine, table and query type, variant."""
+    return (cell.engine, cell.table_type, cell.query_type, cell.variant)
 
 
 def verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Cell:
@@ -196,9 +221,13 @@ def judge(
     answer: pa.Table,
     sql: str,
     last: tuple[str, ...] = (),
+    shape: Shape = ALL,
 ) -> Cell:
-    """PASS when the answer equals the oracle's table, else WRONG with the differences."""
-    expected = oracle.expected(scenario.spec, table.table_type, query_type)
+    """PASS when the answer equals the oracle's table (in the query's shape), else WRONG with
+    the differences; a filter's lost or extra rows are said in its words (`shape_reasons`)."""
+    expected = expected_shape(scenario.spec, table.table_type, query_type, shape)
+    if shape.counts:
+        return _judge_count(cell, scenario, expected, answer, sql, shape)
     if last:  # the engine lists partition columns after the data columns, as Hive tables do
         names = expected.column_names
         expected = expected.select(
@@ -208,4 +237,62 @@ def judge(
     if compared.equal:
         return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
     evidence = Evidence(sql=sql, sample=compared.sample)
-    return verdict(cell, Outcome.WRONG, "; ".join(compared.reasons), evidence)
+    reasons = shape_reasons(compared, scenario, shape, expected.num_rows, table.key)
+    return verdict(cell, Outcome.WRONG, "; ".join(reasons), evidence)
+
+
+def shape_reasons(
+    compared: Comparison, scenario: Scenario, shape: Shape, matching: int, key: str
+) -> list[str]:
+    """The comparison's reasons, those about missing and extra rows of a filtered read said
+    as what the filter did: how many of the matching rows it returned, and whether the lost
+    ones sit in files written before the column changed (rows lost without an error)."""
+    predicate = shape.predicate
+    if predicate is None:
+        return compared.reasons
+    change = change_of(scenario.spec, shape)
+    old = written_before(scenario.spec, change) if change is not None else set()
+    said = []
+    for reason, entries in compared.details:
+        keys = [e[key] for e in entries if key in e]
+        if reason.startswith("rows missing:"):
+            text = (
+                f"{ROWS_LOST}: the filter `{predicate.describe()}` returned "
+                f"{matching - len(keys)} of {matching} matching rows"
+            )
+            if change is not None:
+                before = sum(1 for k in keys if k in old)
+                some = "all" if before == len(keys) else f"{before} of the"
+                text += (
+                    f"; {some} {len(keys)} missing row(s) were written before "
+                    f"{change.column} was {change.what}"
+                )
+            said.append(text)
+        elif reason.startswith("rows extra:"):
+            said.append(
+                f"the filter `{predicate.describe()}` returned {len(keys)} row(s) that do not "
+                f"match it ({key} {', '.join(map(str, keys[:5]))})"
+            )
+        else:
+            said.append(reason)
+    return said
+
+
+def _judge_count(
+    cell: Cell, scenario: Scenario, expected: pa.Table, answer: pa.Table, sql: str, shape: Shape
+) -> Cell:
+    """A count's cell: PASS when the engine counted the oracle's number of rows."""
+    want = expected.column(COUNT_COLUMN)[0].as_py()
+    names = [n for n in answer.column_names if n.lower() == COUNT_COLUMN]
+    if answer.num_rows != 1 or not names:
+        reason = f"the count came back as {answer.num_rows} row(s) of {answer.column_names}"
+        return verdict(cell, Outcome.WRONG, reason, Evidence(sql=sql))
+    got = answer.column(names[0])[0].as_py()
+    if got == want:
+        return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
+    where = shape.predicate.describe() if shape.predicate else "every row"
+    reason = f"count(*) WHERE {where} returned {got}; expected {want}"
+    if got is not None and got < want:
+        reason = f"{ROWS_LOST}: {reason}"
+    sample = [{"expected": want, "actual": got}]
+    return verdict(cell, Outcome.WRONG, reason, Evidence(sql=sql, sample=sample))

@@ -34,6 +34,7 @@ from harness.run.options import DEFAULT_ENGINES, RunOptions, RunResult
 from harness.run.progress import Progress
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
+from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
 from harness.writer.cache import default_location
 
 
@@ -62,6 +63,7 @@ def add_run_parser(commands: Subcommands) -> None:
         help="comma-separated Hudi table types: cow (copy-on-write), mor (merge-on-read); "
         "default: cow,mor",
     )
+    shapes_option(run)
     reports_option(run, "folder for run folders and latest/ (default: ./reports)")
     run.add_argument(
         "--hudi-version",
@@ -197,16 +199,34 @@ def check_releases(options: RunOptions) -> None:
             )
 
 
+def shapes_option(parser: argparse.ArgumentParser) -> None:
+    """`--shapes`: which query shapes to read."""
+    parser.add_argument(
+        "--shapes",
+        type=csv,
+        default=DEFAULT_SHAPES,
+        help="comma-separated query shapes: all (SELECT *, every query type and variant); "
+        "project (the key and the changed columns), filter (= a value old rows hold, or IS "
+        "NULL), range (BETWEEN), partition (a partition filter) and count (count(*) of "
+        "filter), each on the snapshot under the engine's default settings, filter also with "
+        f"pushdown off; default: {','.join(DEFAULT_SHAPES)}",
+    )
+
+
 def selection(args: argparse.Namespace) -> dict[str, Any]:
     """The run options `run` and `qualify` share: which cells, where reports go, judged how."""
     unknown = [t for t in args.table_types if t not in TABLE_TYPES]
     if unknown:
         raise ValueError(f"unknown table type {unknown[0]!r}; use cow and/or mor")
+    odd = [s for s in args.shapes if s not in SHAPES]
+    if odd:
+        raise ValueError(f"unknown query shape {odd[0]!r} in --shapes; known: {', '.join(SHAPES)}")
     return {
         "scenarios_dir": args.scenario_dir,
         "pattern": args.scenarios,
         "engines": args.engines,
         "table_types": args.table_types,
+        "shapes": tuple(args.shapes),
         "reports_dir": args.reports,
         "expectations_dir": expectations_dir(args),
         "table_cache": None if args.no_table_cache else default_location(),

@@ -104,6 +104,7 @@ def run_info(
         "engine_order": list(engines),
         "scenarios": [s.id for s in scenarios],
         "table_types": list(options.table_types),
+        "shapes": list(options.shapes),
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
         "table_cache": str(options.table_cache) if options.table_cache else None,
@@ -159,6 +160,8 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         pattern=info.get("pattern"),
         engines=tuple(info.get("engine_order") or info["engines"]),
         table_types=tuple(info["table_types"]),
+        # A run from before query shapes read `SELECT *` only.
+        shapes=tuple(info.get("shapes") or ("all",)),
         reports_dir=reports_dir,
         hudi_version=info["writer"]["hudi"],
         reader_hudi_versions={

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from engines import engine_class, hudi_carriers
-from engines.table import TABLE_QUERY_TYPES
 from harness.report.render import write_reports
 from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
 from harness.results.store import EVENTS_FILE, ResultsError, ResultsWriter, load_run, write_run_info
 from harness.run import folder as run_folder
+from harness.run.reads import table_reads
 from harness.run.shards import COSTS_FILE, load_costs, table_id, write_costs
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
@@ -123,11 +123,11 @@ def _tables(info: dict[str, Any], scenarios_dir: Path) -> list[tuple[Scenario, s
 def _expected_keys(
     info: dict[str, Any], scenario: Scenario, table_type: str
 ) -> list[tuple[str, ...]]:
+    shapes = tuple(info.get("shapes") or ("all",))  # a run before shapes read `SELECT *` only
     return [
-        (engine, table_type, query_type, scenario.id, variant.name)
+        read.key(engine, table_type, scenario.id)
         for engine in info["engine_order"]
-        for query_type in TABLE_QUERY_TYPES[table_type]
-        for variant in engine_class(engine).variants
+        for read in table_reads(engine_class(engine), scenario, table_type, shapes)
     ]
 
 

@@ -10,6 +10,7 @@ from engines.attached import Attachments
 from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
 from harness.run.shards import Shard
+from harness.scenario.shapes import DEFAULT_SHAPES
 from harness.writer.cache import default_location
 
 DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
@@ -23,6 +24,9 @@ class RunOptions:
     pattern: str | None = None
     engines: tuple[str, ...] = DEFAULT_ENGINES
     table_types: tuple[str, ...] = ("cow", "mor")
+    #: The query shapes to read (`harness.scenario.shapes`): `all` is `SELECT *` with every
+    #: query type and variant; the others read the snapshot under each engine's default.
+    shapes: tuple[str, ...] = DEFAULT_SHAPES
     reports_dir: Path = Path("reports")
     hudi_version: str | None = None
     #: The Hudi release an engine reads with where it is not the writer's (version skew), by

@@ -4,15 +4,15 @@ which known outcomes judge them, and which tables a resumed run has finished alr
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from engines import engine_class, known_engines
 from engines.base import Engine
-from engines.table import TABLE_QUERY_TYPES
 from harness.results.expectations import Known, check_references, from_records, load_expectations
 from harness.results.outcomes import Cell
 from harness.run.options import RunOptions
+from harness.run.reads import table_reads
 from harness.run.shards import assign, estimate, load_costs, plan_digest, table_id
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
@@ -49,26 +49,33 @@ def tables(
                 yield scenario, table_type
 
 
-def planned_cells(planned: Iterable[tuple[Scenario, str]], engines: list[Engine]) -> int:
-    """How many cells the tables give with these engines."""
+def planned_cells(
+    planned: Iterable[tuple[Scenario, str]],
+    engines: Sequence[Engine | type[Engine]],
+    shapes: tuple[str, ...],
+) -> int:
+    """How many cells the tables give with these engines and query shapes."""
     return sum(
-        len(TABLE_QUERY_TYPES[table_type]) * len(engine.variants)
-        for _, table_type in planned
+        len(table_reads(engine, scenario, table_type, shapes))
+        for scenario, table_type in planned
         for engine in engines
     )
 
 
 def table_done(
-    done: dict[tuple[str, ...], Cell], scenario: Scenario, table_type: str, engines: list[Engine]
+    done: dict[tuple[str, ...], Cell],
+    scenario: Scenario,
+    table_type: str,
+    engines: list[Engine],
+    shapes: tuple[str, ...],
 ) -> bool:
     """Whether a resumed run already has every cell of this table."""
     if not done:
         return False
     return all(
-        (engine.name, table_type, query_type, scenario.id, variant.name) in done
+        read.key(engine.name, table_type, scenario.id) in done
         for engine in engines
-        for query_type in TABLE_QUERY_TYPES[table_type]
-        for variant in engine.variants
+        for read in table_reads(engine, scenario, table_type, shapes)
     )
 
 
@@ -93,12 +100,15 @@ def shard_plan(options: RunOptions, scenarios: list[Scenario]) -> dict[str, Any]
         return options.shard_record
     if options.shard is None:
         return None
-    per_table = sum(len(engine_class(name).variants) for name in options.engines)
     planned = [(s, t) for s, t in tables(scenarios, options.table_types) if not s.spec.baseline]
     measured = load_costs(options.shard_costs) if options.shard_costs else {}
     costs = {
         table_id(s, t): measured.get(table_id(s, t))
-        or estimate(s, t, per_table * len(TABLE_QUERY_TYPES[t]))
+        or estimate(
+            s,
+            t,
+            planned_cells([(s, t)], [engine_class(n) for n in options.engines], options.shapes),
+        )
         for s, t in planned
     }
     shares = assign(costs, options.shard.count)

@@ -82,7 +82,8 @@ class Progress:
                 return ""
             self._refused.add(table)
             return f"REJECTED      {cell.scenario} ({cell.table_type}): {cell.reason}"
-        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {cell.query_type}"
+        query = cell.query_type if cell.shape == "all" else f"{cell.query_type} {cell.shape}"
+        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {query}"
         return f"{cell.outcome.value:<13} {where} [{cell.variant}]: {cell.reason}"
 
     def end(self) -> None:

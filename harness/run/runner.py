@@ -22,7 +22,6 @@ from pathlib import Path
 
 from engines import engine_class
 from engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
-from engines.base import Variant
 from engines.context import RunContext
 from engines.errors import describe_error
 from engines.spark.runtime import SparkRuntime
@@ -45,6 +44,7 @@ from harness.run.outlets import (
 )
 from harness.run.pipeline import Pipeline
 from harness.run.progress import Progress
+from harness.run.reads import Read
 from harness.run.shards import table_id, write_costs
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
@@ -143,7 +143,8 @@ class Runner:
         lanes = options.lanes
         if lanes is None:
             lanes = sum(1 for _ in self._tables()) >= LANES_FROM_TABLES
-        specs, routes = plan_lanes(specs, routes, lanes, options.attachments)
+        shaped = any(shape != "all" for shape in options.shapes)
+        specs, routes = plan_lanes(specs, routes, lanes, options.attachments, shaped)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
         try:
@@ -155,7 +156,9 @@ class Runner:
                     self._write_run_info(outlet, outlets, writer, engines)
                 self.fleet.control_checks(writer, engines)
                 writer.prepare(self.scenarios)
-                planned = run_plan.planned_cells(self._tables(), [s.engine for s in engines])
+                planned = run_plan.planned_cells(
+                    self._tables(), [s.engine for s in engines], self.options.shapes
+                )
                 self.progress.begin(planned - len(self._done))
                 self._run_tables(self._tables(), context, writer, engines, outlets)
                 if options.rerun_pattern:
@@ -289,7 +292,9 @@ class Runner:
         every_engine = [state.engine for state in engines]
         try:
             for scenario, table_type in tables:
-                if run_plan.table_done(self._done, scenario, table_type, every_engine):
+                if run_plan.table_done(
+                    self._done, scenario, table_type, every_engine, self.options.shapes
+                ):
                     continue
                 if self.options.isolate_scenarios and previous not in (None, scenario):
                     pipeline.drain()
@@ -404,10 +409,17 @@ class Runner:
             self._baselines[label] = Baselines(list(self._done.values()))
         name, table_type = state.engine.name, written.table.table_type
 
-        def done(query_type: str, variant: Variant) -> bool:
-            return (name, table_type, query_type, scenario.id, variant.name) in self._done
+        def done(read: Read) -> bool:
+            return read.key(name, table_type, scenario.id) in self._done
 
         for cell in cells.read_table(
-            self.fleet, scenario, written, state, writer.versions, register_error, skip=done
+            self.fleet,
+            scenario,
+            written,
+            state,
+            writer.versions,
+            register_error,
+            skip=done,
+            shapes=self.options.shapes,
         ):
             yield state, self._baselines[label].note(scenario, cell)

@@ -32,6 +32,7 @@ from harness.scenario.schema import Schema
 __all__ = [
     "ALL",
     "COUNT_COLUMN",
+    "DEFAULT_SHAPES",
     "SHAPES",
     "Change",
     "change_of",
@@ -43,6 +44,9 @@ __all__ = [
 
 #: Every shape, `all` first (the cells every table gets).
 SHAPES = ("all", "project", "filter", "range", "partition", "count")
+#: The shapes a run reads unless asked for others (`--shapes`): the cost of `range`,
+#: `partition` and `count` on every table is more than the default matrix can carry.
+DEFAULT_SHAPES = ("all", "project", "filter")
 #: Types a filter may compare: exact values with one literal spelling in every engine (float is
 #: left out: its values have no exact decimal literal; nested and binary types have none).
 FILTER_TYPES = ("int", "long", "double", "decimal", "string", "date", "timestamp_ntz", "boolean")

@@ -1,0 +1,79 @@
+"""The reads of a table: each query type under each of an engine's variants with `SELECT *`,
+and the query shapes (`harness.scenario.shapes`) on the snapshot under the engine's default
+variant, a filter also with the engine's pushdown turned off.
+
+Every part of the run that needs to know a table's cells (the plan's count, a resumed run's
+check, the merge of shards, the reads themselves) asks here, so they agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engines.base import Engine, Variant
+from engines.shape import ALL, Shape
+from engines.table import TABLE_QUERY_TYPES
+from harness.scenario.model import Scenario
+from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES, shapes_for
+
+#: The query type shapes other than `all` are read with.
+SHAPED_QUERY_TYPE = "snapshot"
+#: The shapes also read with pushdown off (`Engine.pushdown_off`).
+PUSHDOWN_SHAPES = ("filter",)
+
+_SHAPES: dict[tuple[str, str], list[Shape]] = {}
+
+
+@dataclass(frozen=True)
+class Read:
+    """One cell's read: a query type, a variant and a shape."""
+
+    query_type: str
+    variant: Variant
+    shape: Shape = ALL
+
+    def key(self, engine: str, table_type: str, scenario: str) -> tuple[str, ...]:
+        """The key of the cell this read gives (`Cell.key`)."""
+        return (engine, table_type, self.query_type, scenario, self.variant.name, self.shape.name)
+
+
+def scenario_shapes(scenario: Scenario, chosen: tuple[str, ...] = SHAPES) -> list[Shape]:
+    """The shapes a scenario's tables are read with, of those `chosen`, `all` first."""
+    cache_key = (scenario.id, scenario.spec.model_dump_json())
+    if cache_key not in _SHAPES:
+        _SHAPES[cache_key] = shapes_for(scenario.spec)
+    return [shape for shape in _SHAPES[cache_key] if shape.name in chosen]
+
+
+def shape_named(scenario: Scenario, name: str) -> Shape:
+    """The shape called `name` of a scenario's reads (a recorded cell's `shape`)."""
+    for shape in scenario_shapes(scenario):
+        if shape.name == name:
+            return shape
+    raise ValueError(f"{scenario.id} has no query shape {name!r}: its steps changed no column")
+
+
+def table_reads(
+    engine: Engine | type[Engine],
+    scenario: Scenario,
+    table_type: str,
+    chosen: tuple[str, ...] = DEFAULT_SHAPES,
+) -> list[Read]:
+    """Every read of one engine (instance: the variants it has) for one table, in order."""
+    reads = [
+        Read(query_type, variant)
+        for query_type in TABLE_QUERY_TYPES[table_type]
+        for variant in engine.variants
+        if "all" in chosen
+    ]
+    default = next((v for v in engine.variants if v.name == engine.default_variant_name()), None)
+    if default is None or SHAPED_QUERY_TYPE not in TABLE_QUERY_TYPES[table_type]:
+        return reads
+    quiet = engine.pushdown_off(default)
+    for shape in scenario_shapes(scenario, chosen):
+        if shape.name == "all":
+            continue
+        reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
+        if quiet is not None and shape.name in PUSHDOWN_SHAPES:
+            reads.append(Read(SHAPED_QUERY_TYPE, quiet, shape))
+    return reads
