@@ -47,6 +47,9 @@ class Engine(ABC):
     #: How the engine's SQL quotes names and spells literals, which shaped reads (a projection,
     #: a filter, a count) are written in; None: the engine writes them itself (`shaped_sql`).
     dialect: ClassVar[Dialect | None] = None
+    #: Whether the engine reads the query shapes at all (False: `SELECT *` only, for an
+    #: engine whose shaped reads lakecompat does not write yet).
+    reads_shapes: ClassVar[bool] = True
     #: Whether `--set` can give the engine settings (an engine without any refuses them).
     takes_settings: ClassVar[bool] = True
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with

@@ -46,6 +46,8 @@ def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     return console_run(
         tmp_path_factory.mktemp("lagging-readers"),
         *("--engines", ",".join(SHARED_ENGINES), "--scenarios", "rename_column/rename"),
+        # SELECT * only: the older readers' shaped reads have no reviewed known outcomes yet
+        *("--shapes", "all"),
         *("--hive-hudi-version", "0.15.0", "--spark-hudi-version", "0.15.0"),
     )
 

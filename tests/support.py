@@ -60,15 +60,17 @@ class SharedRun:
         engines: tuple[str, ...] | None = None,
         scenarios: tuple[str, ...] | None = None,
         table_types: tuple[str, ...] | None = None,
+        shapes: tuple[str, ...] | None = ("all",),
     ) -> list[Cell]:
-        """The cells a run of only these engines, scenarios and table types would record, in
-        the run's order (None: all of them)."""
+        """The cells a run of only these engines, scenarios, table types and query shapes
+        (by default `SELECT *` only) would record, in the run's order (None: all of them)."""
         return [
             c
             for c in self.cells
             if (engines is None or c.engine in engines)
             and (scenarios is None or c.scenario in scenarios)
             and (table_types is None or c.table_type in table_types)
+            and (shapes is None or c.shape in shapes)
         ]
 
 
@@ -140,6 +142,7 @@ def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Pat
         pattern=pattern,
         engines=(engine,),
         table_types=("cow",),
+        shapes=("all",),
         reports_dir=reports,
     )
     with pytest.raises(KeyboardInterrupt):
@@ -149,13 +152,19 @@ def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Pat
 
 
 def quiet_run(
-    reports: Path, engines: tuple[str, ...], pattern: str, progress: Progress | None = None
+    reports: Path,
+    engines: tuple[str, ...],
+    pattern: str,
+    progress: Progress | None = None,
+    shapes: tuple[str, ...] = ("all",),
 ) -> tuple[Path, list[Cell]]:
-    """Run `pattern` with `engines` on both table types, silently: (run folder, cells)."""
+    """Run `pattern` with `engines` on both table types, silently, reading `shapes` (by
+    default `SELECT *` only): (run folder, cells)."""
     options = RunOptions(
         scenarios_dir=SCENARIOS,
         pattern=pattern,
         engines=engines,
+        shapes=shapes,
         reports_dir=reports,
         keep_tables=True,  # some tests look at the written files
     )

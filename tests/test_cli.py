@@ -92,7 +92,8 @@ def test_the_console_script_runs_a_matrix_and_prints_what_failed(shared_run: Sha
     assert any(c.engine == "daft" and c.outcome is Outcome.ERROR for c in failing)
     # Not on a terminal: a line for each failing read, none for a passing one, and the counts.
     for cell in failing:
-        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {cell.query_type}"
+        query = cell.query_type if cell.shape == "all" else f"{cell.query_type} {cell.shape}"
+        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {query}"
         assert f"] {cell.outcome.value:<13} {where} [{cell.variant}]: " in shared_run.stderr
     assert "] PASS" not in shared_run.stderr
     total = len(cells)

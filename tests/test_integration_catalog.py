@@ -17,8 +17,10 @@ from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
+from harness.run.reads import table_reads
 from harness.run.runner import Runner
 from harness.scenario.load import load_scenarios
+from harness.scenario.shapes import DEFAULT_SHAPES
 
 pytestmark = pytest.mark.integration
 #: One scenario per category (the baseline runs anyway).
@@ -43,7 +45,7 @@ WATCH = SocketWatch()
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
     reports = tmp_path_factory.mktemp("reports")
-    return quiet_run(reports, ENGINES, ",".join(SUBSET), WATCH)
+    return quiet_run(reports, ENGINES, ",".join(SUBSET), WATCH, DEFAULT_SHAPES)
 
 
 def test_every_service_listens_on_loopback_only(run: tuple[Path, list[Cell]]) -> None:
@@ -71,6 +73,7 @@ def outcomes(cells: list[Cell], scenario: str, engine: str, variant: str) -> dic
         and c.engine == engine
         and c.variant == variant
         and c.query_type in ("snapshot", "read_optimized")
+        and c.shape == "all"
     }
 
 
@@ -83,10 +86,15 @@ def test_every_cell_is_there_with_outcome_reason_and_evidence(
     run: tuple[Path, list[Cell]],
 ) -> None:
     _, cells = run
-    tables = {(s.id, t) for s in load_scenarios(SCENARIOS) for t in s.spec.table_types}
-    chosen = [t for t in tables if t[0] in SUBSET or t[0] == "baseline/no_change"]
-    expected = sum(len(TABLE_QUERY_TYPES[t]) * VARIANTS for _, t in chosen)
-    assert len(cells) == expected
+    tables = [(s, t) for s in load_scenarios(SCENARIOS) for t in s.spec.table_types]
+    chosen = [(s, t) for s, t in tables if s.id in SUBSET or s.id == "baseline/no_change"]
+    plain = sum(len(TABLE_QUERY_TYPES[t]) * VARIANTS for _, t in chosen)
+    assert len([c for c in cells if c.shape == "all"]) == plain
+    # and the query shapes: the snapshot under each engine's default variant
+    expected = sum(
+        len(table_reads(engine_class(e), s, t, DEFAULT_SHAPES)) for s, t in chosen for e in ENGINES
+    )
+    assert len(cells) == expected > plain
     assert len({c.key for c in cells}) == len(cells)
     for cell in cells:
         assert cell.outcome is not Outcome.ENGINE_FAILED, cell.reason
@@ -145,6 +153,7 @@ def default_outcome(cells: list[Cell], scenario: str, engine: str) -> str:
         if c.scenario == scenario
         and c.engine == engine
         and c.variant == default
+        and c.shape == "all"
         and c.outcome not in (Outcome.REJECTED, Outcome.UNSUPPORTED)
     }
     worst = next(o for o in (Outcome.ERROR, Outcome.WRONG, Outcome.PASS) if o in read)
@@ -210,13 +219,14 @@ def test_cells_are_recorded_in_a_fixed_order(run: tuple[Path, list[Cell]]) -> No
     info, recorded = load_run(run_dir)
     scenarios = {s.id: s for s in load_scenarios(SCENARIOS)}
     expected = [
-        (engine, table_type, query_type, scenario, variant.name)
+        read.key(engine, table_type, scenario)
         for scenario in info["scenarios"]
         for table_type in ("cow", "mor")
         if table_type in scenarios[scenario].spec.table_types
         for engine in ENGINES
-        for query_type in TABLE_QUERY_TYPES[table_type]
-        for variant in engine_class(engine).variants
+        for read in table_reads(
+            engine_class(engine), scenarios[scenario], table_type, DEFAULT_SHAPES
+        )
     ]
     assert [c.key for c in recorded] == expected
 

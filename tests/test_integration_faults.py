@@ -35,6 +35,7 @@ def faulty_run(
     reports: Path, engines: tuple[str, ...], progress: Progress, **options: float
 ) -> tuple[Path, list[Cell]]:
     run = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
         engines=engines,
@@ -102,6 +103,7 @@ def test_a_hung_engine_times_out_and_is_restarted(tmp_path: Path) -> None:
 
 def test_a_writer_step_that_runs_too_long_is_an_error_not_a_rejection(tmp_path: Path) -> None:
     run = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern="rename_column/rename",
         engines=("spark",),

@@ -30,6 +30,7 @@ EXPECTATIONS = SCENARIOS.parent / "expectations"
 def run(reports: Path, pattern: str, progress: Progress | None = None, **options: object) -> Runner:
     """A run of `pattern` (and the baseline) with Flink, judged against the known outcomes."""
     run_options = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern=pattern,
         engines=("flink",),

@@ -124,6 +124,7 @@ def test_two_hiveservers_reading_in_lanes_give_the_cells_of_one(
     second reading the tables the first registered. Forced on the shared run's tables, the
     cells equal those of one HiveServer2 that read every variant."""
     options = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern=",".join(SHARED_SCENARIOS),
         engines=("hive",),

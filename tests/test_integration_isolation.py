@@ -23,6 +23,7 @@ PATTERN = "rename_column/rename"
 
 def run(reports: Path, **options: object) -> RunResult:
     settings = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
         engines=("spark", "hive"),

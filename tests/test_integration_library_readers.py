@@ -38,6 +38,7 @@ def run(
 ) -> Runner:
     """A run of `pattern` (and the baseline) with `engines`."""
     run_options = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern=pattern,
         engines=engines,

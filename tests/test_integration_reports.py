@@ -42,6 +42,8 @@ def spark_run(reports: Path, *extra: str | Path) -> tuple[subprocess.CompletedPr
         SCENARIO,
         "--table-types",
         "cow",
+        "--shapes",
+        "all",
         "--reports",
         reports,
         "--quiet",

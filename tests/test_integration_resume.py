@@ -32,6 +32,7 @@ SCRIPT = Path(sys.executable).parent / "lakecompat"
 
 def spark_run(reports: Path, engines: tuple[str, ...] = ("spark",)) -> tuple[Path, list[Cell]]:
     options = RunOptions(
+        shapes=("all",),
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
         engines=engines,
@@ -93,7 +94,7 @@ def test_sigterm_stops_every_service_and_the_run_resumes(
     reference: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     reports = tmp_path / "reports"
-    command = [str(SCRIPT), "run", "--engines", "spark", "--scenarios", PATTERN]
+    command = [str(SCRIPT), "run", "--engines", "spark", "--scenarios", PATTERN, "--shapes", "all"]
     command += ["--table-types", "cow", "--reports", str(reports), "--quiet"]
     process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, env={**os.environ})
     results = None
@@ -123,7 +124,7 @@ def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
     """Ctrl-C in a terminal is a SIGINT to the whole process group, children included."""
     reference = request.getfixturevalue(reference_of)
     reports = tmp_path / "reports"
-    command = [str(SCRIPT), "run", "--engines", engines, "--scenarios", PATTERN]
+    command = [str(SCRIPT), "run", "--engines", engines, "--scenarios", PATTERN, "--shapes", "all"]
     # Written afresh, so that the signal meets the writer's Spark jobs.
     command += ["--table-types", "cow", "--reports", str(reports), "--no-table-cache"]
     process = subprocess.Popen(

@@ -174,7 +174,10 @@ def test_a_table_without_old_files_gives_errors_naming_the_precondition(tmp_path
     scenarios.mkdir(parents=True)
     (scenarios / "rewrites_everything.yaml").write_text(REWRITES_EVERYTHING)
     options = RunOptions(
-        scenarios_dir=scenarios.parent, engines=("spark",), reports_dir=tmp_path / "reports"
+        shapes=("all",),
+        scenarios_dir=scenarios.parent,
+        engines=("spark",),
+        reports_dir=tmp_path / "reports",
     )
     cells = Runner(options, Progress(quiet=True)).run().cells
     assert len(cells) == 3 * 2  # cow: three query types, two variants

@@ -24,6 +24,7 @@ def run(
     reports: Path, cache: Path | None, scenarios: Path = SCENARIOS, **options: object
 ) -> list[Cell]:
     chosen = RunOptions(
+        shapes=("all",),
         scenarios_dir=scenarios,
         reports_dir=reports,
         table_cache=cache,

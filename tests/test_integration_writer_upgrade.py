@@ -32,6 +32,8 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
         "spark",
         "--table-types",
         "mor",
+        "--shapes",
+        "all",
         "--reports",
         reports,
         "--keep-tables",

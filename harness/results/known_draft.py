@@ -103,7 +103,9 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
     claimed: set[int] = set()
     entries: list[Known] = []
-    for form in _FORMS[1:]:
+    # Each entry names the query shape of the cells it was drafted for: on top of reviewed
+    # entries, an entry for every shape would also speak for cells those entries judge.
+    for form in [f for f in _FORMS[1:] if "shape" in f]:
         groups: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
         for cell in misjudged:
             if id(cell) not in claimed:

@@ -92,41 +92,14 @@ def plan_engines(
 LANES_FROM_TABLES = 40
 
 
-#: How many variants' reads the default variant's are worth when it also reads the query
-#: shapes (the snapshot's `project` and `filter`, and `filter` with pushdown off).
-SHAPED_WEIGHT = 2.5
-
-
-def _shares(spec: EngineSpec, count: int, shaped: bool) -> list[tuple[str, ...]]:
-    """The engine's variants split into at most `count` lanes of about equal work: in order,
-    an equal number each; with query shapes, the default variant first, then each variant to
-    the lane with the least work so far. Each lane keeps the variants' order."""
-    names = [variant.name for variant in spec.cls.variants]
-    if not shaped:
-        share = -(-len(names) // count)  # variants per lane, rounded up
-        return [tuple(names[i : i + share]) for i in range(0, len(names), share)]
-    default = spec.cls.default_variant_name()
-    loads = [0.0] * min(count, len(names))
-    owner = {}
-    for name in sorted(names, key=lambda n: n != default):
-        lane = loads.index(min(loads))
-        owner[name] = lane
-        loads[lane] += SHAPED_WEIGHT if name == default else 1.0
-    shares = [tuple(n for n in names if owner[n] == lane) for lane in range(len(loads))]
-    return sorted((s for s in shares if s), key=lambda share: names.index(share[0]))
-
-
 def plan_lanes(
     specs: list[EngineSpec],
     routes: list[list[int]],
     lanes: bool,
     attachments: Attachments,
-    shaped: bool = False,
 ) -> tuple[list[EngineSpec], list[list[int]]]:
     """The engines with those that have lanes (`Engine.lanes`) split into an instance per
-    lane, each reading a share of the variants, and the points' routes to them. When the run
-    reads query shapes (`shaped`), the default variant also reads them, so it weighs more
-    (`SHAPED_WEIGHT`) in the share.
+    lane, each reading a share of the variants, and the points' routes to them.
 
     An engine's lanes sit next to each other in the run's order, the first under the
     engine's own label; a further lane's label adds `-lane<N>` (its logs and folder). An
@@ -143,8 +116,13 @@ def plan_lanes(
             planned.append(spec)
             continue
         label = spec.label or spec.cls.name
+        names = [variant.name for variant in spec.cls.variants]
+        share = -(-len(names) // count)  # variants per lane, rounded up
         moved[index] = []
-        for lane, chosen in enumerate(_shares(spec, count, shaped)):
+        for lane in range(count):
+            chosen = tuple(names[lane * share : (lane + 1) * share])
+            if not chosen:
+                break
             moved[index].append(len(planned))
             planned.append(
                 replace(

@@ -67,7 +67,11 @@ def table_reads(
         if "all" in chosen
     ]
     default = next((v for v in engine.variants if v.name == engine.default_variant_name()), None)
-    if default is None or SHAPED_QUERY_TYPE not in TABLE_QUERY_TYPES[table_type]:
+    if (
+        default is None
+        or not engine.reads_shapes
+        or SHAPED_QUERY_TYPE not in TABLE_QUERY_TYPES[table_type]
+    ):
         return reads
     quiet = engine.pushdown_off(default)
     for shape in scenario_shapes(scenario, chosen):

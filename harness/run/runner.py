@@ -143,8 +143,7 @@ class Runner:
         lanes = options.lanes
         if lanes is None:
             lanes = sum(1 for _ in self._tables()) >= LANES_FROM_TABLES
-        shaped = any(shape != "all" for shape in options.shapes)
-        specs, routes = plan_lanes(specs, routes, lanes, options.attachments, shaped)
+        specs, routes = plan_lanes(specs, routes, lanes, options.attachments)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
         try:
