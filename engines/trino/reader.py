@@ -42,6 +42,11 @@ NESTED = ("row", "array", "map")
 _UNSUPPORTED_COLUMN = re.compile(
     r"^Unsupported Trino column type \(.*\) for Parquet column \(.*\)$"
 )
+#: A filter's statistics check of an old file (trinodb/trino#30544): the statistics and the
+#: file it names are those of whichever file failed first.
+_CORRUPTED_STATISTICS = re.compile(
+    r'Malformed Parquet file\. Corrupted statistics for column ("[^"]*")'
+)
 #: Variant setting that picks the catalog; every other setting is a Trino session property.
 CATALOG = "catalog"
 #: The Hudi catalog whose Parquet reader ignores statistics: no row-group, column-index or
@@ -475,4 +480,9 @@ def _message(error_name: str, message: str) -> str:
     if _UNSUPPORTED_COLUMN.match(message):
         stable = "Unsupported Trino column type for a column of an old Parquet file"
         return f"{error_name}: {stable} (Trino's message names the first that failed)\n{text}"
+    corrupted = _CORRUPTED_STATISTICS.match(message)
+    if corrupted:
+        # The statistics and the file it names are those of whichever file failed first.
+        stable = f"Malformed Parquet file. Corrupted statistics for column {corrupted.group(1)}"
+        return f"{error_name}: {stable} (Trino's message names the first file that failed)\n{text}"
     return text
