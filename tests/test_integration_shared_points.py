@@ -43,6 +43,9 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
         SCENARIO,
         "--table-types",
         "mor",
+        # SELECT * only, as the run it is compared with (conftest.py's lagging_readers_run)
+        "--shapes",
+        "all",
         "--reports",
         reports,
         cwd=reports,
