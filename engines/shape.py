@@ -70,6 +70,11 @@ class Shape:
     def counts(self) -> bool:
         return self.name == "count"
 
+    @property
+    def every_column(self) -> bool:
+        """Whether the query selects every column (`SELECT *`, filtered or not)."""
+        return not self.columns and not self.counts
+
     def select_list(self, dialect: Dialect) -> str:
         """What follows SELECT: `*`, the columns, or the count."""
         if self.counts:

@@ -44,7 +44,7 @@ from harness.results.expectations import from_records
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import ResultsError, load_run
 from harness.run import folder as run_folder
-from harness.run.cells import judge, measure
+from harness.run.cells import in_engine_order, judge, measure, partitions_last
 from harness.run.fleet import EngineState, Fleet
 from harness.run.progress import Progress
 from harness.run.reads import shape_named
@@ -332,8 +332,7 @@ def _run_files(
     if not supported:
         return answer, None
     shape = shape_named(scenario, cell.shape)
-    every = not shape.columns and not shape.counts
-    last = written.table.partition_by if engine.partition_columns_last and every else ()
+    last = partitions_last(engine, written.table.partition_by, shape)
     return answer, judge(judged, scenario, written.table, cell.query_type, answer, sql, last, shape)
 
 
@@ -342,10 +341,7 @@ def _expected(scenario: Scenario, cell: Cell, engine: Engine) -> pa.Table:
     them."""
     shape = shape_named(scenario, cell.shape)
     expected = expected_shape(scenario.spec, cell.table_type, cell.query_type, shape)
-    every = not shape.columns and not shape.counts
-    last = scenario.spec.partition_by if engine.partition_columns_last and every else []
-    names = expected.column_names
-    return expected.select([n for n in names if n not in last] + [n for n in last if n in names])
+    return in_engine_order(expected, partitions_last(engine, scenario.spec.partition_by, shape))
 
 
 def _known(info: dict[str, Any], cell: Cell) -> dict[str, Any] | None:

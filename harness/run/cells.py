@@ -4,7 +4,7 @@ when the baseline already fails the same way."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -108,8 +108,7 @@ def measure(
             return verdict(cell, Outcome.UNSUPPORTED, reason, evidence)
         return verdict(cell, Outcome.ERROR, error, evidence)
     cell.seconds = round(time.monotonic() - started, 3)
-    every_column = not shape.columns and not shape.counts
-    last = table.partition_by if engine.partition_columns_last and every_column else ()
+    last = partitions_last(engine, table.partition_by, shape)
     cell = judge(cell, scenario, table, query_type, answer, shown, last, shape)
     if probe is not None:
         found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason
@@ -213,6 +212,22 @@ def writer_verdict(cell: Cell, written: WriteResult) -> Cell:
     return verdict(cell, Outcome.ERROR, reason, Evidence(sql=sql, error=written.message))
 
 
+def partitions_last(
+    engine: Engine, partition_by: Sequence[str], shape: Shape = ALL
+) -> tuple[str, ...]:
+    """The partition columns the engine lists after the data columns in its answer, as Hive
+    tables do: none for an engine that keeps the table's order, or a query naming its columns."""
+    return tuple(partition_by) if engine.partition_columns_last and shape.every_column else ()
+
+
+def in_engine_order(expected: pa.Table, last: Sequence[str]) -> pa.Table:
+    """The oracle's table with the columns `last` moved after the others."""
+    if not last:
+        return expected
+    names = expected.column_names
+    return expected.select([n for n in names if n not in last] + [n for n in last if n in names])
+
+
 def judge(
     cell: Cell,
     scenario: Scenario,
@@ -228,12 +243,7 @@ def judge(
     expected = expected_shape(scenario.spec, table.table_type, query_type, shape)
     if shape.counts:
         return _judge_count(cell, scenario, expected, answer, sql, shape)
-    if last:  # the engine lists partition columns after the data columns, as Hive tables do
-        names = expected.column_names
-        expected = expected.select(
-            [n for n in names if n not in last] + [n for n in last if n in names]
-        )
-    compared = compare(expected, answer, table.key)
+    compared = compare(in_engine_order(expected, last), answer, table.key)
     if compared.equal:
         return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
     evidence = Evidence(sql=sql, sample=compared.sample)

@@ -30,8 +30,6 @@ from harness.scenario.oracle import TableState, evolve, expected
 from harness.scenario.schema import Schema
 
 __all__ = [
-    "ALL",
-    "COUNT_COLUMN",
     "DEFAULT_SHAPES",
     "SHAPES",
     "Change",
