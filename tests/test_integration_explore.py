@@ -37,7 +37,7 @@ def test_a_planted_failure_is_found_and_shrunk(
     monkeypatch.setattr(oracle, "_apply", renamed_reads_null)
     lab = Lab(tmp_path / "work", ("spark",), Progress(quiet=True), 120)
     with lab.running():
-        result = explore(lab, budget=900, seed=7, max_examples=30)
+        result = explore(lab, budget=900, seed=7, max_examples=12)
     assert result.findings, "the planted failure was not found"
     # Every finding is the planted one: a sequence with a rename.
     for finding in result.findings.values():

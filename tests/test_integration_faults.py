@@ -94,10 +94,10 @@ def test_a_hung_engine_times_out_and_is_restarted(tmp_path: Path) -> None:
     progress = SignalAfter(HIVESERVER2, signal.SIGSTOP, cells=2)
     # The frozen HiveServer2 never answers; every other read (a few seconds at most, on a
     # freshly restarted and busy machine too) stays far below the timeout.
-    run_dir, cells = faulty_run(tmp_path, ("hive",), progress, query_timeout=30)
+    run_dir, cells = faulty_run(tmp_path, ("hive",), progress, query_timeout=20)
     errors = check_recovered(run_dir, cells, "hive", 4)
-    assert [c.reason for c in errors] == ["timeout after 30 s"]
-    assert 30 <= errors[0].seconds < 90  # ended by the timeout, not by anything later
+    assert [c.reason for c in errors] == ["timeout after 20 s"]
+    assert 20 <= errors[0].seconds < 60  # ended by the timeout, not by anything later
     assert errors[0].evidence.log
 
 

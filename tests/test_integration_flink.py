@@ -102,11 +102,11 @@ def test_a_hung_flink_query_times_out_and_flink_is_restarted(tmp_path: Path) -> 
         hudi_version="0.15.0",
         # The frozen server never answers; every other read (0.3 s typically, a few seconds
         # on a freshly restarted Flink on a busy machine) stays far below the timeout.
-        query_timeout=30,
+        query_timeout=20,
     )
     result = runner.run()
     assert progress.victim is not None
-    timeouts = [c for c in result.cells if c.reason == "timeout after 30 s"]
+    timeouts = [c for c in result.cells if c.reason == "timeout after 20 s"]
     assert len(timeouts) == 1
     assert timeouts[0].outcome is Outcome.ERROR
     events = (result.run_dir / "events.jsonl").read_text().splitlines()

@@ -93,3 +93,31 @@ def test_a_further_lane_reads_the_first_lanes_registration_and_shares_its_error(
     states[0].failure = "could not start"
     fleet.register_each(states, _written())
     assert second.registered == ["t_x"]
+
+
+def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
+    """`--variants default`: one variant per engine, so Hive needs no second lane, and every
+    part of the run that counts a table's cells (plan, resume, merge) counts the same reads."""
+    from dataclasses import replace
+
+    from engines.spark.reader import SparkEngine
+    from engines.table import TABLE_QUERY_TYPES
+    from harness.run.reads import table_reads
+    from harness.scenario.load import load_scenario
+
+    specs, routes = plan_engines([RunOptions(engines=("hive",))], "1.2.0")
+    default = HiveEngine.default_variant_name()
+    only = [replace(s, variants=(default,)) for s in specs]
+    assert plan_lanes(only, routes, True, Attachments()) == (only, routes)
+    scenario = load_scenario(Path("scenarios/type_change/float_to_double.yaml"), Path("scenarios"))
+    every = table_reads(SparkEngine, scenario, "cow")
+    reads = table_reads(SparkEngine, scenario, "cow", variants="default")
+    plain = [r for r in reads if r.shape.name == "all"]
+    assert [(r.query_type, r.variant.name) for r in plain] == [
+        (query_type, SparkEngine.default_variant_name()) for query_type in TABLE_QUERY_TYPES["cow"]
+    ]
+    assert len(SparkEngine.variants) > 1 and len(every) > len(reads)
+    # The shaped reads are the same: they are under the default variant anyway.
+    assert [r for r in reads if r.shape.name != "all"] == [
+        r for r in every if r.shape.name != "all"
+    ]

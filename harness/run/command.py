@@ -32,6 +32,7 @@ from harness.run.folder import resume_options
 from harness.run.merge import merge as merge_shards
 from harness.run.options import DEFAULT_ENGINES, RunOptions, RunResult
 from harness.run.progress import Progress
+from harness.run.reads import VARIANT_CHOICES
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
@@ -64,6 +65,14 @@ def add_run_parser(commands: Subcommands) -> None:
         "default: cow,mor",
     )
     shapes_option(run)
+    run.add_argument(
+        "--variants",
+        choices=VARIANT_CHOICES,
+        default="all",
+        help="read SELECT * under every variant of each engine (all, the default), or under "
+        "each engine's default settings only (default: quicker, what a user who changed no "
+        "setting reads)",
+    )
     reports_option(run, "folder for run folders and latest/ (default: ./reports)")
     run.add_argument(
         "--hudi-version",
@@ -162,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
         return _finish(result, args)
     options = RunOptions(
         **selection(args),
+        variants=args.variants,
         hudi_version=args.hudi_version,
         reader_hudi_versions=_reader_hudi_versions(args),
         engine_settings=_engine_settings(args.settings),

@@ -291,6 +291,8 @@ class Fleet:
         self.progress.stage(f"restarting {name} ({why})")
         event: dict[str, Any] = {"engine": name, "why": why, "log": state.engine.log_excerpt()}
         try:
+            # A hung engine ignores a polite stop until its grace period runs out: end it now.
+            state.engine.kill()
             state.engine.restart()
         except Exception as exc:  # noqa: BLE001 - an engine that cannot restart is a result
             state.failure = f"could not restart after: {why}: {describe_error(exc)}"

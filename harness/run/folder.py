@@ -105,6 +105,7 @@ def run_info(
         "scenarios": [s.id for s in scenarios],
         "table_types": list(options.table_types),
         "shapes": list(options.shapes),
+        "variants": options.variants,
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
         "table_cache": str(options.table_cache) if options.table_cache else None,
@@ -162,6 +163,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         table_types=tuple(info["table_types"]),
         # A run from before query shapes read `SELECT *` only.
         shapes=tuple(info.get("shapes") or ("all",)),
+        variants=info.get("variants") or "all",
         reports_dir=reports_dir,
         hudi_version=info["writer"]["hudi"],
         reader_hudi_versions={

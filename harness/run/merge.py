@@ -127,7 +127,9 @@ def _expected_keys(
     return [
         read.key(engine, table_type, scenario.id)
         for engine in info["engine_order"]
-        for read in table_reads(engine_class(engine), scenario, table_type, shapes)
+        for read in table_reads(
+            engine_class(engine), scenario, table_type, shapes, info.get("variants") or "all"
+        )
     ]
 
 

@@ -27,6 +27,9 @@ class RunOptions:
     #: The query shapes to read (`harness.scenario.shapes`): `all` is `SELECT *` with every
     #: query type and variant; the others read the snapshot under each engine's default.
     shapes: tuple[str, ...] = DEFAULT_SHAPES
+    #: `all`: `SELECT *` under every variant of each engine; `default`: under each engine's
+    #: default variant only (`harness.run.reads.VARIANT_CHOICES`).
+    variants: str = "all"
     reports_dir: Path = Path("reports")
     hudi_version: str | None = None
     #: The Hudi release an engine reads with where it is not the writer's (version skew), by

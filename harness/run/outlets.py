@@ -110,13 +110,13 @@ def plan_lanes(
     planned: list[EngineSpec] = []
     moved: dict[int, list[int]] = {}
     for index, spec in enumerate(specs):
-        count = spec.cls.lanes
+        names = list(spec.variants or [variant.name for variant in spec.cls.variants])
+        count = min(spec.cls.lanes, len(names))
         if count < 2 or attachments.attaches(spec.cls.name):
             moved[index] = [len(planned)]
             planned.append(spec)
             continue
         label = spec.label or spec.cls.name
-        names = [variant.name for variant in spec.cls.variants]
         share = -(-len(names) // count)  # variants per lane, rounded up
         moved[index] = []
         for lane in range(count):

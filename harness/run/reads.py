@@ -20,6 +20,9 @@ from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES, shapes_for
 SHAPED_QUERY_TYPE = "snapshot"
 #: The shapes also read with pushdown off (`Engine.pushdown_off`).
 PUSHDOWN_SHAPES = ("filter",)
+#: `--variants`: `SELECT *` under every variant of an engine, or under its default only (what
+#: a user who changed no setting reads: a quicker run).
+VARIANT_CHOICES = ("all", "default")
 
 _SHAPES: dict[tuple[str, str], list[Shape]] = {}
 
@@ -58,15 +61,17 @@ def table_reads(
     scenario: Scenario,
     table_type: str,
     chosen: tuple[str, ...] = DEFAULT_SHAPES,
+    variants: str = "all",
 ) -> list[Read]:
-    """Every read of one engine (instance: the variants it has) for one table, in order."""
+    """Every read of one engine (instance: the variants it has) for one table, in order;
+    `variants` "default": `SELECT *` under the engine's default variant only."""
+    default = next((v for v in engine.variants if v.name == engine.default_variant_name()), None)
     reads = [
         Read(query_type, variant)
         for query_type in TABLE_QUERY_TYPES[table_type]
         for variant in engine.variants
-        if "all" in chosen
+        if "all" in chosen and (variants == "all" or variant is default)
     ]
-    default = next((v for v in engine.variants if v.name == engine.default_variant_name()), None)
     if (
         default is None
         or not engine.reads_shapes

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -140,6 +141,8 @@ class Runner:
         if all(writer.holds(scenario, kind) for scenario, kind in self._tables()):
             runtime.quick_jit = True  # Spark only reads: every table comes from the cache
         specs, routes = plan_engines(self.points, runtime.hudi_version)
+        if options.variants == "default":
+            specs = [replace(s, variants=(s.cls.default_variant_name(),)) for s in specs]
         lanes = options.lanes
         if lanes is None:
             lanes = sum(1 for _ in self._tables()) >= LANES_FROM_TABLES
