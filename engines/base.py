@@ -146,6 +146,11 @@ class Engine(ABC):
             return None
         return f"{cls.name} cannot read a table in the shape {shape.name!r}"
 
+    def variant_unsupported(self, variant: Variant) -> str | None:
+        """Why this engine, as started or attached, cannot read under `variant` (None: it
+        can)."""
+        return None
+
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The SQL that reads the table with this query type in `shape` (`engines.shape`): by
         default `read_sql` with the shape's select list and WHERE clause in `dialect`."""

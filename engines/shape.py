@@ -21,9 +21,9 @@ PUSHDOWN_OFF = "+pushdown_off"
 
 @dataclass(frozen=True)
 class Predicate:
-    """`column op values` on a top-level column; `type` is the column's (latest) type as a
-    scenario spells it (`double`, `decimal(12,4)`, `string`, ...), values are Python values
-    of it (int, float, Decimal, str, date, datetime, bool)."""
+    """`column op values` on a column, or on a field of a struct column (`point.x`); `type` is
+    its (latest) type as a scenario spells it (`double`, `decimal(12,4)`, `string`, ...),
+    values are Python values of it (int, float, Decimal, str, date, datetime, bool)."""
 
     column: str
     type: str
@@ -31,9 +31,22 @@ class Predicate:
     op: str
     values: tuple[Any, ...] = ()
 
+    @property
+    def path(self) -> tuple[str, ...]:
+        """The column's name, then the struct fields down to the one compared."""
+        return tuple(self.column.split("."))
+
+    @property
+    def nested(self) -> bool:
+        """Whether the predicate is on a field inside a struct column."""
+        return len(self.path) > 1
+
     def holds(self, row: dict[str, Any]) -> bool:
-        """Whether a row matches, with SQL's NULL semantics."""
-        value = row.get(self.column)
+        """Whether a row matches, with SQL's NULL semantics (a field of a NULL struct is
+        NULL)."""
+        value: Any = row
+        for name in self.path:
+            value = value.get(name) if isinstance(value, dict) else None
         if self.op == "is null":
             return value is None
         if value is None:
@@ -45,7 +58,7 @@ class Predicate:
 
     def sql(self, dialect: Dialect) -> str:
         """The predicate in `dialect`."""
-        column = dialect.quote(self.column)
+        column = ".".join(dialect.quote(name) for name in self.path)
         if self.op == "is null":
             return f"{column} IS NULL"
         literals = [dialect.literal(v, self.type) for v in self.values]

@@ -211,6 +211,40 @@ def test_the_first_screen_answers_which_engines_read_a_renamed_column(
     assert (run_dir / "first-screen.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_page_shows_the_query_shapes_side_by_side_and_filters_them(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    """Every engine's tables of filtered and projected reads sit beside its SELECT * tables;
+    the shape boxes show one shape's tables alone."""
+    from selenium.webdriver.common.by import By
+
+    run_dir, cells = run
+    browser = headless_chromium()
+    try:
+        browser.get((run_dir / "matrix.html").as_uri())
+        boxes = browser.find_elements(By.CSS_SELECTOR, "input[name=shape]")
+        assert [b.get_attribute("value") for b in boxes] == list(DEFAULT_SHAPES)
+        browser.find_element(By.ID, "open-all").click()
+
+        def shown() -> set[str]:
+            sections = browser.find_elements(By.CSS_SELECTOR, "section.matrix")
+            return {s.get_attribute("data-shape") for s in sections if s.is_displayed()}
+
+        assert shown() == set(DEFAULT_SHAPES)
+        trino = browser.find_element(
+            By.CSS_SELECTOR, "section.matrix[data-engine=trino][data-shape=filter] h3"
+        )
+        assert trino.text == "trino · cow · snapshot filter"
+        for name in ("all", "project"):
+            browser.find_element(By.CSS_SELECTOR, f"input[name=shape][value={name}]").click()
+        assert shown() == {"filter"}
+        filtered = [c for c in cells if c.shape == "filter"]
+        rows = browser.find_elements(By.CSS_SELECTOR, "section.matrix[data-shape=filter] td.cell")
+        assert len(rows) == len(filtered)
+    finally:
+        browser.quit()
+
+
 def test_cells_are_recorded_in_a_fixed_order(run: tuple[Path, list[Cell]]) -> None:
     # Hive and Trino read beside the writer, on threads of their own; the results file still
     # lists each table's cells together: engine by engine in the run's order, then query type,
@@ -259,21 +293,30 @@ def test_no_cell_depends_on_what_ran_before(
     the opposite order, or with every engine started afresh before each scenario, gives the
     same cells for every engine."""
     run_dir, cells = run
-    # The restarted run reads SELECT * only: restarting every engine per scenario is what it
-    # tests, and the reverse run covers the query shapes.
-    shapes = DEFAULT_SHAPES if order == "reverse" else ("all",)
+    # The restarted run reads SELECT * under each engine's default variant: a fresh engine
+    # process per scenario is what it tests; the reverse run covers the other variants and the
+    # query shapes, whose settings an engine keeps from one query to the next.
+    restarted = order != "reverse"
+    shapes = ("all",) if restarted else DEFAULT_SHAPES
     options = RunOptions(
         scenarios_dir=SCENARIOS,
         pattern=",".join(SUBSET),
         engines=ENGINES,
         shapes=shapes,
+        variants="default" if restarted else "all",
         reports_dir=tmp_path,
-        reverse_order=order == "reverse",
-        isolate_scenarios=order != "reverse",
+        reverse_order=not restarted,
+        isolate_scenarios=restarted,
     )
     again = Runner(options, Progress(quiet=True)).run()
-    read = [c for c in cells if c.shape in shapes]
+    read = [
+        c
+        for c in cells
+        if c.shape in shapes
+        and (not restarted or c.variant == engine_class(c.engine).default_variant_name())
+    ]
+    assert len(read) > len(SUBSET) * len(ENGINES)
     assert answers(again.cells, again.run_dir) == answers(read, run_dir)
-    if order != "reverse":  # the baseline and every scenario of the subset: fresh engines each
+    if restarted:  # the baseline and every scenario of the subset: fresh engines each
         hive_log = (again.run_dir / "logs" / "hiveserver2.log").read_text()
         assert hive_log.count("STARTUP_MSG: Starting HiveServer2") == len(SUBSET) + 1

@@ -102,3 +102,32 @@ def test_the_header_gives_the_offline_command_repro_runs() -> None:
     assert argv[0].endswith("pyspark/bin/spark-submit") and Path(argv[0]).is_file()
     assert variables["PYSPARK_PYTHON"] == sys.executable
     assert "--packages org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0" in header
+
+
+def test_bloom_filters_go_on_the_key_and_every_name_a_changed_column_had() -> None:
+    from harness.writer.hudi.statements import bloom_filter_columns, bloom_filter_settings
+
+    by_id = {s.id: s for s in SCENARIOS}
+    # A rename: the new name and the old one (the files written before the rename carry it).
+    assert bloom_filter_columns(by_id["rename_column/rename"].spec) == ("id", "name", "product")
+    assert bloom_filter_columns(by_id["type_change/float_to_double"].spec) == ("id", "v")
+    assert bloom_filter_columns(by_id["baseline/no_change"].spec) == ("id",)
+    spec = by_id["type_change/float_to_double"].spec
+    settings = bloom_filter_settings(spec)
+    assert settings["parquet.bloom.filter.enabled#v"] == "true"
+    assert int(settings["parquet.bloom.filter.expected.ndv#v"]) >= len(spec.rows)
+    # The reproduction script writes them too.
+    text = writer_script(by_id["type_change/float_to_double"], "cow", "3.5.3", "1.2.0")
+    assert "'spark.hadoop.parquet.bloom.filter.enabled#v': 'true'" in text
+
+
+def test_a_files_columns_say_which_have_a_bloom_filter(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from harness.writer.hudi.files import parquet_columns
+
+    table = pa.table({"_hoodie_record_key": ["1"], "id": [1], "price": [1.5], "name": ["a"]})
+    path = tmp_path / "f.parquet"
+    pq.write_table(table, path, bloom_filter_options={"price": {"ndv": 10}})
+    assert parquet_columns(path) == ("id long", "price double (bloom filter)", "name string")

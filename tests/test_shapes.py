@@ -196,3 +196,40 @@ def test_literals_of_every_filterable_type() -> None:
     assert HIVE.literal(True, "boolean") == "TRUE"
     assert TRINO.literal(0.1, "double") == "0.1"
     assert TRINO.literal(5000000000, "long") == "5000000000"
+
+
+def test_a_widened_field_inside_a_struct_is_filtered_by_its_path() -> None:
+    nested = ScenarioSpec.model_validate(
+        {
+            "title": "t",
+            "key": "id",
+            "precombine": "ts",
+            "schema": [
+                {"name": "id", "type": "int"},
+                {"name": "point", "type": "struct<x:int,y:int>"},
+                {"name": "ts", "type": "long"},
+            ],
+            "rows": [
+                {"id": 1, "point": {"x": 1, "y": 2}, "ts": 1},
+                {"id": 2, "point": {"x": 3, "y": 4}, "ts": 1},
+                {"id": 3, "point": None, "ts": 1},
+            ],
+            "steps": [
+                {"op": "rename_column", "column": "point.x", "to": "px"},
+                {"op": "change_type", "column": "point.px", "to": "long"},
+                {"op": "upsert", "rows": [{"id": 4, "point": {"px": 1, "y": 0}, "ts": 2}]},
+            ],
+        }
+    )
+    shapes = by_name(nested)
+    assert shapes["project"].columns == ("id", "point")
+    equal = shapes["filter"].predicate
+    assert equal is not None and equal.nested and equal.path == ("point", "px")
+    assert equal.describe() == "point.px = 1"
+    assert equal.sql(SPARK) == "`point`.`px` = 1"
+    assert equal.sql(TRINO) == '"point"."px" = 1'
+    # Row 1 (old file) and row 4 (new file); row 3's NULL struct has no px.
+    assert [r["id"] for r in rows(nested, shapes["filter"])] == [1, 4]
+    change = change_of(nested, shapes["filter"])
+    assert change is not None and change.what == "changed from int to long"
+    assert written_before(nested, change) == {1, 2, 3}

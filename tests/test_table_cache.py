@@ -36,6 +36,7 @@ class FolderWriter(TableWriter):
         self.written: list[str] = []
         self.outcome: dict[str, Any] = {}
         self.options: dict[str, Any] = {"write": {"hoodie.x": "1"}}
+        self.per_table: dict[str, Any] = {"hadoop": {"parquet.bloom.filter.enabled#id": "true"}}
 
     @property
     def versions(self) -> dict[str, str]:
@@ -44,6 +45,9 @@ class FolderWriter(TableWriter):
     @property
     def settings(self) -> dict[str, Any]:
         return self.options
+
+    def table_settings(self, scenario: Scenario) -> dict[str, Any]:
+        return self.per_table
 
     def write(self, scenario: Scenario, table_type: str) -> WriteResult:
         name = table_name(scenario.id, table_type)
@@ -127,7 +131,16 @@ def change_scenario(scenario: Scenario) -> Scenario:
 
 @pytest.mark.parametrize(
     "change",
-    ["scenario content", "scenario id", "table type", "releases", "settings", "code", "format"],
+    [
+        "scenario content",
+        "scenario id",
+        "table type",
+        "releases",
+        "settings",
+        "table settings",
+        "code",
+        "format",
+    ],
 )
 def test_any_change_to_a_part_of_the_key_writes_afresh(
     tmp_path: Path, scenario: Scenario, change: str, monkeypatch: pytest.MonkeyPatch
@@ -146,6 +159,8 @@ def test_any_change_to_a_part_of_the_key_writes_afresh(
         inner.releases = {"spark": "3.5.9", "hudi": "1.1.1"}
     elif change == "settings":
         inner.options = {"write": {"hoodie.x": "2"}}
+    elif change == "table settings":
+        inner.per_table = {"hadoop": {"parquet.bloom.filter.enabled#name": "true"}}
     elif change == "code":
         monkeypatch.setattr(table_cache, "writer_code_version", lambda: "another")
     elif change == "format":

@@ -203,3 +203,24 @@ def test_an_error_naming_the_first_split_to_fail_gets_a_stable_first_line() -> N
     )
     assert rest == f"NOT_SUPPORTED: {message}"
     assert _message("NOT_SUPPORTED", "versioned tables") == "NOT_SUPPORTED: versioned tables"
+
+
+def test_an_attached_trino_without_the_pushdown_off_catalog_does_not_read_with_it(
+    tmp_path: Path,
+) -> None:
+    from engines.trino.reader import NO_PUSHDOWN, AttachedTrino
+
+    engine = TrinoEngine(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
+    default = TrinoEngine.variants[0]
+    quiet = TrinoEngine.pushdown_off(default)
+    assert quiet is not None and quiet.settings["catalog"] == NO_PUSHDOWN
+    # lakecompat's own coordinator has the catalog (not started here: nothing to ask).
+    assert engine.variant_unsupported(quiet) is None
+    attached = AttachedTrino("http://127.0.0.1:1")
+    attached.catalogs = {"hudi", "hive"}
+    engine._server = attached
+    reason = engine.variant_unsupported(quiet)
+    assert reason is not None and NO_PUSHDOWN in reason and "parquet.ignore-statistics" in reason
+    assert engine.variant_unsupported(default) is None
+    attached.catalogs.add(NO_PUSHDOWN)
+    assert engine.variant_unsupported(quiet) is None

@@ -63,7 +63,8 @@ class DaftEngine(LibraryReader):
         lines = [_SHAPED_IMPORTS, f"df = daft.read_hudi({path!r})"]
         predicate = shape.predicate
         if predicate is not None:
-            column = f"daft.col({predicate.column!r})"
+            name, *fields = predicate.path
+            column = f"daft.col({name!r})" + "".join(f"[{f!r}]" for f in fields)
             if predicate.op == "is null":
                 lines.append(f"df = df.where({column}.is_null())")
             elif predicate.op == "=":

@@ -105,6 +105,11 @@ class HudiRsEngine(LibraryReader):
     def shape_unsupported(cls, shape: Shape) -> str | None:
         if shape.predicate is not None and shape.predicate.op == "is null":
             return f"hudi-rs's read filters have no IS NULL (its operators: {_FILTER_OPERATORS})"
+        if shape.predicate is not None and shape.predicate.nested:
+            return (
+                "hudi-rs's read filters name top-level columns only, not a field inside a struct "
+                f"({shape.predicate.column})"
+            )
         return None
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:

@@ -92,6 +92,13 @@ class SparkRuntime:
             self._session = self._build()
         return self._session
 
+    def hadoop_conf(self, start: bool = True) -> Any:
+        """The JVM's Hadoop configuration, which Hudi's writers read (None when `start` is
+        False and no live session is running)."""
+        if not start and (self._session is None or not self.alive()):
+            return None
+        return self.session().sparkContext._jsc.hadoopConfiguration()
+
     def alive(self) -> bool:
         """False when the session was started and its JVM has died."""
         if self._session is None:

@@ -54,9 +54,12 @@ CATALOG = "catalog"
 NO_PUSHDOWN = "hudi_pushdown_off"
 #: How long the client waits for lakecompat's own coordinator to answer one HTTP request. Trino
 #: answers every poll within about a second while a query runs; a coordinator that does not
-#: answer in 10 s is hung, and the client's three attempts find that out in 30 s instead of 90
-#: (the client's default). An attached coordinator keeps the client's defaults.
+#: answer in 10 s is hung. An attached coordinator keeps the client's defaults (three attempts
+#: of 30 s each).
 OWN_REQUEST_TIMEOUT_S = 10.0
+#: Attempts per HTTP request to lakecompat's own coordinator: a second one rides out a single
+#: slow answer on a busy machine, and a hung coordinator is found in 20 s instead of 90.
+OWN_REQUEST_ATTEMPTS = 2
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 _SIMPLE = {
     "boolean": pa.bool_(),
@@ -319,6 +322,22 @@ class TrinoEngine(MetastoreReader):
                 query.append(text)
         return ";\n".join(query), Variant("reproduction", settings)
 
+    def variant_unsupported(self, variant: Variant) -> str | None:
+        """An attached coordinator without the catalog that ignores Parquet statistics (it is
+        optional there): the filter is not read with pushdown off."""
+        server = self._server
+        catalog = variant.settings.get(CATALOG, "hudi")
+        if (
+            isinstance(server, AttachedTrino)
+            and catalog == NO_PUSHDOWN
+            and catalog not in server.catalogs
+        ):
+            return (
+                f"the attached Trino has no catalog {NO_PUSHDOWN} (a `hudi` catalog with "
+                "parquet.ignore-statistics=true), so it does not read with pushdown off"
+            )
+        return None
+
     @classmethod
     def pushdown_off(cls, variant: Variant) -> Variant | None:
         """The variant in the Hudi catalog that ignores Parquet statistics (`NO_PUSHDOWN`), its
@@ -358,10 +377,10 @@ class TrinoEngine(MetastoreReader):
             schema=self.context.database,
             session_properties=settings,
             http_scheme=server.scheme,
-            request_timeout=(
-                OWN_REQUEST_TIMEOUT_S
+            **(
+                {"request_timeout": OWN_REQUEST_TIMEOUT_S, "max_attempts": OWN_REQUEST_ATTEMPTS}
                 if isinstance(server, TrinoServer)
-                else trino.constants.DEFAULT_REQUEST_TIMEOUT
+                else {}
             ),
         )
         try:
@@ -404,6 +423,8 @@ class AttachedTrino:
         self.scheme, self.host, self.port = trino_address(address)
         #: The cursor of the query running now, which `kill()` cancels.
         self.current: Any = None
+        #: The catalogs the coordinator has (known once `check` ran).
+        self.catalogs: set[str] = set()
 
     def info(self, timeout: float = 5) -> dict[str, Any]:
         """The coordinator's `/v1/info`."""
@@ -431,6 +452,7 @@ class AttachedTrino:
             found = {row[0] for row in cursor.fetchall()}
         finally:
             connection.close()
+        self.catalogs = found
         missing = sorted({"hudi", "hive"} - found)
         if missing:
             raise AttachError(

@@ -22,6 +22,7 @@ from harness.report.overview_html import overview_html
 from harness.report.summary import engine_versions, verdict_counts
 from harness.results.expectations import Judged, Verdict
 from harness.results.outcomes import Outcome, summary_line
+from harness.scenario.shapes import SHAPES
 
 COLOURS = {
     Outcome.PASS: "#2e7d32",
@@ -54,6 +55,8 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
     writer = info.get("writer", {})
     engines = list(dict.fromkeys(c.engine for c in cells))
     categories = sorted({c.category for c in cells})
+    # The query shapes of the run, `all` (SELECT *) first, the others as `SHAPES` lists them.
+    shapes = [s for s in SHAPES if any(c.shape == s for c in cells)]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>lakecompat {_e(info.get('run_id', ''))}</title>",
@@ -82,6 +85,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         filter_boxes("outcome", [o.value for o in Outcome]),
         filter_boxes("verdict", [v.value for v in Verdict]),
         filter_boxes("category", categories),
+        filter_boxes("shape", shapes),
         "<p class='filters'><label><input type='checkbox' id='show-not-read'> show what no "
         "engine read: scenarios the writer refused (REJECTED) and query types an engine does "
         "not have (UNSUPPORTED)</label> · <a href='#' id='open-all' "

@@ -142,7 +142,7 @@ function buildEngine(section) {
     const rows = {};
     cells.forEach(c => { (rows[c.scenario] ||= {})[c.variant] = c; });
     html += '<section class="matrix' + (read.length ? '' : ' notread') + '" data-engine="'
-      + esc(engine) + '"><h3>' + esc(engine + ' · ' + name) + '</h3><table><thead><tr>'
+      + esc(engine) + '" data-shape="' + esc(cells[0].shape || 'all') + '"><h3>' + esc(engine + ' · ' + name) + '</h3><table><thead><tr>'
       + '<th>scenario</th>' + variants.map(v => '<th>' + esc(v) + '</th>').join('')
       + '</tr></thead><tbody>';
     Object.entries(rows).forEach(([scenario, byVariant]) => {
@@ -163,13 +163,14 @@ function buildEngine(section) {
 
 function filter() {
   const engines = wanted('engine'), outcomes = wanted('outcome'), categories = wanted('category');
-  const verdicts = wanted('verdict');
+  const verdicts = wanted('verdict'), shapes = wanted('shape');
   const everything = document.getElementById('show-not-read').checked;
   document.querySelectorAll('details.engine').forEach(s => {
     s.style.display = engines.includes(s.dataset.engine) ? '' : 'none';
   });
-  document.querySelectorAll('section.matrix.notread').forEach(s => {
-    s.style.display = everything ? '' : 'none';
+  document.querySelectorAll('section.matrix').forEach(s => {
+    const shown = shapes.includes(s.dataset.shape);
+    s.style.display = shown && (everything || !s.classList.contains('notread')) ? '' : 'none';
   });
   document.querySelectorAll('p.folded.notread').forEach(p => {
     p.style.display = everything ? 'none' : '';

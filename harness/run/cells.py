@@ -68,7 +68,7 @@ def measure(
     if unmet:
         reason = f"the table does not hold what {scenario.id} is about: {'; '.join(unmet)}"
         return verdict(cell, Outcome.ERROR, reason, Evidence())
-    unsupported = engine.shape_unsupported(shape)
+    unsupported = engine.shape_unsupported(shape) or engine.variant_unsupported(variant)
     if unsupported is not None:
         return verdict(cell, Outcome.UNSUPPORTED, unsupported, Evidence())
     if register_error:

@@ -8,7 +8,8 @@ Parquet statistics, dictionaries, bloom filters, partition pruning):
 - `filter`: every column, of the rows where a changed column equals a value held by a row
   written *before* the change (the one most rows share), or is NULL where the old rows hold
   nothing in it (an added column), so that a reader must read old files' statistics through
-  the column's new name or type;
+  the column's new name or type; where only a field inside a struct column changed
+  (`point.x`), the filter is on that field;
 - `range`: the same column between the smallest old value and the largest value;
 - `partition`: the rows of one partition (partitioned tables only), through partition pruning;
 - `count`: `count(*)` of the rows `filter` selects, which an engine may answer from metadata.
@@ -28,6 +29,7 @@ from engines.shape import ALL, COUNT_COLUMN, Predicate, Shape
 from harness.scenario import model as sc
 from harness.scenario.oracle import TableState, evolve, expected
 from harness.scenario.schema import Schema
+from harness.scenario.types import ColumnType
 
 __all__ = [
     "DEFAULT_SHAPES",
@@ -90,6 +92,49 @@ def changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> li
     return sorted(kept, key=lambda c: final.index(c.column))
 
 
+def field_changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> list[Change]:
+    """The changes of fields inside struct columns (added, renamed or retyped `point.x`) that
+    the latest schema still has, as paths (`point.px` after a rename), latest first."""
+    states = states or evolve(spec)
+    found: dict[str, Change] = {}
+    for index, step in enumerate(spec.steps, start=1):
+        match step:
+            case sc.RenameColumn(column=path, to=new) if "." in path:
+                parent = path.rsplit(".", 1)[0]
+                found.pop(path, None)
+                found[f"{parent}.{new}"] = Change(f"{parent}.{new}", index, f"renamed from {path}")
+            case sc.ChangeType(column=path) if "." in path:
+                old = field_type(states[index - 1].schema, path)
+                found[path] = Change(path, index, f"changed from {old} to {step.to}")
+            case sc.AddColumn(column=column) if "." in column.name:
+                found[column.name] = Change(column.name, index, "added")
+    final = states[-1].schema
+    kept = [c for c in found.values() if field_type(final, c.column) is not None]
+    return sorted(kept, key=lambda c: -c.state)
+
+
+def field_type(schema: Schema, path: str) -> ColumnType | None:
+    """The type of a column or of a field inside struct columns (`point.x`); None where the
+    schema has no such column or field, or a step of the path is not a struct."""
+    name, *fields = path.split(".")
+    if name not in schema.names:
+        return None
+    kind = schema.column(name).type
+    for field in fields:
+        if kind.name != "struct" or field not in dict(kind.fields):
+            return None
+        kind = kind.child(field)
+    return kind
+
+
+def field_value(row: dict[str, Any], path: str) -> Any:
+    """A row's value of a column or of a field inside struct columns (None under a NULL)."""
+    value: Any = row
+    for name in path.split("."):
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
 def _new_name(step: Any, name: str) -> str:
     match step:
         case sc.RenameColumn(column=old):
@@ -124,6 +169,8 @@ def shapes_for(spec: sc.ScenarioSpec) -> list[Shape]:
         changed = [c.column for c in found if c.column != spec.key]
         shapes.append(Shape("project", (spec.key, *changed)))
         equal, between = _predicates(spec, final, found)
+        if equal is None:  # a struct column changed: filter on the field that did
+            equal, between = _predicates(spec, final, field_changes(spec, states))
         if equal is not None:
             shapes.append(Shape("filter", predicate=equal))
         if between is not None:
@@ -143,14 +190,19 @@ def _predicates(
     """The equality (or IS NULL) and range predicates on the changed column that suits a
     filter best: of a type with exact literals, not the key where another will do, changed
     by a step of its own rather than moved by a drop, the latest change first."""
-    candidates = [c for c in found if final.schema.column(c.column).type.name in FILTER_TYPES]
+
+    def type_name(change: Change) -> str:
+        kind = field_type(final.schema, change.column)
+        return kind.name if kind is not None else ""
+
+    candidates = [c for c in found if type_name(c) in FILTER_TYPES]
     candidates.sort(key=lambda c: (c.column == spec.key, not c.direct, -c.state))
     if not candidates:
         return None, None
     change = candidates[0]
-    ctype = final.schema.column(change.column).type
+    ctype = field_type(final.schema, change.column)
     old = [
-        final.rows[k][change.column]
+        field_value(final.rows[k], change.column)
         for k in sorted(final.rows, key=_order)
         if final.written[k] < change.state
     ]
@@ -158,7 +210,11 @@ def _predicates(
     if not values:
         # Only NULLs before the change (an added column): the old files must read as NULL.
         return Predicate(change.column, str(ctype), "is null"), None
-    every = [r[change.column] for r in final.rows.values() if r[change.column] is not None]
+    every = [
+        value
+        for row in final.rows.values()
+        if (value := field_value(row, change.column)) is not None
+    ]
     # The old value most rows share (rows in old and new files, where a value is in both).
     chosen = max(values, key=lambda v: (every.count(v), -values.index(v)))
     equal = Predicate(change.column, str(ctype), "=", (chosen,))
@@ -204,7 +260,7 @@ def change_of(spec: sc.ScenarioSpec, shape: Shape) -> Change | None:
     scenario did not change)."""
     if shape.predicate is None:
         return None
-    found = {c.column: c for c in changes(spec)}
+    found = {c.column: c for c in [*changes(spec), *field_changes(spec)]}
     return found.get(shape.predicate.column)
 
 

@@ -81,6 +81,11 @@ class TableWriter(ABC):
         """The settings the writer writes with (part of the table cache's key)."""
         return {}
 
+    def table_settings(self, scenario: Scenario) -> dict[str, Any]:
+        """The settings the writer writes this scenario's tables with beyond `settings` (part
+        of the table cache's key too)."""
+        return {}
+
     @abstractmethod
     def write(self, scenario: Scenario, table_type: str) -> WriteResult:
         """Create the table from the seed rows, then run every step; stop at the first failure

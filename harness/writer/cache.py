@@ -52,7 +52,8 @@ WRITER_CODE = (
     "engines/errors.py",
 )
 #: Source in those folders that does not take part in writing: this module (a change to what
-#: an entry holds bumps `ENTRY_VERSION` instead), the query shapes and Spark as a reader.
+#: an entry holds bumps `ENTRY_VERSION` instead), the query shapes (the bloom filter columns
+#: they give the writer are in the key as its `table_settings`) and Spark as a reader.
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
     "harness/scenario/shapes.py",
@@ -91,6 +92,7 @@ def key_parts(writer: TableWriter, scenario: Scenario, table_type: str) -> dict[
         "table_type": table_type,
         "releases": writer.versions,
         "settings": writer.settings,
+        "table_settings": writer.table_settings(scenario),
         "writer_code": writer_code_version(),
         "entry_version": ENTRY_VERSION,
     }
@@ -121,6 +123,9 @@ class CachedWriter(TableWriter):
     @property
     def settings(self) -> dict[str, Any]:
         return self.inner.settings
+
+    def table_settings(self, scenario: Scenario) -> dict[str, Any]:
+        return self.inner.table_settings(scenario)
 
     def entry(self, scenario: Scenario, table_type: str) -> Path:
         """The folder of the entry for this scenario's table."""

@@ -65,14 +65,28 @@ def live_files(slices: list[dict[str, Any]], table_path: Path) -> list[DataFile]
     return found
 
 
+#: How a column with a Parquet bloom filter is marked in a file's columns.
+BLOOM_MARK = " (bloom filter)"
+
+
 def parquet_columns(path: Path) -> tuple[str, ...]:
-    """`name type` of every data column in a Parquet file's footer."""
+    """`name type` of every data column in a Parquet file's footer, marked `BLOOM_MARK` where
+    the file holds a bloom filter for it (for any of its fields, in a nested column)."""
     try:
-        schema = pq.read_schema(path)
+        with pq.ParquetFile(path) as footer:
+            schema, metadata = footer.schema_arrow, footer.metadata
     except (OSError, pa.ArrowInvalid) as exc:
         raise HudiFileError(f"{path}: cannot read its Parquet footer: {exc}") from None
+    bloomed = {
+        chunk.path_in_schema.split(".")[0]
+        for group in range(metadata.num_row_groups)
+        for index in range(metadata.num_columns)
+        if (chunk := metadata.row_group(group).column(index)).bloom_filter_offset is not None
+    }
     return tuple(
-        f"{f.name} {arrow_type_name(f.type)}" for f in schema if not f.name.startswith(META_PREFIX)
+        f"{f.name} {arrow_type_name(f.type)}{BLOOM_MARK if f.name in bloomed else ''}"
+        for f in schema
+        if not f.name.startswith(META_PREFIX)
     )
 
 

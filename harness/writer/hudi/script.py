@@ -27,6 +27,7 @@ from harness.writer.hudi.statements import (
     COMPACTION_SETTINGS,
     DDL_SETTINGS,
     WRITE_SETTINGS,
+    bloom_filter_settings,
     clustering_statement,
     compaction_statement,
     ddl,
@@ -173,7 +174,13 @@ def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str)
             STEP_MARK=STEP_MARK,
             path=default_path(scenario.id, table_type),
             table=table,
-            session=_literal(SESSION_SETTINGS),
+            # the Parquet bloom filters the writer writes: Hadoop settings, `spark.hadoop.` here
+            session=_literal(
+                {
+                    **SESSION_SETTINGS,
+                    **{f"spark.hadoop.{k}": v for k, v in bloom_filter_settings(spec).items()},
+                }
+            ),
         )
     ]
     states = evolve(spec)

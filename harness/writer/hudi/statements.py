@@ -9,6 +9,7 @@ from typing import Any
 from harness.scenario import model as sc
 from harness.scenario.oracle import coerce_row
 from harness.scenario.schema import Schema
+from harness.scenario.shapes import changes, field_changes
 
 DDL_WORKAROUND = {"hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
 
@@ -43,6 +44,39 @@ SEED_LAYOUT = {
 
 #: A schema change's statement runs with schema-on-read and the workaround above.
 DDL_SETTINGS = {"hoodie.schema.on.read.enable": "true", **DDL_WORKAROUND}
+
+
+#: Parquet's writer settings (Hadoop configuration, read by Hudi's Parquet writer since 0.14)
+#: that write a bloom filter for one column: `#` and the column's name follow each key. The
+#: expected number of distinct values sizes the filter (without it, 1 MB per column and file).
+BLOOM_FILTER_ENABLED = "parquet.bloom.filter.enabled"
+BLOOM_FILTER_NDV = "parquet.bloom.filter.expected.ndv"
+
+
+def bloom_filter_columns(spec: sc.ScenarioSpec) -> tuple[str, ...]:
+    """The columns whose Parquet files get a bloom filter: the record key and every column (or
+    field inside a struct, `point.x`) a step changes, under each name it has had, so that
+    readers that prune row groups with bloom filters probe filters written before the
+    change."""
+    names = {spec.key, *(c.column for c in [*changes(spec), *field_changes(spec)])}
+    for step in reversed(spec.steps):
+        if not isinstance(step, sc.RenameColumn):
+            continue
+        parent = step.column.rsplit(".", 1)[0] + "." if "." in step.column else ""
+        if parent + step.to in names:
+            names.add(step.column)
+    return (spec.key, *sorted(names - {spec.key}))
+
+
+def bloom_filter_settings(spec: sc.ScenarioSpec) -> dict[str, str]:
+    """The Hadoop settings that write `bloom_filter_columns`' bloom filters, sized for the
+    scenario's rows."""
+    distinct = str(max(len(spec.rows), 1) * 4)
+    settings = {}
+    for name in bloom_filter_columns(spec):
+        settings[f"{BLOOM_FILTER_ENABLED}#{name}"] = "true"
+        settings[f"{BLOOM_FILTER_NDV}#{name}"] = distinct
+    return settings
 
 
 #: Hudi schedules a compaction after 5 delta commits; a scenario asks for it now.

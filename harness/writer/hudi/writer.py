@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from harness.writer.hudi.statements import (
     COMPACTION_SETTINGS,
     DDL_SETTINGS,
     WRITE_SETTINGS,
+    bloom_filter_settings,
     clustering_statement,
     compaction_statement,
     ddl,
@@ -91,6 +94,10 @@ class HudiWriter(TableWriter):
             "compaction": COMPACTION_SETTINGS,
         }
 
+    def table_settings(self, scenario: sc.Scenario) -> dict[str, Any]:
+        """The Hadoop settings that write the scenario's Parquet bloom filters."""
+        return {"hadoop": bloom_filter_settings(scenario.spec)}
+
     def write(self, scenario: sc.Scenario, table_type: str, stop: int | None = None) -> WriteResult:
         """Create the table from the seed rows, then run every step; stop at the first failure.
 
@@ -126,7 +133,9 @@ class HudiWriter(TableWriter):
             start = 0
             if table.path.exists():
                 shutil.rmtree(table.path)
-        failed = self._run_steps(table, spec, steps, states, range(start, stop or len(steps)), done)
+        with self._bloom_filters(spec):
+            indices = range(start, stop or len(steps))
+            failed = self._run_steps(table, spec, steps, states, indices, done)
         if failed is not None or stop is not None:
             return failed or done
         done.instants = completed_as_now(table.path, done.instants)
@@ -142,6 +151,23 @@ class HudiWriter(TableWriter):
             file_layout.note(files, history)
             file_layout.note(files, f"table version {table_version(table.path)} after the steps")
         return replace(done, table=table, files=files)
+
+    @contextmanager
+    def _bloom_filters(self, spec: sc.ScenarioSpec) -> Iterator[None]:
+        """Parquet bloom filters on the key and the changed columns (`bloom_filter_settings`)
+        for every file this table's steps write, set in Spark's Hadoop configuration, which
+        Hudi's Parquet writer reads, and taken out again for the next table."""
+        settings = bloom_filter_settings(spec)
+        conf = self.runtime.hadoop_conf()
+        for key, value in settings.items():
+            conf.set(key, value)
+        try:
+            yield
+        finally:
+            # A Spark that died (or was restarted) took its configuration with it.
+            conf = self.runtime.hadoop_conf(start=False)
+            for key in settings if conf is not None else ():
+                conf.unset(key)
 
     def _run_steps(
         self,
