@@ -15,6 +15,7 @@ from harness.report.html import render_html
 from harness.report.junit import render_junit
 from harness.report.overview import NOT_READ, overviews
 from harness.report.overview_markdown import overview_markdown
+from harness.report.shape_differences import differences_markdown
 from harness.report.summary import engine_versions, render_summary, verdict_counts, verdict_sections
 from harness.results.expectations import Judged, Known, from_records, judge
 from harness.results.outcomes import Cell, Outcome, summary_line
@@ -80,6 +81,7 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
         lines += ["", *overview_markdown(overview)]
     lines += ["", *verdict_sections(judged, limit=None)]
     lines += [*(f"- `{o.value}`: {text}" for o, text in LEGEND.items())]
+    lines += differences_markdown(cells)
     for (engine, version, table_type, variant), group in _sections(cells).items():
         lines += ["", f"## {engine} {version} · {TABLE_TYPE_NAMES[table_type]} · `{variant}`", ""]
         lines += _section_table(group)

@@ -1,0 +1,113 @@
+"""Where a query shape reads a table differently from `SELECT *`.
+
+A filtered or projected read takes other paths through a reader (column pruning, statistics,
+bloom filters), so it can fail, or lose rows, on a table that `SELECT *` reads right, and the
+other way round. This lists every shaped cell whose outcome differs from the `SELECT *`
+snapshot of the same table under the same variant (a `+pushdown_off` variant is compared with
+the variant it turns pushdown off in), grouped by engine and cause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from engines.shape import PUSHDOWN_OFF
+from harness.report.overview import NOT_READ
+from harness.results.outcomes import ROWS_LOST, Cell, Outcome
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A shaped cell and the `SELECT *` cell of the same table it differs from."""
+
+    cell: Cell
+    plain: Cell
+
+
+def differences(cells: list[Cell]) -> list[Difference]:
+    """Every shaped cell whose outcome is not its table's `SELECT *` snapshot outcome, in the
+    run's order (shaped cells not read, `UNSUPPORTED` or `REJECTED`, are left out)."""
+    plain = {
+        (c.engine, c.table_type, c.scenario, c.variant): c
+        for c in cells
+        if c.shape == "all" and c.query_type == "snapshot"
+    }
+    found = []
+    for cell in cells:
+        if cell.shape == "all" or cell.outcome in NOT_READ:
+            continue
+        variant = cell.variant.removesuffix(PUSHDOWN_OFF)
+        other = plain.get((cell.engine, cell.table_type, cell.scenario, variant))
+        if other is not None and other.outcome is not cell.outcome:
+            found.append(Difference(cell, other))
+    return found
+
+
+def cause(cell: Cell) -> str:
+    """What went wrong, without the names and values of one table: `rows lost without an
+    error`, the error's message up to what names a column or file, or `wrong values`."""
+    if cell.outcome is Outcome.PASS:
+        return "reads right"
+    if cell.reason.startswith(ROWS_LOST):
+        return ROWS_LOST
+    if cell.outcome is Outcome.ERROR:
+        first = cell.reason.splitlines()[0] if cell.reason else "an error"
+        return re.split(r"""[`"'(\[]""", first, maxsplit=1)[0].strip(" :;,") or first
+    return "wrong values"
+
+
+def differences_markdown(cells: list[Cell]) -> list[str]:
+    """The Markdown section: per engine and cause, a line per scenario with its table types,
+    shapes and variant, and what `SELECT *` gives on the same tables."""
+    found = differences(cells)
+    if not found:
+        return []
+    groups: dict[tuple[str, str], list[Difference]] = defaultdict(list)
+    for difference in found:
+        groups[(difference.cell.engine, cause(difference.cell))].append(difference)
+    lines = [
+        "",
+        "## Where a query shape reads differently from SELECT *",
+        "",
+        f"{len(found)} shaped cells differ from the `SELECT *` snapshot of the same table "
+        "(same engine and variant; a `+pushdown_off` variant against the one it changes).",
+    ]
+    # Rows lost without an error first: the most dangerous outcome.
+    order = sorted(groups, key=lambda key: (key[0], key[1] != ROWS_LOST, key[1]))
+    engine = None
+    for key in order:
+        if key[0] != engine:
+            engine = key[0]
+            lines += ["", f"### {engine}", ""]
+        rows = groups[key]
+        lines.append(f"- **{key[1]}** ({len(rows)} cell{'s' if len(rows) != 1 else ''}):")
+        by_scenario: dict[str, list[Difference]] = defaultdict(list)
+        for row in rows:
+            by_scenario[row.cell.scenario].append(row)
+        lines += [_scenario_line(scenario, found) for scenario, found in by_scenario.items()]
+    return lines
+
+
+def _scenario_line(scenario: str, rows: list[Difference]) -> str:
+    """`` - `scenario` (cow, mor · filter, pushdown on and off · `variant`): WRONG; SELECT *
+    ERROR``."""
+    tables = ", ".join(dict.fromkeys(row.cell.table_type for row in rows))
+    pushdown: dict[str, set[bool]] = defaultdict(set)
+    for row in rows:
+        pushdown[row.cell.shape].add(row.cell.variant.endswith(PUSHDOWN_OFF))
+    reads = ", ".join(
+        shape
+        + {(False,): "", (True,): " with pushdown off"}.get(
+            tuple(sorted(off)), " (pushdown on and off)"
+        )
+        for shape, off in pushdown.items()
+    )
+    variant = rows[0].cell.variant.removesuffix(PUSHDOWN_OFF)
+    outcomes = "; ".join(
+        dict.fromkeys(
+            f"{r.cell.outcome.value} where SELECT * is {r.plain.outcome.value}" for r in rows
+        )
+    )
+    return f"  - `{scenario}` ({tables} · {reads} · `{variant}`): {outcomes}"

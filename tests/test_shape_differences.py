@@ -1,0 +1,58 @@
+"""Where a query shape reads differently from SELECT *: the cells, by engine and cause."""
+
+from __future__ import annotations
+
+from test_results_report import cell
+
+from harness.report.shape_differences import cause, differences, differences_markdown
+from harness.results.outcomes import Outcome
+
+LOST = (
+    "rows lost without an error: the filter `v = 1.5` returned 0 of 1 matching rows; all 1 "
+    "missing row(s) were written before v was changed from float to double"
+)
+CORRUPTED = (
+    'QueryError: HUDI_BAD_DATA: Malformed Parquet file. Corrupted statistics for column "[v] '
+    "optional float v\" (Trino's message names the first file that failed)"
+)
+
+
+def test_shaped_cells_whose_outcome_differs_are_listed_by_engine_and_cause() -> None:
+    cells = [
+        cell(engine="spark", variant="off"),  # SELECT * reads right ...
+        cell(engine="spark", variant="off", shape="project"),
+        # ... a filter loses rows, and reads right with pushdown off
+        cell(engine="spark", variant="off", shape="filter", outcome=Outcome.WRONG, reason=LOST),
+        cell(engine="spark", variant="off+pushdown_off", shape="filter"),
+        cell(engine="trino", variant="column_names"),
+        cell(
+            engine="trino",
+            variant="column_names",
+            shape="filter",
+            outcome=Outcome.ERROR,
+            reason=CORRUPTED,
+        ),
+        # SELECT * fails; the projection (without the failing column) reads right
+        cell(engine="hive", variant="x", outcome=Outcome.ERROR, reason="NullWritable"),
+        cell(engine="hive", variant="x", shape="project"),
+        # not read at all: not a difference
+        cell(engine="hudi-rs", variant="v2"),
+        cell(engine="hudi-rs", variant="v2", shape="filter", outcome=Outcome.UNSUPPORTED),
+    ]
+    found = differences(cells)
+    assert [(d.cell.engine, d.cell.shape, d.cell.variant) for d in found] == [
+        ("spark", "filter", "off"),
+        ("trino", "filter", "column_names"),
+        ("hive", "project", "x"),
+    ]
+    assert [cause(d.cell) for d in found] == [
+        "rows lost without an error",
+        "QueryError: HUDI_BAD_DATA: Malformed Parquet file. Corrupted statistics for column",
+        "reads right",
+    ]
+    text = "\n".join(differences_markdown(cells))
+    assert "## Where a query shape reads differently from SELECT *" in text
+    assert "3 shaped cells differ" in text
+    assert "### spark\n\n- **rows lost without an error** (1 cell):" in text
+    assert "  - `add_column/after` (cow · filter · `off`): WRONG where SELECT * is PASS" in text
+    assert differences_markdown(cells[:2]) == []
