@@ -294,6 +294,45 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
     assert capsys.readouterr().out.count("\n  hudi: ==0.15.0") == 3
 
 
+def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() -> None:
+    from harness.results.expectations import Known, Verdict, judge
+    from harness.results.known_draft import draft_on_top
+
+    link = "https://github.com/apache/hudi/issues/1"
+    reviewed = [
+        Known(engine="spark", scenario="a/x", outcome=W, reason="renamed reads NULL", link=link),
+        Known(engine="spark", scenario="a/y", outcome=E, reason="reviewed error"),
+    ]
+
+    def at(**overrides: object) -> object:
+        fields = {"writer": {"spark": "3.5.9", "hudi": "0.15.0"}, "reader_hudi": "0.15.0"}
+        return cell(**{**fields, **overrides})
+
+    lost = "rows lost without an error: the filter `b = 1` returned 0 of 1 matching rows"
+    shaped = [
+        # SELECT * of a/x is known WRONG: the filter's lost rows take its reason and link
+        at(scenario="a/x", shape="filter", outcome=W, reason=lost),
+        at(scenario="a/x", shape="filter", variant="default+pushdown_off", outcome=W, reason=lost),
+        # SELECT * of a/y is known ERROR, and the projection fails too
+        at(scenario="a/y", shape="project", outcome=E, reason="java.lang.Oops"),
+        # a/y's filter is WRONG where SELECT * is an ERROR: its own reason stays
+        at(scenario="a/y", shape="filter", outcome=W, reason=lost),
+    ]
+    entries = draft_on_top(shaped, reviewed)
+    by_shape = {(e.scenario, e.shape): e for e in entries}
+    borrowed = by_shape[("a/x", "filter")]
+    assert borrowed.reason == (
+        "rows lost without an error; SELECT * on the same table is WRONG too: renamed reads NULL"
+    )
+    assert borrowed.link == link
+    assert by_shape[("a/y", "project")].reason == (
+        "as SELECT * on the same table (ERROR): reviewed error"
+    )
+    assert by_shape[("a/y", "filter")].reason.startswith("rows lost without an error: the filter")
+    assert by_shape[("a/y", "filter")].link is None
+    assert {j.verdict for j in judge(shaped, entries + reviewed)} == {Verdict.AS_EXPECTED}
+
+
 def to_yaml_text(entries: list) -> str:
     from harness.results.known_draft import to_yaml
 

@@ -12,17 +12,20 @@ points), narrowed to exactly that release, and listed first.
 
 On top of reviewed known outcomes (`lakecompat known RUN --against expectations/`), only the
 cells those outcomes misjudge get entries, scoped to the run's Hudi release: the additions a
-version point needs, to be listed before the reviewed entries.
+version point needs, to be listed before the reviewed entries. A query shape's entry whose
+tables' `SELECT *` snapshot the reviewed outcomes know to give the same outcome takes that
+entry's reviewed reason and link, saying so; the others keep the engine's first line.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import replace
 
 import yaml
 
 from harness.results.expectations import Known, Verdict, judge
-from harness.results.outcomes import Cell, Outcome
+from harness.results.outcomes import ROWS_LOST, Cell, Outcome
 
 #: The entry forms tried, most general first: which key parts an entry names ("*" for the
 #: rest, except the query shape: see `_entry`). The first one, "what an engine cannot do at
@@ -116,9 +119,45 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
             if len(outcomes) != 1 or any(c.outcome not in outcomes for c in reach):
                 continue
             entry = _entry(dict(zip(form, values, strict=True)), matched)
+            entry = _borrowed(entry, matched, known)
             entries.append(Known.model_validate({**entry.model_dump(), **_run_scope(matched)}))
             claimed.update(id(c) for c in reach)
     return entries
+
+
+#: The variant suffix of a read with pushdown off (`engines.shape.PUSHDOWN_OFF`).
+_PUSHDOWN_OFF = "+pushdown_off"
+
+
+def _borrowed(entry: Known, matched: list[Cell], known: list[Known]) -> Known:
+    """A shaped entry whose tables' `SELECT *` snapshot (same engine and variant, pushdown
+    left on) `known` gives the same outcome, with one reason and link (one entry, or one per
+    table type saying the same): that reason and link, said to be `SELECT *`'s. Otherwise
+    `entry` as it is."""
+    if entry.shape == "all":
+        return entry
+    plain = [
+        replace(
+            c, shape="all", query_type="snapshot", variant=c.variant.removesuffix(_PUSHDOWN_OFF)
+        )
+        for c in matched
+    ]
+    sources = {
+        (j.known.outcome, j.known.reason, j.known.link) if j.known else None
+        for j in judge(plain, known)
+    }
+    source = sources.pop() if len(sources) == 1 else None
+    if source is None or source[0] is not entry.outcome or not source[1]:
+        return entry
+    outcome, reason, link = source
+    lost = all(c.reason.startswith(ROWS_LOST) for c in matched)
+    said = (
+        f"{ROWS_LOST}; SELECT * on the same table is {outcome.value} too"
+        if lost
+        else f"as SELECT * on the same table ({outcome.value})"
+    )
+    fields = {**entry.model_dump(), "reason": f"{said}: {reason}", "link": link}
+    return Known.model_validate(fields)
 
 
 def _run_scope(cells: list[Cell]) -> dict[str, str]:
