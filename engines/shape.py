@@ -19,6 +19,15 @@ COUNT_COLUMN = "count"
 PUSHDOWN_OFF = "+pushdown_off"
 
 
+def value_at(row: dict[str, Any], path: str) -> Any:
+    """A row's value of a column, or of a field inside struct columns (`point.x`): None under
+    a NULL struct, as SQL reads it."""
+    value: Any = row
+    for name in path.split("."):
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
 @dataclass(frozen=True)
 class Predicate:
     """`column op values` on a column, or on a field of a struct column (`point.x`); `type` is
@@ -44,9 +53,7 @@ class Predicate:
     def holds(self, row: dict[str, Any]) -> bool:
         """Whether a row matches, with SQL's NULL semantics (a field of a NULL struct is
         NULL)."""
-        value: Any = row
-        for name in self.path:
-            value = value.get(name) if isinstance(value, dict) else None
+        value = value_at(row, self.column)
         if self.op == "is null":
             return value is None
         if value is None:

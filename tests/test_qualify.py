@@ -298,7 +298,7 @@ def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() 
     from harness.results.expectations import Known, Verdict, judge
     from harness.results.known_draft import draft_on_top
 
-    link = "https://github.com/apache/hudi/issues/1"
+    link = "https://example.org/an-upstream-report"
     reviewed = [
         Known(engine="spark", scenario="a/x", outcome=W, reason="renamed reads NULL", link=link),
         Known(engine="spark", scenario="a/y", outcome=E, reason="reviewed error"),

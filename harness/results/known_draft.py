@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import yaml
 
+from engines.shape import PUSHDOWN_OFF
 from harness.results.expectations import Known, Verdict, judge
 from harness.results.outcomes import ROWS_LOST, Cell, Outcome
 
@@ -125,10 +126,6 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     return entries
 
 
-#: The variant suffix of a read with pushdown off (`engines.shape.PUSHDOWN_OFF`).
-_PUSHDOWN_OFF = "+pushdown_off"
-
-
 def _borrowed(entry: Known, matched: list[Cell], known: list[Known]) -> Known:
     """A shaped entry whose tables' `SELECT *` snapshot (same engine and variant, pushdown
     left on) `known` gives the same outcome, with one reason and link (one entry, or one per
@@ -137,9 +134,7 @@ def _borrowed(entry: Known, matched: list[Cell], known: list[Known]) -> Known:
     if entry.shape == "all":
         return entry
     plain = [
-        replace(
-            c, shape="all", query_type="snapshot", variant=c.variant.removesuffix(_PUSHDOWN_OFF)
-        )
+        replace(c, shape="all", query_type="snapshot", variant=c.variant.removesuffix(PUSHDOWN_OFF))
         for c in matched
     ]
     sources = {

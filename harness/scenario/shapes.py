@@ -25,7 +25,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from engines.shape import ALL, COUNT_COLUMN, Predicate, Shape
+from engines.shape import ALL, COUNT_COLUMN, Predicate, Shape, value_at
 from harness.scenario import model as sc
 from harness.scenario.oracle import TableState, evolve, expected
 from harness.scenario.schema import Schema
@@ -127,14 +127,6 @@ def field_type(schema: Schema, path: str) -> ColumnType | None:
     return kind
 
 
-def field_value(row: dict[str, Any], path: str) -> Any:
-    """A row's value of a column or of a field inside struct columns (None under a NULL)."""
-    value: Any = row
-    for name in path.split("."):
-        value = value.get(name) if isinstance(value, dict) else None
-    return value
-
-
 def _new_name(step: Any, name: str) -> str:
     match step:
         case sc.RenameColumn(column=old):
@@ -202,7 +194,7 @@ def _predicates(
     change = candidates[0]
     ctype = field_type(final.schema, change.column)
     old = [
-        field_value(final.rows[k], change.column)
+        value_at(final.rows[k], change.column)
         for k in sorted(final.rows, key=_order)
         if final.written[k] < change.state
     ]
@@ -211,9 +203,7 @@ def _predicates(
         # Only NULLs before the change (an added column): the old files must read as NULL.
         return Predicate(change.column, str(ctype), "is null"), None
     every = [
-        value
-        for row in final.rows.values()
-        if (value := field_value(row, change.column)) is not None
+        value for row in final.rows.values() if (value := value_at(row, change.column)) is not None
     ]
     # The old value most rows share (rows in old and new files, where a value is in both).
     chosen = max(values, key=lambda v: (every.count(v), -values.index(v)))
@@ -260,7 +250,8 @@ def change_of(spec: sc.ScenarioSpec, shape: Shape) -> Change | None:
     scenario did not change)."""
     if shape.predicate is None:
         return None
-    found = {c.column: c for c in [*changes(spec), *field_changes(spec)]}
+    states = evolve(spec)
+    found = {c.column: c for c in [*changes(spec, states), *field_changes(spec, states)]}
     return found.get(shape.predicate.column)
 
 
