@@ -56,10 +56,15 @@ def measured_run(options: RunOptions) -> tuple[float, list[Cell], dict[str, floa
     return wall, result.cells, sampler.cpu, sampler.seconds, len(result.write_seconds)
 
 
-def same_cells(first: list[Cell], second: list[Cell]) -> int:
-    """How many cells differ in outcome or reason between two runs of the same matrix."""
-    other = {c.key: (c.outcome, c.reason) for c in second}
-    return sum(1 for c in first if other.get(c.key) != (c.outcome, c.reason))
+def differing_cells(first: list[Cell], second: list[Cell]) -> list[str]:
+    """The cells whose outcome or reason differs between two runs of the same matrix: key,
+    then each run's outcome and reason."""
+    other = {c.key: (c.outcome.value, c.reason) for c in second}
+    return [
+        f"{c.key}: {(c.outcome.value, c.reason)} against {other.get(c.key)}"
+        for c in first
+        if other.get(c.key) != (c.outcome.value, c.reason)
+    ]
 
 
 def main() -> int:
@@ -82,9 +87,13 @@ def main() -> int:
         cold_s, cold, cold_cpu, cold_sampled, steps = measured_run(options)
         say("warm: every table read from the cache")
         warm_s, warm, warm_cpu, warm_sampled, _ = measured_run(options)
+        differing = differing_cells(cold, warm)
+        for line in differing[:20]:
+            say(f"differs between the cold and the warm run: {line}")
         figures.update(
             cells=len(cold),
-            cells_differing=same_cells(cold, warm),
+            cells_differing=len(differing),
+            differing=differing[:20],
             warm_cells_from_cache=sum(c.table_from == "cache" for c in warm),
             cold_wall_s=cold_s,
             warm_wall_s=warm_s,

@@ -58,8 +58,10 @@ class Attachments:
         return bool(self.trino or self.hiveserver2 or self.metastore)
 
     def attaches(self, engine: str) -> bool:
-        """Whether the run reads with an engine someone else runs instead of starting it."""
-        return {"trino": self.trino, "hive": self.hiveserver2}.get(engine) is not None
+        """Whether the run reads with an engine someone else runs instead of starting it (or,
+        for Spark, on someone else's cluster)."""
+        attached = {"trino": self.trino, "hive": self.hiveserver2, "spark": self.spark_master}
+        return attached.get(engine) is not None
 
     def record(self) -> dict[str, str]:
         """What `run.json` keeps (a resumed run attaches to the same services)."""

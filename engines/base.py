@@ -55,6 +55,9 @@ class Engine(ABC):
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
     #: the writes; the other engines read one table while the writer writes the next.
     shares_writer: ClassVar[bool] = False
+    #: Whether a large run (one that reads in `lanes`) gives an engine that shares the writer's
+    #: process a process of its own instead, so that its reads no longer wait for the writes.
+    apart_in_lanes: ClassVar[bool] = False
     #: How many instances of the engine a large run starts to read a table's variants at
     #: once (each instance a process of its own reading some of the variants, so that a
     #: timeout's kill ends only its own queries). 1: one instance reads every variant.
@@ -102,6 +105,9 @@ class Engine(ABC):
         #: The engine's first instance, when this one is a further lane of it (`lanes`): it
         #: reads the tables that instance registers, in the same catalog.
         self.lane_of: Engine | None = None
+        #: Whether this instance reads in a process of its own rather than the writer's
+        #: (`apart_in_lanes`, set by the run).
+        self.apart = False
 
     @property
     @abstractmethod

@@ -99,6 +99,14 @@ def test_rows_extra() -> None:
     assert [(str(e["id"]), e["problem"]) for e in result.sample] == [("4", "extra")]
 
 
+def test_extra_rows_are_listed_in_key_order_whatever_order_the_engine_returned() -> None:
+    # An engine that reads a table's files in parallel returns its rows in any order.
+    extra = {"id": [9, 4, 7], "name": ["x", "y", "z"], "origin": ["a", "b", "c"], "qty": [1, 2, 3]}
+    for rows in (extra, {name: values[::-1] for name, values in extra.items()}):
+        result = verdict(pa.concat_tables([table(rows), table(COLUMNS)]))
+        assert [e["id"] for e in result.sample] == [4, 7, 9]
+
+
 def test_duplicate_rows() -> None:
     result = verdict(pa.concat_tables([table(COLUMNS), table(COLUMNS).slice(1, 1)]))
     assert result.reasons == ["duplicate rows: 4 rows for 3 keys"]

@@ -9,10 +9,7 @@ from typing import Any
 
 import pytest
 from support import (
-    SCENARIOS,
-    SHARED_SCENARIOS,
     SharedRun,
-    comparable,
     interrupted_run,
     processes_mentioning,
 )
@@ -23,9 +20,6 @@ from engines.hive.reader import HiveEngine
 from engines.metastore.service import hive_version
 from engines.spark.runtime import SparkRuntime
 from harness.results.outcomes import Cell, Outcome
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 
@@ -115,43 +109,6 @@ def test_renamed_column_fails_except_with_the_legacy_reader(run: tuple[Path, lis
         assert len(log) <= 3100
     mapreduce = [c for key, c in renamed.items() if key[2] == "mapreduce"]
     assert all("the MapReduce job failed with" in c.reason for c in mapreduce)
-
-
-def test_two_hiveservers_reading_in_lanes_give_the_cells_of_one(
-    shared_run: SharedRun, tmp_path: Path
-) -> None:
-    """A large run reads Hive's variants in two HiveServer2s at once (`Engine.lanes`), the
-    second reading the tables the first registered. Forced on the shared run's tables, the
-    cells equal those of one HiveServer2 that read every variant."""
-    options = RunOptions(
-        shapes=("all",),
-        scenarios_dir=SCENARIOS,
-        pattern=",".join(SHARED_SCENARIOS),
-        engines=("hive",),
-        reports_dir=tmp_path,
-        lanes=True,
-    )
-    result = Runner(options, Progress(quiet=True)).run()
-    logs = result.run_dir / "logs"
-    second = (logs / "hiveserver2-lane2.log").read_text()
-    # The second HiveServer2 ran the queries of its variants, and registered no table but
-    # the control check's: the scenario tables are the first one's.
-    assert {c.variant for c in result.cells} == {v.name for v in HiveEngine.variants}
-    later = {v.name for v in HiveEngine.variants[2:]}  # the second lane's half
-    queried = [c for c in result.cells if c.variant in later and c.evidence.sql]
-    assert queried and second.count("Completed executing command") >= len(queried)
-    assert "CREATE EXTERNAL TABLE `t_" not in second
-    assert "CREATE EXTERNAL TABLE `t_" in (logs / "hiveserver2.log").read_text()
-    assert processes_mentioning(str(result.run_dir)) == []
-
-    def same_log_name(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        for row in rows:  # evidence names the log of the HiveServer2 that answered
-            if row["evidence"]["log"]:
-                row["evidence"]["log"] = row["evidence"]["log"].replace("-lane2.log", ".log")
-        return sorted(rows, key=lambda row: str(sorted(row.items())))
-
-    one = comparable(shared_run.of(engines=("hive",)), shared_run.run_dir)
-    assert same_log_name(comparable(result.cells, result.run_dir)) == same_log_name(one)
 
 
 def test_interrupt_stops_metastore_and_hiveserver2(tmp_path: Path) -> None:

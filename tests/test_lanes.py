@@ -21,12 +21,15 @@ HIVE_VARIANTS = tuple(v.name for v in HiveEngine.variants)
 def test_hive_is_split_into_two_lanes_that_read_half_the_variants_each() -> None:
     specs, routes = plan_engines([RunOptions(engines=("spark", "hive", "trino"))], "1.2.0")
     specs, routes = plan_lanes(specs, routes, True, Attachments())
-    assert [(s.label, s.variants, s.lane_of) for s in specs] == [
-        ("spark", None, None),
-        ("hive", HIVE_VARIANTS[:2], None),
-        ("hive-lane2", HIVE_VARIANTS[2:], "hive"),
-        ("trino", None, None),
-    ]
+    assert (
+        [(s.label, s.variants, s.lane_of, s.apart) for s in specs]
+        == [
+            ("spark", None, None, True),  # a Spark of its own, beside the writer
+            ("hive", HIVE_VARIANTS[:2], None, False),
+            ("hive-lane2", HIVE_VARIANTS[2:], "hive", False),
+            ("trino", None, None, False),
+        ]
+    )
     assert routes == [[0, 1, 2, 3]]
 
 
@@ -35,6 +38,13 @@ def test_without_lanes_or_with_an_attached_hiveserver2_hive_keeps_one_instance()
     assert plan_lanes(*planned, False, Attachments()) == planned
     attached = Attachments(hiveserver2="127.0.0.1:10000", metastore="thrift://127.0.0.1:9083")
     assert plan_lanes(*planned, True, attached) == planned
+
+
+def test_spark_reads_in_the_writers_session_without_lanes_or_on_an_attached_cluster() -> None:
+    planned = plan_engines([RunOptions(engines=("spark", "trino"))], "1.2.0")
+    assert plan_lanes(*planned, False, Attachments()) == planned
+    cluster = Attachments(spark_master="spark://127.0.0.1:7077")
+    assert plan_lanes(*planned, True, cluster) == planned
 
 
 def test_each_point_of_a_shared_run_reads_with_both_lanes_of_its_hive() -> None:

@@ -47,14 +47,22 @@ class RemoteSparkError(RuntimeError):
         self.trace = trace
 
 
-def _serve(conn: Connection, log_dir: Path, hudi: str, master: str | None = None) -> None:
+def _serve(
+    conn: Connection,
+    log_dir: Path,
+    hudi: str,
+    master: str | None = None,
+    label: str | None = None,
+    reads_only: bool = False,
+) -> None:
     """The child: start Spark with `hudi`'s bundle (on `master` when it is a cluster's), then
     run each request `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
     # A session of its own, like every service: a Ctrl-C in the terminal reaches the parent
     # only, which stops the run and this child with it; the child would otherwise end the
     # request in progress, and the parent record that as the cell's error.
     os.setsid()
-    runtime = SparkRuntime(log_dir, hudi, label=runtime_label(hudi), master=master)
+    runtime = SparkRuntime(log_dir, hudi, label=label or runtime_label(hudi), master=master)
+    runtime.quick_jit = reads_only  # many small, different queries: see SparkRuntime
     try:
         try:
             runtime.session()
@@ -81,10 +89,20 @@ def _serve(conn: Connection, log_dir: Path, hudi: str, master: str | None = None
 class SparkProcess:
     """The child process running Spark with one Hudi release."""
 
-    def __init__(self, hudi: str, log_dir: Path, master: str | None = None) -> None:
+    def __init__(
+        self,
+        hudi: str,
+        log_dir: Path,
+        master: str | None = None,
+        label: str | None = None,
+        reads_only: bool = False,
+    ) -> None:
+        """`label` names the logs (by default after the release); a child that `reads_only`
+        runs Spark's JVM with the quick JIT compiler alone."""
         self.hudi = hudi
-        self.log_path = log_dir / f"{runtime_label(hudi)}.log"
-        self._arguments = (log_dir, hudi, master)
+        self.label = label or runtime_label(hudi)
+        self.log_path = log_dir / f"{self.label}.log"
+        self._arguments = (log_dir, hudi, master, self.label, reads_only)
         self._process: Any = None
         self._conn: Connection | None = None
         #: Why Spark with this release could not start ("" when it did; None: not told yet).
@@ -100,7 +118,7 @@ class SparkProcess:
         self._process = context.Process(
             target=_serve,
             args=(child, *self._arguments),
-            name=f"lakecompat-{runtime_label(self.hudi)}",
+            name=f"lakecompat-{self.label}",
             daemon=True,
         )
         self._process.start()

@@ -79,6 +79,9 @@ def query_in(runtime: SparkRuntime, sql: str, settings: dict[str, str]) -> pa.Ta
     return run_query(runtime.session(), sql, settings)
 
 
+#: The name of the logs of a Spark that reads in a process of its own with the writer's release.
+READER_LABEL = "spark-reader"
+
 #: What turns a Spark read's filter pushdown off: Spark's Parquet filters (which parquet-mr
 #: applies to row-group statistics, dictionaries and bloom filters) and Hudi's data skipping.
 NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false", "hoodie.enable.data.skipping": "false"}
@@ -100,8 +103,10 @@ class SparkEngine(Engine):
     )
     # Hudi's own default: schema on read is off unless a user turns it on.
     default_variant = "schema_on_read_off"
-    # Its variants set session configuration, which the writer's jobs must not see.
-    shares_writer = True
+    # A large run reads in a Spark of its own, beside the writer: its reads then no longer take
+    # turns with the writes. Otherwise the writer's session reads (its variants set session
+    # configuration, for the read only: the writer's jobs do not see them).
+    apart_in_lanes = True
 
     reader_hudi_help = (
         "the Hudi release the Spark reader reads with, when it is not the writer's (version "
@@ -130,22 +135,35 @@ class SparkEngine(Engine):
 
     @property
     def remote(self) -> SparkProcess | None:
-        """Spark with the reader's own Hudi release, in a process of its own, when that
-        release is not the writer's (version skew); None: the writer's session reads."""
-        if self.hudi_version == self.context.spark.hudi_version:
+        """Spark in a process of its own: with the reader's own Hudi release when that release
+        is not the writer's (version skew), or with the writer's release in a large run
+        (`apart`, logs `spark-reader.log`); None: the writer's session reads."""
+        skewed = self.hudi_version != self.context.spark.hudi_version
+        if not skewed and not self.apart:
             return None
         if self._remote is None:
             master = self.context.spark.master
-            self._remote = SparkProcess(self.hudi_version, self.context.log_dir, master)
+            label = None if skewed else READER_LABEL
+            self._remote = SparkProcess(
+                self.hudi_version, self.context.log_dir, master, label, reads_only=True
+            )
         return self._remote
+
+    @property
+    def shares_writer(self) -> bool:  # type: ignore[override]
+        """Whether the writer's session reads (no Spark of the reader's own)."""
+        return self.remote is None
 
     def _spark(self) -> SparkProcess | SparkRuntime:
         """Whichever Spark reads: the reader's own process, or the writer's session."""
         return self.remote or self.context.spark
 
     def start(self) -> None:
-        self.context.spark.session()
-        if self.remote is not None:
+        # The writer's session starts in the run's thread (PySpark's gateway belongs there):
+        # here when it reads, otherwise at the writer's first job.
+        if self.remote is None:
+            self.context.spark.session()
+        else:
             self.remote.start()
 
     def stop(self) -> None:

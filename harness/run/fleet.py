@@ -67,6 +67,8 @@ class EngineSpec:
     label: str | None = None
     variants: tuple[str, ...] | None = None
     lane_of: str | None = None
+    #: Whether the instance reads in a process of its own, beside the writer (`apart_in_lanes`).
+    apart: bool = False
 
 
 class CutOff(Exception):
@@ -108,6 +110,7 @@ class Fleet:
                     engine.lane_of = next(
                         s.engine for s in states if s.engine.label == spec.lane_of
                     )
+                engine.apart = spec.apart
                 extra = settings.get(spec.cls.name)
                 if extra:
                     engine.variants = tuple(
@@ -118,14 +121,16 @@ class Fleet:
                 states.append(EngineState(engine))
             names = dict.fromkeys(s.engine.name for s in states)  # an engine's lanes: once
             self.progress.stage(f"starting {', '.join(names)}")
-            self.start_all(states)
+            self.start_all(states, context)
             yield states
 
-    def start_all(self, states: list[EngineState]) -> None:
+    def start_all(self, states: list[EngineState], context: RunContext | None = None) -> None:
         """Start the engines at the same time: each waits mostly for its own JVM to warm up.
 
         Spark starts in this thread (PySpark's gateway belongs here), the others on threads of
-        their own; this returns when every start has succeeded or failed.
+        their own; this returns when every start has succeeded or failed. With `context`, the
+        writer's Spark starts here too when no reader shares it (it then reads in a process
+        of its own, started on a thread like the others).
         """
 
         def start(state: EngineState) -> None:
@@ -143,6 +148,9 @@ class Fleet:
         for thread in threads:
             thread.start()
         try:
+            if context is not None and not any(s.engine.shares_writer for s in states):
+                with contextlib.suppress(Exception):  # the writer's first job says why
+                    context.spark.session()
             for state in states:
                 if state.engine.shares_writer:
                     start(state)

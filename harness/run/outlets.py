@@ -104,12 +104,16 @@ def plan_lanes(
     An engine's lanes sit next to each other in the run's order, the first under the
     engine's own label; a further lane's label adds `-lane<N>` (its logs and folder). An
     engine the run attaches to keeps one instance: lakecompat starts no second one of it.
+    An engine that would share the writer's process reads in one of its own
+    (`Engine.apart_in_lanes`), unless it runs on an attached cluster.
     """
     if not lanes:
         return specs, routes
     planned: list[EngineSpec] = []
     moved: dict[int, list[int]] = {}
     for index, spec in enumerate(specs):
+        if spec.cls.apart_in_lanes and not attachments.attaches(spec.cls.name):
+            spec = replace(spec, apart=True)
         names = list(spec.variants or [variant.name for variant in spec.cls.variants])
         count = min(spec.cls.lanes, len(names))
         if count < 2 or attachments.attaches(spec.cls.name):

@@ -105,6 +105,14 @@ def _compare_types(expected: pa.Table, actual: pa.Table, names: list[str], out: 
             )
 
 
+def _in_order(keys: list[Any]) -> list[Any]:
+    """`keys` sorted (by their text when they cannot be compared with each other)."""
+    try:
+        return sorted(keys)
+    except TypeError:
+        return sorted(keys, key=repr)
+
+
 def _compare_rows(
     expected: pa.Table, actual: pa.Table, key: str, common: list[str], out: Comparison
 ) -> None:
@@ -114,7 +122,8 @@ def _compare_rows(
     if len(got) != len(got_rows):
         out.note(f"duplicate rows: {len(got_rows)} rows for {len(got)} keys")
     missing = [k for k in want if k not in got]
-    extra = [k for k in got if k not in want]
+    # in key order, not in the order the engine returned them (which may differ between runs)
+    extra = _in_order([k for k in got if k not in want])
     if missing:
         out.note(
             f"rows missing: {len(missing)} of {len(want)}", *({key: want[k][key]} for k in missing)
