@@ -172,6 +172,53 @@ def quiet_run(
     return result.run_dir, result.cells
 
 
+def _run_and_say_where(options: RunOptions, conn: Any) -> None:
+    """A child process's run (see `ChildRun`): its run folder, or its error, goes to `conn`."""
+    try:
+        result = Runner(options, Progress(quiet=True)).run()
+        conn.send(("done", str(result.run_dir)))
+    except BaseException as exc:  # noqa: BLE001 - the parent raises it
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+class ChildRun:
+    """A run in a process of its own, started now, so that a test module can read with one set
+    of engines while another run goes on beside it; `cells()` waits for it."""
+
+    def __init__(self, options: RunOptions) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_run_and_say_where, args=(options, child), name="lakecompat-test-run"
+        )
+        self._process.start()
+        child.close()
+
+    def cells(self, timeout: float = 1200) -> tuple[Path, list[Cell]]:
+        """(run folder, cells) once the run has finished; fails with the run's error."""
+        from harness.results.store import load_cells
+
+        assert self._conn.poll(timeout), f"the run beside did not finish in {timeout} s"
+        status, said = self._conn.recv()
+        self._process.join(60)
+        assert status == "done", said
+        _, cells = load_cells(Path(said))
+        return Path(said), cells
+
+    def stop(self) -> None:
+        """End the run if it is still going (a failing test must not leave it behind)."""
+        if self._process.is_alive():
+            os.kill(self._process.pid, signal.SIGINT)  # a Ctrl-C: the run stops its engines
+            self._process.join(60)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(10)
+
+
 def descendants(root: int) -> set[int]:
     """PIDs of every live process below `root` in the process tree."""
     children: dict[int, list[int]] = {}

@@ -6,10 +6,19 @@ table types and every query type in a few minutes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import INSTANT, SCENARIOS, SocketWatch, headless_chromium, is_loopback, quiet_run
+from support import (
+    INSTANT,
+    SCENARIOS,
+    ChildRun,
+    SocketWatch,
+    headless_chromium,
+    is_loopback,
+    quiet_run,
+)
 
 from engines import engine_class
 from engines.table import TABLE_QUERY_TYPES
@@ -40,6 +49,36 @@ VARIANTS = 2 + 4 + 3 + 2 + 1  # Spark, Hive, Trino, hudi-rs, Daft
 
 
 WATCH = SocketWatch()
+#: The run orders that `test_no_cell_depends_on_what_ran_before` compares with the first run.
+REVERSE, RESTARTED = "reverse", "engines restarted per scenario"
+
+
+def order_options(order: str, reports: Path) -> RunOptions:
+    """The subset run in another order. The restarted run reads SELECT * under each engine's
+    default variant: a fresh engine process per scenario is what it tests; the reverse run
+    covers the other variants and the query shapes, whose settings an engine keeps from one
+    query to the next."""
+    restarted = order == RESTARTED
+    return RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern=",".join(SUBSET),
+        engines=ENGINES,
+        shapes=("all",) if restarted else DEFAULT_SHAPES,
+        variants="default" if restarted else "all",
+        reports_dir=reports,
+        reverse_order=not restarted,
+        isolate_scenarios=restarted,
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def restarted_beside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChildRun]:
+    """The run with every engine restarted before each scenario, started when the module
+    starts, in a process of its own: it is mostly JVMs starting, which leaves room for the
+    module's other runs beside it."""
+    child = ChildRun(order_options(RESTARTED, tmp_path_factory.mktemp("restarted")))
+    yield child
+    child.stop()
 
 
 @pytest.fixture(scope="module")
@@ -285,38 +324,31 @@ def answers(cells: list[Cell], run_dir: Path) -> dict[tuple[str, ...], tuple[obj
     }
 
 
-@pytest.mark.parametrize("order", ["reverse", "engines restarted per scenario"])
+@pytest.mark.parametrize("order", [REVERSE, RESTARTED])
 def test_no_cell_depends_on_what_ran_before(
-    run: tuple[Path, list[Cell]], tmp_path: Path, order: str
+    run: tuple[Path, list[Cell]], restarted_beside: ChildRun, tmp_path: Path, order: str
 ) -> None:
     """The matrix measures what a user's first query of a table gets: running the scenarios in
     the opposite order, or with every engine started afresh before each scenario, gives the
     same cells for every engine."""
-    run_dir, cells = run
-    # The restarted run reads SELECT * under each engine's default variant: a fresh engine
-    # process per scenario is what it tests; the reverse run covers the other variants and the
-    # query shapes, whose settings an engine keeps from one query to the next.
-    restarted = order != "reverse"
-    shapes = ("all",) if restarted else DEFAULT_SHAPES
-    options = RunOptions(
-        scenarios_dir=SCENARIOS,
-        pattern=",".join(SUBSET),
-        engines=ENGINES,
-        shapes=shapes,
-        variants="default" if restarted else "all",
-        reports_dir=tmp_path,
-        reverse_order=not restarted,
-        isolate_scenarios=restarted,
-    )
-    again = Runner(options, Progress(quiet=True)).run()
+    run_dir, _ = run
+    _, cells = load_run(run_dir)  # as the other run's cells: from the results file
+    if order == RESTARTED:
+        again_dir, again = restarted_beside.cells()
+    else:
+        result = Runner(order_options(order, tmp_path), Progress(quiet=True)).run()
+        again_dir, again = result.run_dir, load_run(result.run_dir)[1]
+    options = order_options(order, tmp_path)
     read = [
         c
         for c in cells
-        if c.shape in shapes
-        and (not restarted or c.variant == engine_class(c.engine).default_variant_name())
+        if c.shape in options.shapes
+        and (
+            options.variants == "all" or c.variant == engine_class(c.engine).default_variant_name()
+        )
     ]
     assert len(read) > len(SUBSET) * len(ENGINES)
-    assert answers(again.cells, again.run_dir) == answers(read, run_dir)
-    if restarted:  # the baseline and every scenario of the subset: fresh engines each
-        hive_log = (again.run_dir / "logs" / "hiveserver2.log").read_text()
+    assert answers(again, again_dir) == answers(read, run_dir)
+    if order == RESTARTED:  # the baseline and every scenario of the subset: fresh engines each
+        hive_log = (again_dir / "logs" / "hiveserver2.log").read_text()
         assert hive_log.count("STARTUP_MSG: Starting HiveServer2") == len(SUBSET) + 1
