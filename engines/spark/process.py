@@ -1,13 +1,14 @@
-"""Spark with another Hudi release, in a Python process of its own.
+"""Spark in a Python process of its own: another Hudi release, or a reader beside the writer.
 
 PySpark keeps one JVM per Python process, and one JVM cannot load two Hudi bundles, so a
 second Hudi release runs in a child process with its own SparkSession. The child knows none of
 its clients: each request is a function and its arguments, `fn(runtime, *args)`, run with the
-child's `SparkRuntime` (the function must be importable by name: a module-level function). Two
-things use it: a scenario's `upgrade_writer` step (the older release writes the first part of
-the table, the run's writer takes it over) and a Spark reader whose Hudi release is not the
-writer's (version skew, `--spark-hudi-version`). The child starts once per run and release and
-warms up while the run goes on.
+child's `SparkRuntime` (the function must be importable by name: a module-level function).
+Three things use it: a scenario's `upgrade_writer` step (the older release writes the first
+part of the table, the run's writer takes it over), a Spark reader whose Hudi release is not
+the writer's (version skew, `--spark-hudi-version`), and in a large run the Spark reader with
+the writer's release, so that its reads do not wait for the writes. The child starts once per
+run and label and warms up while the run goes on.
 """
 
 from __future__ import annotations

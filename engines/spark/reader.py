@@ -88,7 +88,8 @@ NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false", "hoodie.enable.data.
 
 
 class SparkEngine(Engine):
-    """Spark 3.5 with the Hudi bundle, sharing the writer's session."""
+    """Spark 3.5 with the Hudi bundle: the writer's session, or in a large run (and with
+    another Hudi release) a Spark of its own."""
 
     name = "spark"
     dialect = SPARK
