@@ -333,12 +333,12 @@ def test_no_cell_depends_on_what_ran_before(
     same cells for every engine."""
     run_dir, _ = run
     _, cells = load_run(run_dir)  # as the other run's cells: from the results file
+    options = order_options(order, tmp_path)
     if order == RESTARTED:
         again_dir, again = restarted_beside.cells()
     else:
-        result = Runner(order_options(order, tmp_path), Progress(quiet=True)).run()
+        result = Runner(options, Progress(quiet=True)).run()
         again_dir, again = result.run_dir, load_run(result.run_dir)[1]
-    options = order_options(order, tmp_path)
     read = [
         c
         for c in cells

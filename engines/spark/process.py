@@ -49,20 +49,16 @@ class RemoteSparkError(RuntimeError):
 
 
 def _serve(
-    conn: Connection,
-    log_dir: Path,
-    hudi: str,
-    master: str | None = None,
-    label: str | None = None,
-    reads_only: bool = False,
+    conn: Connection, log_dir: Path, hudi: str, master: str | None, label: str, reads_only: bool
 ) -> None:
-    """The child: start Spark with `hudi`'s bundle (on `master` when it is a cluster's), then
-    run each request `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
+    """The child (`SparkProcess` gives its arguments): start Spark with `hudi`'s bundle (on
+    `master` when it is a cluster's), then run each request `(fn, args)` as
+    `fn(runtime, *args)` and send back what it returns."""
     # A session of its own, like every service: a Ctrl-C in the terminal reaches the parent
     # only, which stops the run and this child with it; the child would otherwise end the
     # request in progress, and the parent record that as the cell's error.
     os.setsid()
-    runtime = SparkRuntime(log_dir, hudi, label=label or runtime_label(hudi), master=master)
+    runtime = SparkRuntime(log_dir, hudi, label=label, master=master)
     runtime.quick_jit = reads_only  # many small, different queries: see SparkRuntime
     try:
         try:
