@@ -147,8 +147,8 @@ def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
         ("points:\n  - {name: a, hudi: 1.2.0}\n", "points: List should have at least 2 items"),
         (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",
-            "points[1].spark: unknown field; a point may set hudi, hive_hudi, spark_hudi, hive, "
-            "trino",
+            "points[1].spark: unknown field; a point may set hudi, table_version, hive_hudi, "
+            "spark_hudi, hive, trino",
         ),
         (
             "points:\n  - {name: a, hudi: latest}\n  - {name: b}\n",

@@ -17,7 +17,12 @@ from pathlib import Path
 
 from engines import engine_class
 from engines.infra.artifacts import ProvisioningError, fetch
-from engines.infra.hudi_jars import check_hudi_release, hudi_bundle, hudi_version
+from engines.infra.hudi_jars import (
+    check_hudi_release,
+    check_table_version,
+    hudi_bundle,
+    hudi_version,
+)
 from harness.qualify.compare import Point, Qualification, qualify
 from harness.qualify.versions import (
     CARRY_HUDI,
@@ -39,6 +44,7 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
     return replace(
         options,
         hudi_version=point.hudi or options.hudi_version,
+        table_version=point.table_version or options.table_version,
         reader_hudi_versions={
             **options.reader_hudi_versions,
             **{
@@ -65,16 +71,18 @@ class PointRun:
 def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoint]]:
     """The points in groups that can share one run, in the plan's order of first appearance.
 
-    Points share a run when they write with the same Hudi release and run the same Hive and
-    Trino: they differ at most in the Hudi jars a reader carries (`hive_hudi`, `spark_hudi`),
-    so their tables are the same, written once, and each reader reads them once.
+    Points share a run when they write with the same Hudi release and table version and run
+    the same Hive and Trino: they differ at most in the Hudi jars a reader carries
+    (`hive_hudi`, `spark_hudi`), so their tables are the same, written once, and each reader
+    reads them once.
     """
     groups: dict[tuple[str, ...], list[VersionPoint]] = {}
     for point in plan.points:
         with engine_releases(point):
             writer = point.hudi or options.hudi_version or hudi_version()
+            table_version = point.table_version or options.table_version or ""
             releases = tuple(cls.release() for cls in RELEASED.values())
-            groups.setdefault((writer, *releases), []).append(point)
+            groups.setdefault((writer, table_version, *releases), []).append(point)
     return list(groups.values())
 
 
@@ -112,6 +120,10 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
         try:
             # A Hudi release that does not exist is named in a sentence, not Maven's log.
             check_hudi_release(hudi, f"hudi {hudi}")
+            if point.table_version:
+                check_table_version(
+                    hudi, point.table_version, f"table_version {point.table_version}"
+                )
             for name in engines:
                 if reader_hudi := getattr(point, f"{name}_hudi", None):
                     check_hudi_release(reader_hudi, f"{name}_hudi {reader_hudi}")

@@ -1,9 +1,10 @@
 """Version points as data: which releases of the writer and the readers a run uses.
 
 A version point names the Hudi release Spark writes with and, where a point changes them, the
-Hudi jars HiveServer2 reads with (older than the writer's: version skew) and the Trino and
-Hive releases. Points come from a file (`versions.yaml`) or from the command line
-(`--point NAME:hudi=1.1.1,trino=476`); a field a point leaves out keeps the run's default.
+table version it writes, the Hudi jars HiveServer2 reads with (older than the writer's:
+version skew) and the Trino and Hive releases. Points come from a file (`versions.yaml`) or
+from the command line (`--point NAME:hudi=1.1.1,trino=476`); a field a point leaves out keeps
+the run's default.
 
     # versions.yaml
     baseline: hudi-1.1     # default: the first point
@@ -40,6 +41,8 @@ CARRY_HUDI = {name: engine_class(name) for name in hudi_carriers()}
 #: What a point may set, and what each field means (for errors and help).
 FIELDS = {
     "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
+    "table_version": "the Hudi table version the writer writes (hoodie.write.table.version; "
+    "a Hudi 1.x writer writes 6, 8 or 9; 6 is what Hudi 0.14/0.15 readers read)",
     **{f"{name}_hudi": cls.reader_hudi_help for name, cls in CARRY_HUDI.items()},
     **{name: cls.release_help for name, cls in RELEASED.items()},
 }
@@ -50,9 +53,10 @@ class VersionsError(InputError):
 
 
 class _Point(BaseModel):
-    """One point: a name and the releases it changes (the fields are `FIELDS`)."""
+    """One point: a name and the releases it changes (the fields are `FIELDS`); a release
+    written as a YAML number (`trino: 483`, `table_version: 6`) is read as its text."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
     name: Annotated[str, _NAME]
 

@@ -19,7 +19,7 @@ from typing import Any
 from harness.report.junit import case_id
 from harness.report.overview import default_variants, overviews
 from harness.report.overview_html import overview_html
-from harness.report.summary import engine_versions, verdict_counts
+from harness.report.summary import engine_versions, verdict_counts, writer_text
 from harness.results.expectations import Judged, Verdict
 from harness.results.outcomes import Outcome, summary_line
 from harness.scenario.shapes import SHAPES
@@ -52,7 +52,6 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
     """The page: the overview of each table format first, then the verdicts, then every cell
     by engine (built in the browser from the page's data block when a section is opened)."""
     cells = [j.cell for j in judged]
-    writer = info.get("writer", {})
     engines = list(dict.fromkeys(c.engine for c in cells))
     categories = sorted({c.category for c in cells})
     # The query shapes of the run, `all` (SELECT *) first, the others as `SHAPES` lists them.
@@ -62,10 +61,8 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         f"<title>lakecompat {_e(info.get('run_id', ''))}</title>",
         f"<style>{_resource('matrix.css')}</style></head><body><main>",
         "<h1>lakecompat compatibility matrix</h1>",
-        f"<p class='run'>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: Spark "
-        f"{_e(writer.get('spark', '?'))} + Hudi {_e(writer.get('hudi', '?'))} · "
-        + _e(engine_versions(info))
-        + "</p>",
+        f"<p class='run'>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: "
+        f"{_e(writer_text(info))} · " + _e(engine_versions(info)) + "</p>",
         f"<p class='run' id='totals'><b>{_e(summary_line(cells))}</b> · against the known "
         f"outcomes: <b id='verdicts'>{_e(verdict_counts(judged))}</b>"
         + _verdict_links(judged)

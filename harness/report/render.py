@@ -16,7 +16,13 @@ from harness.report.junit import render_junit
 from harness.report.overview import NOT_READ, overviews
 from harness.report.overview_markdown import overview_markdown
 from harness.report.shape_differences import differences_markdown
-from harness.report.summary import engine_versions, render_summary, verdict_counts, verdict_sections
+from harness.report.summary import (
+    engine_versions,
+    render_summary,
+    verdict_counts,
+    verdict_sections,
+    writer_text,
+)
 from harness.results.expectations import Judged, Known, from_records, judge
 from harness.results.outcomes import Cell, Outcome, summary_line
 from harness.results.store import load_run, results_document
@@ -67,12 +73,10 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
     type-change grids), then the verdicts, one table per engine, table type and variant, what
     the writer refused, and the evidence of every failing read."""
     cells = [j.cell for j in judged]
-    writer = info.get("writer", {})
     lines = [
         "# lakecompat compatibility matrix",
         "",
-        f"Run `{info.get('run_id', '?')}` · writer: Spark {writer.get('spark', '?')}"
-        f" + Hudi {writer.get('hudi', '?')} · " + engine_versions(info),
+        f"Run `{info.get('run_id', '?')}` · writer: {writer_text(info)} · " + engine_versions(info),
         "",
         f"**{summary_line(cells)}** · against the known outcomes (`expectations/`): "
         f"**{verdict_counts(judged)}**",

@@ -24,6 +24,15 @@ def engine_versions(info: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def writer_text(info: dict[str, Any]) -> str:
+    """`Spark 3.5.3 + Hudi 1.2.0`, and `writing table version 6` where the run chose one."""
+    writer = info.get("writer", {})
+    text = f"Spark {writer.get('spark', '?')} + Hudi {writer.get('hudi', '?')}"
+    if writer.get("table_version"):
+        text += f" writing table version {writer['table_version']}"
+    return text
+
+
 def verdict_counts(judged: list[Judged]) -> str:
     """`N as expected, N regressions, N fixed upstream`."""
     regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
@@ -65,12 +74,10 @@ def verdict_sections(judged: list[Judged], limit: int | None = LIST_LIMIT) -> li
 def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
     """`summary.md`: what a CI job page should show, short enough to read at a glance."""
     engines = engine_versions(info)
-    writer = info.get("writer", {})
     lines = [
         f"# lakecompat run `{info.get('run_id', '?')}`",
         "",
-        f"Writer Spark {writer.get('spark', '?')} + Hudi {writer.get('hudi', '?')}; "
-        f"readers {engines}.",
+        f"Writer {writer_text(info)}; readers {engines}.",
         *_shard_lines(info),
         "",
         f"- Cells: {len(judged)} ({summary_line([j.cell for j in judged])})",

@@ -101,7 +101,7 @@ def reproduce(
     work = out / "work"
     runtime = SparkRuntime(work / "logs", hudi)
     context = RunContext(work, runtime)
-    writer = create_writer(runtime, work / "tables")
+    writer = create_writer(runtime, work / "tables", table_version=cell.writer.get("table_version"))
     script = out / "writer.py"
     script.write_text(writer.script(scenario, cell.table_type), encoding="utf-8")
     engine: Engine | None = None

@@ -1,7 +1,8 @@
 """Known outcomes as data: which cells are expected not to pass, and why.
 
 Files `expectations/*.yaml` hold a list `known:` of entries. Each entry matches cells by engine,
-engine version range, scenario glob, table type, query type, variant glob and query shape
+engine version range, the writer's Hudi release and table version, the reader's Hudi jars,
+scenario glob, table type, query type, variant glob and query shape
 (`all`, `SELECT *`, unless it says otherwise), and says the
 outcome those cells are known to have, with a reason and, where there is one, an upstream link.
 The first matching entry wins; a cell no entry matches is expected to PASS.
@@ -29,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from engines.infra.hudi_jars import written_table_version
 from harness.results.outcomes import Cell, Outcome
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
@@ -47,6 +49,11 @@ class Known(BaseModel):
     engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_-]*|\*)$")]
     versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
     hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
+    table_version: str = Field(
+        default="",
+        description="Hudi table versions the writer wrote (the one a run chose, else its "
+        "release's own), e.g. '>=8'",
+    )
     reader_hudi: str = Field(
         default="", description="Hudi versions of the reader's own Hudi jars, e.g. '<1.0'"
     )
@@ -62,7 +69,7 @@ class Known(BaseModel):
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
     _source: tuple[Path, int] | None = PrivateAttr(default=None)
 
-    @field_validator("versions", "hudi", "reader_hudi")
+    @field_validator("versions", "hudi", "table_version", "reader_hudi")
     @classmethod
     def _check_range(cls, value: str) -> str:
         for part in filter(None, (p.strip() for p in value.split(","))):
@@ -86,6 +93,7 @@ class Known(BaseModel):
             and self.shape in ("*", cell.shape)
             and in_range(cell.engine_version, self.versions)
             and in_range(cell.writer.get("hudi", ""), self.hudi)
+            and in_range(written_table_version(cell.writer), self.table_version)
             and in_range(cell.reader_hudi, self.reader_hudi)
         )
 

@@ -7,8 +7,8 @@ is ever covered. Entries are ordered so that "the first matching entry wins" hol
 
 From runs at several version points (`lakecompat known RUN RUN ...`), each run is drafted on
 its own; an entry every run drafted holds for every point, and the others are scoped to the
-versions of their point (`hudi`, `reader_hudi`, `versions`: whichever differ between the
-points), narrowed to exactly that release, and listed first.
+versions of their point (`hudi`, `table_version`, `reader_hudi`, `versions`: whichever differ
+between the points), narrowed to exactly that release, and listed first.
 
 On top of reviewed known outcomes (`lakecompat known RUN --against expectations/`), only the
 cells those outcomes misjudge get entries, scoped to the run's Hudi release: the additions a
@@ -24,6 +24,7 @@ from dataclasses import replace
 
 import yaml
 
+from engines.infra.hudi_jars import written_table_version
 from engines.shape import PUSHDOWN_OFF
 from harness.results.expectations import Known, Verdict, judge
 from harness.results.outcomes import ROWS_LOST, Cell, Outcome
@@ -101,8 +102,9 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
 
     Only the cells `known` misjudges are drafted, each form as general as the run allows: an
     entry is kept when every cell of the run it would match (and no earlier new entry
-    matches) has its outcome. Entries are scoped to the run's writer release (`hudi`) and,
-    for one engine, to the Hudi release it read with (`reader_hudi`).
+    matches) has its outcome. Entries are scoped to the run's writer release (`hudi`), the
+    table version it was asked for (`table_version`, where the run chose one) and, for one
+    engine, to the Hudi release it read with (`reader_hudi`).
     """
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
     claimed: set[int] = set()
@@ -158,6 +160,8 @@ def _borrowed(entry: Known, matched: list[Cell], known: list[Known]) -> Known:
 def _run_scope(cells: list[Cell]) -> dict[str, str]:
     cell = cells[0]
     scope = {"hudi": f"=={cell.writer['hudi']}"} if cell.writer.get("hudi") else {}
+    if cell.writer.get("table_version"):
+        scope["table_version"] = f"=={cell.writer['table_version']}"
     engines = {c.engine for c in cells}
     readers = {c.reader_hudi for c in cells}
     reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
@@ -171,6 +175,7 @@ def _signature(cells: list[Cell]) -> dict[str, str]:
     found: dict[str, str] = {}
     for cell in cells:
         found.setdefault("hudi", cell.writer.get("hudi", ""))
+        found.setdefault("table_version", written_table_version(cell.writer))
         found.setdefault(f"versions:{cell.engine}", cell.engine_version)
         found.setdefault(f"reader_hudi:{cell.engine}", cell.reader_hudi)
     return found
@@ -186,8 +191,9 @@ def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[s
         value = mine.get(field) or ""
         return value[:1].isdigit() and any(s.get(field) != value for s in signatures)
 
-    if differs("hudi"):
-        scope["hudi"] = f"=={mine['hudi']}"
+    for field in ("hudi", "table_version"):
+        if differs(field):
+            scope[field] = f"=={mine[field]}"
     if entry.engine != "*":
         for field in ("versions", "reader_hudi"):
             if differs(f"{field}:{entry.engine}"):

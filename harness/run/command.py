@@ -10,7 +10,12 @@ from typing import Any
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments, warehouse_folder
 from engines.infra.artifacts import MavenArtifact, check_release
-from engines.infra.hudi_jars import HUDI_VERSION_ENV, check_hudi_release
+from engines.infra.hudi_jars import (
+    HUDI_VERSION_ENV,
+    check_hudi_release,
+    check_table_version,
+    hudi_version,
+)
 from harness.options import (
     DEFAULT_SCENARIOS,
     EXIT_CODES,
@@ -77,6 +82,13 @@ def add_run_parser(commands: Subcommands) -> None:
     run.add_argument(
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
+    )
+    run.add_argument(
+        "--table-version",
+        metavar="N",
+        help="Hudi table version to write (hoodie.write.table.version; a Hudi 1.x writer "
+        "writes 6, 8 or 9): 6 keeps the tables readable by Hudi 0.14/0.15 readers "
+        "(default: the writer release's own, 9 for Hudi 1.2)",
     )
     for name in hudi_carriers():
         run.add_argument(
@@ -173,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         **selection(args),
         variants=args.variants,
         hudi_version=args.hudi_version,
+        table_version=args.table_version,
         reader_hudi_versions=_reader_hudi_versions(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
@@ -200,6 +213,12 @@ def check_releases(options: RunOptions) -> None:
         check_hudi_release(writer, given)
     for name, release in options.reader_hudi_versions.items():
         check_hudi_release(release, f"--{name}-hudi-version {release}")
+    if options.table_version:
+        check_table_version(
+            writer or hudi_version(),
+            options.table_version,
+            f"--table-version {options.table_version}",
+        )
     for name in options.engines:
         cls = engine_class(name)
         chosen = os.environ.get(cls.release_env) if cls.release_env else None

@@ -166,6 +166,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         variants=info.get("variants") or "all",
         reports_dir=reports_dir,
         hudi_version=info["writer"]["hudi"],
+        table_version=info["writer"].get("table_version"),
         reader_hudi_versions={
             name: info[f"{name}_hudi"] for name in hudi_carriers() if info.get(f"{name}_hudi")
         },

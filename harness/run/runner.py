@@ -136,7 +136,11 @@ class Runner:
         if options.table_cache is not None:
             prune_table_cache(options.table_cache)  # entries no run used for a month
         writer = create_writer(
-            runtime, context.tables_dir, options.step_timeout, cache=options.table_cache
+            runtime,
+            context.tables_dir,
+            options.step_timeout,
+            cache=options.table_cache,
+            table_version=options.table_version,
         )
         if all(writer.holds(scenario, kind) for scenario, kind in self._tables()):
             runtime.quick_jit = True  # Spark only reads: every table comes from the cache

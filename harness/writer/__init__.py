@@ -20,16 +20,19 @@ def create_writer(
     step_timeout: float = 0,
     table_format: str = "hudi",
     cache: Path | None = None,
+    table_version: str | None = None,
 ) -> TableWriter:
     """The writer of `table_format`, writing through `runtime` into `tables_dir`; with `cache`
-    (the table cache's folder), tables written before are read from there."""
+    (the table cache's folder), tables written before are read from there. `table_version`:
+    the format's table version to write (Hudi: `hoodie.write.table.version`); None: the
+    release's own."""
     try:
         module_name, class_name = FORMATS[table_format].split(":")
     except KeyError:
         known = ", ".join(sorted(FORMATS))
         raise ValueError(f"unknown table format {table_format!r}; known formats: {known}") from None
     writer_class = getattr(importlib.import_module(module_name), class_name)
-    writer = writer_class(runtime, tables_dir, step_timeout)
+    writer = writer_class(runtime, tables_dir, step_timeout, table_version)
     if cache is None:
         return writer
     from harness.writer.cache import CachedWriter

@@ -82,6 +82,13 @@ def note(layout: dict[str, Any], line: str) -> None:
     layout["summary"] = summary(layout)
 
 
+def unmet(layout: dict[str, Any], what: str) -> None:
+    """Record that the table lacks something the run asked for (its cells then say so as an
+    `ERROR`, instead of answers about another table), and say it in the summary."""
+    layout.setdefault("unmet", []).append(what)
+    note(layout, f"not as asked: {what}")
+
+
 def summary(layout: dict[str, Any]) -> str:
     """Lines for people: `3 file groups`, `seed rows, before the schema change: 2 base files
     [id int, ...]`, ..., what the scenario needs, and the notes."""

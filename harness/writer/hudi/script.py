@@ -34,6 +34,7 @@ from harness.writer.hudi.statements import (
     frame_input,
     quote,
     seed_settings,
+    version_settings,
     write_options,
 )
 
@@ -151,8 +152,15 @@ def default_path(scenario_id: str, table_type: str) -> str:
     return f"{DEFAULT_ROOT}/{sc.table_name(scenario_id, table_type)}"
 
 
-def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str) -> str:
-    """The PySpark script that writes `scenario`'s table as lakecompat's writer does."""
+def writer_script(
+    scenario: sc.Scenario,
+    table_type: str,
+    spark: str,
+    hudi: str,
+    table_version: str | None = None,
+) -> str:
+    """The PySpark script that writes `scenario`'s table as lakecompat's writer does (with
+    `table_version`: asking Hudi for that table version in every write and statement)."""
     spec = scenario.spec
     if spec.upgrade is not None:
         raise ReproScriptError(
@@ -167,7 +175,7 @@ def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str)
             scenario=scenario.id,
             table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
             spark=spark,
-            hudi=hudi,
+            hudi=hudi + (f" asking for table version {table_version}" if table_version else ""),
             coordinates=f"{bundle.group}:{bundle.artifact}:{bundle.version}",
             spark_line=".".join(spark.split(".")[:2]),
             local=_shell(*submit_command(hudi), "    "),
@@ -190,46 +198,56 @@ def writer_script(scenario: sc.Scenario, table_type: str, spark: str, hudi: str)
         where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
         lines.append(f"# {where}{'' if index else ': a bulk insert'}")
         lines.append(f"step({where!r})")
-        lines += _step(table, table_type, spec, step, before, first=index == 0)
+        lines += _step(table, table_type, spec, step, before, index == 0, table_version)
         lines.append("")
     lines.append('print(f"wrote {TABLE} to {PATH}")')
     return "\n".join(lines) + "\n"
 
 
 def _step(
-    table: str, table_type: str, spec: sc.ScenarioSpec, step: Any, before: Any, first: bool
+    table: str,
+    table_type: str,
+    spec: sc.ScenarioSpec,
+    step: Any,
+    before: Any,
+    first: bool,
+    table_version: str | None,
 ) -> list[str]:
     """The script lines of one step (mirrors `HudiWriter._apply`)."""
+    common = {**WRITE_SETTINGS, **version_settings(table_version)}
+
+    def options(operation: str, settings: dict[str, str] | None = None) -> dict[str, str]:
+        return {
+            **write_options(table, table_type, spec, operation, table_version),
+            **(settings or {}),
+        }
+
     match step:
         case sc.Insert(rows=rows) if first:
-            settings = seed_settings(len(rows))
-            options = {**write_options(table, table_type, spec, "bulk_insert"), **settings}
+            seed = options("bulk_insert", seed_settings(len(rows)))
             return [
-                *_write(before.schema, rows, options, "overwrite", len(rows)),
-                _sql(f"DROP TABLE IF EXISTS {quote(table)}", WRITE_SETTINGS),
-                _sql(f"CREATE TABLE {quote(table)} USING hudi LOCATION '{{PATH}}'", WRITE_SETTINGS),
+                *_write(before.schema, rows, seed, "overwrite", len(rows)),
+                _sql(f"DROP TABLE IF EXISTS {quote(table)}", common),
+                _sql(f"CREATE TABLE {quote(table)} USING hudi LOCATION '{{PATH}}'", common),
             ]
         case sc.Insert(rows=rows, settings=settings):
-            options = {**write_options(table, table_type, spec, "insert"), **(settings or {})}
-            return _write(before.schema, rows, options, "append")
+            return _write(before.schema, rows, options("insert", settings), "append")
         case sc.Upsert(rows=rows, schema_=declared, settings=settings):
             schema = schema_of(declared) if declared else before.schema
-            options = {**write_options(table, table_type, spec, "upsert"), **(settings or {})}
-            return _write(schema, rows, options, "append")
+            return _write(schema, rows, options("upsert", settings), "append")
         case sc.Delete(keys=keys):
             key_type = before.schema.column(spec.key).type
             doomed = [before.rows[coerce(k, key_type)] for k in keys]
-            options = write_options(table, table_type, spec, "delete")
-            return _write(before.schema, doomed, options, "append")
+            return _write(before.schema, doomed, options("delete"), "append")
         case sc.Compaction() if table_type == "mor":
             statement = compaction_statement("{PATH}")
-            return [_sql(statement, {**WRITE_SETTINGS, **COMPACTION_SETTINGS})]
+            return [_sql(statement, {**common, **COMPACTION_SETTINGS})]
         case sc.Compaction():
             return ["# (a copy-on-write table has nothing to compact)"]
         case sc.Clustering():
-            return [_sql(clustering_statement("{PATH}"), WRITE_SETTINGS)]
+            return [_sql(clustering_statement("{PATH}"), common)]
         case _:
-            return [_sql(ddl(table, step), {**WRITE_SETTINGS, **DDL_SETTINGS})]
+            return [_sql(ddl(table, step), {**common, **DDL_SETTINGS})]
 
 
 def _write(

@@ -21,6 +21,15 @@ DDL_WORKAROUND = {"hoodie.datasource.write.schema.allow.auto.evolution.column.dr
 WRITE_SETTINGS = {"hoodie.embed.timeline.server": "false"}
 
 
+def version_settings(table_version: str | None) -> dict[str, str]:
+    """The settings that make Hudi 1.x write and keep table version `table_version` (6: what
+    Hudi 0.14/0.15 readers read), as Hudi's migration guide has a writer set them while its
+    readers are older (apache/hudi#12615); none for the release's own version."""
+    if not table_version:
+        return {}
+    return {"hoodie.write.table.version": table_version, "hoodie.write.auto.upgrade": "false"}
+
+
 NON_PARTITIONED = "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
 
 
@@ -94,11 +103,16 @@ def clustering_statement(path: str) -> str:
 
 
 def write_options(
-    table_name: str, table_type: str, spec: sc.ScenarioSpec, operation: str
+    table_name: str,
+    table_type: str,
+    spec: sc.ScenarioSpec,
+    operation: str,
+    table_version: str | None = None,
 ) -> dict[str, str]:
     """The Hudi datasource options of one DataFrame write (before a step's own settings)."""
     return {
         **WRITE_SETTINGS,
+        **version_settings(table_version),
         "hoodie.table.name": table_name,
         "hoodie.datasource.write.table.type": TABLE_TYPE_NAMES[table_type],
         "hoodie.datasource.write.operation": operation,

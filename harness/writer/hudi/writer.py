@@ -45,6 +45,7 @@ from harness.writer.hudi.statements import (
     frame_input,
     quote,
     seed_settings,
+    version_settings,
     write_options,
 )
 from harness.writer.hudi.timeline import (
@@ -75,14 +76,27 @@ class HudiWriter(TableWriter):
 
     format = "hudi"
 
-    def __init__(self, runtime: SparkRuntime, tables_dir: Path, step_timeout: float = 0) -> None:
+    def __init__(
+        self,
+        runtime: SparkRuntime,
+        tables_dir: Path,
+        step_timeout: float = 0,
+        table_version: str | None = None,
+    ) -> None:
         super().__init__(tables_dir, step_timeout)
         self.runtime = runtime
+        #: The table version every write asks for (`hoodie.write.table.version`, e.g. 6 for
+        #: readers of Hudi 0.14/0.15); None: the release's own.
+        self.table_version = table_version
         self._older_writers: dict[str, SparkProcess] = {}
 
     @property
     def versions(self) -> dict[str, str]:
-        return {"spark": self.runtime.spark_version, "hudi": self.runtime.hudi_version}
+        """Spark's and Hudi's releases, and the table version where the run chose one."""
+        versions = {"spark": self.runtime.spark_version, "hudi": self.runtime.hudi_version}
+        if self.table_version:
+            versions["table_version"] = self.table_version
+        return versions
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -149,7 +163,15 @@ class HudiWriter(TableWriter):
         files = self._inspect(table, spec, done.instants)
         if upgrade:
             file_layout.note(files, history)
+        if upgrade or self.table_version:
             file_layout.note(files, f"table version {table_version(table.path)} after the steps")
+        if self.table_version and table_version(table.path) != self.table_version:
+            # Cells of this table would not say what the run asked about.
+            file_layout.unmet(
+                files,
+                f"the writer was asked for table version {self.table_version} "
+                f"(hoodie.write.table.version) and the table has {table_version(table.path)}",
+            )
         return replace(done, table=table, files=files)
 
     @contextmanager
@@ -223,7 +245,9 @@ class HudiWriter(TableWriter):
     def script(self, scenario: sc.Scenario, table_type: str) -> str:
         """A PySpark script that writes the same table with this writer's Spark and Hudi."""
         versions = self.versions
-        return writer_script(scenario, table_type, versions["spark"], versions["hudi"])
+        return writer_script(
+            scenario, table_type, versions["spark"], versions["hudi"], self.table_version
+        )
 
     def prepare(self, scenarios: list[sc.Scenario]) -> None:
         """Start the writer processes of the older releases these scenarios upgrade from, so
@@ -362,7 +386,7 @@ class HudiWriter(TableWriter):
         return session.createDataFrame(values, ddl_schema)
 
     def _options(self, table: TableRef, spec: sc.ScenarioSpec, operation: str) -> dict[str, str]:
-        return write_options(table.name, table.table_type, spec, operation)
+        return write_options(table.name, table.table_type, spec, operation, self.table_version)
 
     def _latest_columns(self, table: TableRef) -> tuple[tuple[str, str], ...]:
         """The columns of the table's latest Hudi schema, as Hive sync would register them."""
@@ -375,7 +399,7 @@ class HudiWriter(TableWriter):
 
     def _sql(self, statement: str, settings: dict[str, str]) -> None:
         session = self.runtime.session()
-        settings = {**WRITE_SETTINGS, **settings}
+        settings = {**WRITE_SETTINGS, **version_settings(self.table_version), **settings}
         for key, value in settings.items():
             session.conf.set(key, value)
         try:
