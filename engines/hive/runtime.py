@@ -20,14 +20,35 @@ from engines.infra.artifacts import (
 )
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.local_fs import local_fs_jar
+from engines.metastore.hive3 import hive3_classpath, is_hive3
 from engines.metastore.service import HADOOP_VERSION, hadoop
 
 # HiveServer2 reflects into these JDK packages; Java 17 closes them by default.
 OPENS = ("java.lang", "java.net", "java.nio", "java.util", "java.util.concurrent.atomic")
+# Hive 3's Kryo also serializes plans holding these (a DATE literal: java.time).
+HIVE3_OPENS = (
+    "java.lang.reflect",
+    "java.math",
+    "java.text",
+    "java.time",
+    "java.util.concurrent",
+    "java.util.regex",
+    "sun.nio.ch",
+)
 
 
 # Hadoop's protobuf 2.5 and Avro 1.7 would shadow the newer ones inside hive-exec.
 HADOOP_OLD = ("com.google.protobuf:protobuf-java", "org.apache.avro:avro")
+#: Ahead of hive-exec 3 on HiveServer2's classpath, for the Hudi bundle (see `hive3_server`).
+HIVE3_READER_JARS = (
+    MavenArtifact("org.apache.avro", "avro", "1.11.3"),
+    MavenArtifact("org.apache.parquet", "parquet-hadoop-bundle", "1.13.1"),
+)
+#: Kryo unshaded, which the Hudi bundle expects, for Hive 3 (Hive 4's classpath resolves it).
+KRYO = (
+    MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2"),
+    MavenArtifact("com.esotericsoftware", "minlog", "1.3.0"),
+)
 
 
 class AttachedHive:
@@ -61,7 +82,37 @@ class AttachedHive:
 def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
     """HiveServer2 with local MapReduce, plus the Hudi input formats of Hudi `hudi` (the
     writer's release, or an older one for version skew)."""
-    server = resolve_classpath(
+    server = hive3_server(version) if is_hive3(version) else hive4_server(version)
+    # Hive names the jar holding `ExecDriver` as each MapReduce job's jar, and local MapReduce
+    # copies that jar into a staging folder for every job: 83 MB of hive-exec per query of the
+    # `mapreduce` variant. A small jar holding only `ExecDriver`, ahead of hive-exec on the
+    # classpath, is found first, so the copy is a few kilobytes. Same classes, same answers.
+    exec_jar = next((jar for jar in server if jar.name == f"hive-exec-{version}.jar"), None)
+    if exec_jar is None:
+        raise ProvisioningError(f"the HiveServer2 {version} classpath has no hive-exec jar")
+    server = [
+        excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"),
+        local_fs_jar(server),
+        *server,
+    ]
+    return [*server, fetch(hudi_bundle(hudi))]
+
+
+def hive3_server(version: str) -> list[Path]:
+    """HiveServer2 3's jars (`engines.metastore.hive3`), with what the Hudi bundle needs ahead
+    of hive-exec, which holds Avro 1.8 and Parquet 1.10 unrelocated: the bundle's Hudi reads
+    schemas with Avro 1.11 and Parquet 1.11 or later (`hudi-hadoop-mr-bundle`, the bundle Hudi
+    documents for Hive, is not served here; Spark's bundle is what HiveServer2 reads with)."""
+    patches, *jars = hive3_classpath(version, HADOOP_VERSION)
+    ahead = [fetch(artifact) for artifact in HIVE3_READER_JARS]
+    # The Hudi bundle expects Kryo unshaded; Hive only has it relocated.
+    kryo = [fetch(artifact) for artifact in KRYO]
+    return [patches, *ahead, *jars, *kryo]
+
+
+def hive4_server(version: str) -> list[Path]:
+    """HiveServer2 4's jars."""
+    return resolve_classpath(
         f"hiveserver2-{version}",
         [
             # pac4j (SAML login) needs artifacts that are not on Maven Central.
@@ -78,16 +129,3 @@ def hiveserver2_classpath(version: str, hudi: str) -> list[Path]:
             Dependency(MavenArtifact("com.esotericsoftware", "kryo-shaded", "4.0.2")),
         ],
     )
-    # Hive names the jar holding `ExecDriver` as each MapReduce job's jar, and local MapReduce
-    # copies that jar into a staging folder for every job: 83 MB of hive-exec per query of the
-    # `mapreduce` variant. A small jar holding only `ExecDriver`, ahead of hive-exec on the
-    # classpath, is found first, so the copy is a few kilobytes. Same classes, same answers.
-    exec_jar = next((jar for jar in server if jar.name == f"hive-exec-{version}.jar"), None)
-    if exec_jar is None:
-        raise ProvisioningError(f"the HiveServer2 {version} classpath has no hive-exec jar")
-    server = [
-        excerpt_jar(exec_jar, "org/apache/hadoop/hive/ql/exec/mr/ExecDriver"),
-        local_fs_jar(server),
-        *server,
-    ]
-    return [*server, fetch(hudi_bundle(hudi))]

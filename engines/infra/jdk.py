@@ -101,22 +101,46 @@ def compile_java(
 
     The classes are written beside `target`, then renamed, so a `target` that exists is whole.
     """
+    return compile_sources(
+        jdk,
+        class_name,
+        {class_name.replace(".", "/") + ".java": source},
+        classpath,
+        target,
+        release,
+    )
+
+
+def compile_sources(
+    jdk: Jdk,
+    label: str,
+    sources: dict[str, str],
+    classpath: Iterable[Path],
+    target: Path,
+    release: int | None = None,
+) -> Path:
+    """Compile Java sources of ours (by path below the source root, `a/b/C.java`) into the
+    classes folder `target`; `label` names them in errors. The classes are written beside
+    `target`, then renamed, so a `target` that exists is whole."""
     javac = jdk.home / "bin" / "javac"
     if not javac.is_file():
         raise ProvisioningError(
-            f"{jdk.home} is a Java runtime without javac; compiling {class_name} needs a full JDK"
+            f"{jdk.home} is a Java runtime without javac; compiling {label} needs a full JDK"
         )
     build = target.with_name(f"{target.name}.{os.getpid()}.partial")
     shutil.rmtree(build, ignore_errors=True)
-    file = build / "src" / (class_name.replace(".", "/") + ".java")
-    file.parent.mkdir(parents=True)
-    file.write_text(source)
+    files = []
+    for relative, source in sources.items():
+        file = build / "src" / relative
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(source)
+        files.append(str(file))
     argv = [str(javac), *(["--release", str(release)] if release else [])]
-    argv += ["-d", str(build / "classes"), "-cp", os.pathsep.join(map(str, classpath)), str(file)]
+    argv += ["-d", str(build / "classes"), "-cp", os.pathsep.join(map(str, classpath)), *files]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
-            raise ProvisioningError(f"compiling {class_name} failed:\n{done.stderr}")
+            raise ProvisioningError(f"compiling {label} failed:\n{done.stderr}")
         shutil.rmtree(target, ignore_errors=True)
         (build / "classes").replace(target)
     finally:

@@ -1,8 +1,8 @@
 """The Hive Metastore: one per run, thrift on 127.0.0.1, embedded Derby in the run folder.
 
-Hive and (later) Trino find the tables here. Hive's server jars come from Maven Central; the
+Hive, Trino and Presto find the tables here. Hive's server jars come from Maven Central; the
 newest release whose server jars resolve is 4.0.1 (for 4.1.0 and 4.2.x only the client jars
-do), which runs on Java 17.
+do), which runs on Java 17. Hive 3 (3.1.3) runs on Java 17 with the classes of `hive3.py`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from engines.infra.class_archive import class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.supervisor import PortOpen, Service, ServiceHolder, free_port
+from engines.metastore.hive3 import BIND_HOST_PROPERTY, hive3_classpath, is_hive3
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
 DEFAULT_HIVE_VERSION = "4.0.1"
@@ -41,6 +42,9 @@ def hadoop(artifact: str, *exclusions: str) -> Dependency:
 
 
 def metastore_classpath(version: str) -> list[Path]:
+    """The Metastore's classpath: Hive 4's standalone Metastore, or Hive 3's server jars."""
+    if is_hive3(version):
+        return hive3_classpath(version, HADOOP_VERSION)
     return resolve_classpath(
         f"hive-metastore-{version}",
         [
@@ -90,6 +94,8 @@ class HiveMetastore(ServiceHolder):
             },
         )
         jvm = ["-Xmx1g", QUICK_JIT, "-Duser.timezone=UTC"]
+        if is_hive3(self.version):  # lakecompat's socket helper binds to this (see hive3.py)
+            jvm.append(f"-D{BIND_HOST_PROPERTY}=127.0.0.1")
         jars = [str(path) for path in classpath]
         archive = class_archive("hive-metastore", jdk, jars, jvm)
         argv = [

@@ -104,7 +104,7 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     entry is kept when every cell of the run it would match (and no earlier new entry
     matches) has its outcome. Entries are scoped to the run's writer release (`hudi`), the
     table version it was asked for (`table_version`, where the run chose one) and, for one
-    engine, to the Hudi release it read with (`reader_hudi`).
+    engine, to its release (`versions`) and the Hudi release it read with (`reader_hudi`).
     """
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
     claimed: set[int] = set()
@@ -167,6 +167,10 @@ def _run_scope(cells: list[Cell]) -> dict[str, str]:
     reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
     if reader[:1].isdigit():
         scope["reader_hudi"] = f"=={reader}"
+    releases = {c.engine_version for c in cells}
+    release = releases.pop() if len(engines) == 1 and len(releases) == 1 else ""
+    if release[:1].isdigit():
+        scope["versions"] = f"=={release}"
     return scope
 
 

@@ -22,7 +22,10 @@ CONTROL_SCHEMA = Schema(
             ("price", "double"),
             ("qty", "long"),
             ("day", "date"),
-            ("amount", "decimal(10,2)"),
+            # Precision above 18: Spark stores it as fixed-length bytes, which every reader
+            # reads; Hive 3 reads no decimal Spark stores as a 32- or 64-bit integer (9 or 18
+            # digits at most), and a control table must be one every reader can read.
+            ("amount", "decimal(20,2)"),
             ("active", "boolean"),
         )
     )
