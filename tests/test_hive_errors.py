@@ -59,3 +59,38 @@ def test_an_exception_without_a_message_names_the_hudi_frame_that_threw_it(
     assert _with_job_cause(BARE, log, log.stat().st_size) == BARE
     job = f"{FAILED}. java.lang.IllegalArgumentException"
     assert _with_job_cause(job, log, 0).endswith("TimelineLayoutVersion.java:40)")
+
+
+def test_an_error_hive_3_sends_while_rows_are_fetched_is_hive_s_own_message() -> None:
+    """Hive 3 reads a fetch task's rows when the client fetches them: the error then comes
+    from `fetchall`, as PyHive's OperationalError around HiveServer2's status."""
+    import pytest
+    from pyhive.exc import OperationalError
+    from TCLIService.ttypes import TStatus
+
+    from engines.errors import QueryError
+    from engines.hive.reader import _answered
+
+    status = TStatus(
+        statusCode=3,
+        errorMessage="java.io.IOException: java.lang.UnsupportedOperationException: Cannot "
+        "inspect org.apache.hadoop.io.NullWritable",
+        infoMessages=[
+            "*java.io.IOException:java.lang.UnsupportedOperationException: Cannot inspect "
+            "org.apache.hadoop.io.NullWritable:14:13",
+            "org.apache.hive.service.cli.operation.SQLOperation:getNextRowSet:SQLOperation.java:465",
+        ],
+    )
+
+    class Response:
+        def __init__(self) -> None:
+            self.status = status
+
+    def fetch() -> list[tuple[int]]:
+        raise OperationalError(Response())
+
+    with pytest.raises(QueryError) as raised:
+        _answered(fetch)
+    assert str(raised.value).endswith("Cannot inspect org.apache.hadoop.io.NullWritable")
+    assert "SQLOperation.getNextRowSet(SQLOperation.java:465)" in raised.value.trace
+    assert _answered(lambda: [(1,)]) == [(1,)]
