@@ -12,6 +12,7 @@ _REGISTRY = {
     "flink": "engines.flink.reader:FlinkEngine",
     "hive": "engines.hive.reader:HiveEngine",
     "hudi-rs": "engines.library.hudi_rs:HudiRsEngine",
+    "presto": "engines.presto.reader:PrestoEngine",
     "spark": "engines.spark.reader:SparkEngine",
     "trino": "engines.trino.reader:TrinoEngine",
 }

@@ -57,8 +57,8 @@ def test_bad_scenario_stops_before_anything_starts(
     ("args", "message"),
     [
         (
-            ["--engines", "spark,presto"],
-            "unknown engine 'presto'; known engines: daft, flink, hive, hudi-rs, spark, trino",
+            ["--engines", "spark,zz"],
+            "unknown engine 'zz'; known engines: daft, flink, hive, hudi-rs, presto, spark, trino",
         ),
         (["--table-types", "cow,xyz"], "unknown table type 'xyz'"),
         (["--scenarios", "nothing/*"], "no scenario matches"),

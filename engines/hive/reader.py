@@ -223,6 +223,7 @@ class HiveEngine(MetastoreReader):
             },
         )
         jdk = find_jdk(HIVE_JAVA_VERSIONS, f"HiveServer2 {self.version}")
+        opens = OPENS + (HIVE3_OPENS if is_hive3(self.version) else ())
         jvm = [
             "-Xmx2g",
             QUICK_JIT,
@@ -231,11 +232,7 @@ class HiveEngine(MetastoreReader):
             # Hudi's object-size estimator (JOL) need not fork JVMs to probe this one.
             "-Djol.skipDynamicAttach=true",
             "-Djol.skipHotspotSAAttach=true",
-            *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in OPENS),
-            *(
-                f"--add-opens=java.base/{package}=ALL-UNNAMED"
-                for package in (HIVE3_OPENS if is_hive3(self.version) else ())
-            ),
+            *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in opens),
         ]
         jars = self.classpath()
         classpath = [str(path) for path in jars]
