@@ -45,7 +45,7 @@ SUBSET = (
     "writer_upgrade/rename_after_upgrade",
 )
 ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
-VARIANTS = 2 + 4 + 3 + 2 + 1  # Spark, Hive, Trino, hudi-rs, Daft
+VARIANTS = 2 + 5 + 3 + 2 + 1  # Spark, Hive, Trino, hudi-rs, Daft
 
 
 WATCH = SocketWatch()

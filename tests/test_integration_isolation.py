@@ -46,7 +46,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
 def test_a_warm_rerun_gives_the_same_cells(shared: RunResult) -> None:
     assert shared.rerun_seconds is not None and shared.rerun_seconds > 0
     first = of_scenario(shared.cells, PATTERN)
-    assert len(first) == 3 * (2 + 4)  # cow: 3 query types; Spark 2 and Hive 4 variants
+    assert len(first) == 3 * (2 + 5)  # cow: 3 query types; Spark 2 and Hive 5 variants
     # Same tables folder: the writer wrote the scenario's table again in place.
     assert comparable(shared.rerun_cells, shared.run_dir) == comparable(first, shared.run_dir)
     # The re-run is not part of the run: its results were not recorded, and are deleted.
