@@ -80,3 +80,12 @@ def test_reports_say_which_table_version_the_writer_wrote() -> None:
     assert (
         writer_text({"writer": {"spark": "3.5.9", "hudi": "1.2.0"}}) == "Spark 3.5.9 + Hudi 1.2.0"
     )
+
+
+def test_entries_that_differ_only_in_the_table_version_are_not_repeats() -> None:
+    from harness.results.expectations import check_references
+
+    common = {"engine": "daft", "scenario": "x/y", "outcome": Outcome.ERROR, "reason": "r"}
+    check_references(
+        [Known(**common, table_version="==6"), Known(**common)], ["x/y"], ["daft"]
+    )  # no error: the second speaks for the other table versions

@@ -169,7 +169,8 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
             raise ExpectationError(
                 path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
             )
-        where = (entry.engine, entry.versions, entry.hudi, entry.reader_hudi, entry.scenario)
+        where = (entry.engine, entry.versions, entry.hudi, entry.table_version, entry.reader_hudi)
+        where += (entry.scenario,)
         where += (entry.table_type,)
         where += (entry.query_type, entry.variant, entry.shape)
         if where in seen:
