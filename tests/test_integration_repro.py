@@ -87,7 +87,10 @@ def test_a_failing_cell_is_reproduced_without_lakecompat(
     assert "org.apache.hudi:hudi-spark3.5-bundle_2.12:" + run_cell.writer["hudi"] in issue
     assert f"{run_cell.engine} {run_cell.engine_version}".lower() in issue.splitlines()[0].lower()
     assert re.search(r"^- Reader's Java: Java \d+", issue, flags=re.MULTILINE), issue
-    assert record["known"]["outcome"] == outcome and record["known"]["link"] in issue
+    assert record["known"]["outcome"] == outcome
+    # An upstream report the known outcome links is cited; without one, none is.
+    link = record["known"].get("link")
+    assert (f"- Possibly related: {link}" in issue) if link else ("Possibly related" not in issue)
     # writer.py runs offline: its first lines name the bundle in lakecompat's cache.
     bundle = hudi_bundle(run_cell.writer["hudi"]).local_path(maven_repo())
     assert f"--jars {bundle}" in (out / "writer.py").read_text()
