@@ -99,6 +99,22 @@ _SIMPLE = {
     "binary": pa.binary(),
 }
 
+#: The Arrow types of the ANSI SQL type names Trino and Presto answer with (without their
+#: parameters; each engine adds its own timestamps, decimals and nested types).
+SQL_TYPES = {
+    "boolean": pa.bool_(),
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "real": pa.float32(),
+    "double": pa.float64(),
+    "date": pa.date32(),
+    "varchar": pa.string(),
+    "char": pa.string(),
+    "varbinary": pa.binary(),
+}
+
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 
 

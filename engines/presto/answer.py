@@ -20,20 +20,11 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 
-from engines.answers import canonical_json
+from engines.answers import SQL_TYPES, canonical_json
 
 _SIMPLE = {
-    "boolean": pa.bool_(),
-    "tinyint": pa.int8(),
-    "smallint": pa.int16(),
-    "integer": pa.int32(),
-    "bigint": pa.int64(),
-    "real": pa.float32(),
-    "double": pa.float64(),
-    "varchar": pa.string(),
-    "char": pa.string(),
-    "varbinary": pa.binary(),
-    "date": pa.date32(),
+    **SQL_TYPES,
+    # Presto 0.287's timestamps have millisecond precision.
     "timestamp": pa.timestamp("ms"),
     "timestamp with time zone": pa.timestamp("ms", tz="UTC"),
 }

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from engines.answers import canonical_json
+from engines.answers import SQL_TYPES, canonical_json
 from engines.attached import AttachError, trino_address
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
@@ -61,19 +61,7 @@ OWN_REQUEST_TIMEOUT_S = 10.0
 #: slow answer on a busy machine, and a hung coordinator is found in 20 s instead of 90.
 OWN_REQUEST_ATTEMPTS = 2
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
-_SIMPLE = {
-    "boolean": pa.bool_(),
-    "tinyint": pa.int8(),
-    "smallint": pa.int16(),
-    "integer": pa.int32(),
-    "bigint": pa.int64(),
-    "real": pa.float32(),
-    "double": pa.float64(),
-    "date": pa.date32(),
-    "varchar": pa.string(),
-    "char": pa.string(),
-    "varbinary": pa.binary(),
-}
+_SIMPLE = SQL_TYPES
 
 
 def trino_arrow_type(type_name: str) -> pa.DataType:
