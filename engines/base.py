@@ -31,7 +31,8 @@ class Engine(ABC):
     #: Query types the engine can run, per table type (`cow`, `mor`).
     query_types: ClassVar[dict[str, tuple[str, ...]]]
     #: Query types the engine lacks but whose table it can still read, with the reason; such
-    #: cells are UNSUPPORTED and the evidence shows what reading the table anyway returns.
+    #: cells are UNSUPPORTED, and in the default variant the evidence shows what reading the
+    #: table anyway returns (the other variants' cells say where to look).
     probe_only: ClassVar[dict[tuple[str, str], str]] = {}
     #: Whether answers list partition columns after the data columns (the Hive table layout).
     partition_columns_last: ClassVar[bool] = False

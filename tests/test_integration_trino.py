@@ -99,7 +99,7 @@ def test_merge_on_read_snapshot_is_unsupported_with_what_rt_returns(
     snapshot = [c for c in cells if c.table_type == "mor" and c.query_type == "snapshot"]
     assert snapshot and all(c.outcome is Outcome.UNSUPPORTED for c in snapshot)
     assert all("no merge-on-read snapshot query" in c.reason for c in snapshot)
-    upserted = by_key(cells, "rename_column/then_upsert")[("mor", "snapshot", "column_positions")]
+    upserted = by_key(cells, "rename_column/then_upsert")[("mor", "snapshot", "column_names")]
     # The upsert went to a log file, which `_rt` does not read: the base file's values show.
     assert "no merge-on-read snapshot query" in upserted.reason
     assert "reading it anyway: " in upserted.reason and "wrong values" in upserted.reason

@@ -18,7 +18,7 @@ from engines.infra.supervisor import PortOpen, Service, ServiceHolder, free_port
 from engines.metastore.hive3 import BIND_HOST_PROPERTY, hive3_classpath, is_hive3
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
-DEFAULT_HIVE_VERSION = "4.0.1"
+DEFAULT_HIVE_VERSION = "3.1.3"
 HADOOP_VERSION = "3.3.6"
 HIVE_JAVA_VERSIONS = (17,)
 # Hadoop drags in log4j 1 bindings that compete with Hive's log4j2.

@@ -6,8 +6,9 @@ Hudi connector; the `hive` catalog is its Hive connector, which reads Hudi table
 Hudi's input formats. Variants choose the catalog.
 
 Presto 0.287's Metastore client calls `get_table`, which the Hive 4 Metastore no longer has, so
-Presto reads only on the Hive 3 Metastore (`LAKECOMPAT_HIVE_VERSION=3.1.3`); with Hive 4 its
-start fails at once, saying so, and its cells are `ENGINE_FAILED`. Its Hudi is 0.14.0, which
+Presto reads only on the Hive 3 Metastore (the default, 3.1.3); with Hive 4
+(`LAKECOMPAT_HIVE_VERSION=4.0.1`) its start fails at once, saying so, and its cells are
+`ENGINE_FAILED`. Its Hudi is 0.14.0, which
 reads tables of table version 6 (Hudi 0.15.0, or Hudi 1.x with `--table-version 6`) and fails
 on the version 8 and 9 tables Hudi 1.x writes by default.
 """
@@ -64,7 +65,7 @@ def metastore_problem(version: str, attached: bool) -> str | None:
     return (
         f"Presto {PRESTO_VERSION}'s Metastore client calls get_table, which the Hive 4 "
         f"Metastore no longer has (this run's Metastore is Hive {version}); run with "
-        f"{HIVE_VERSION_ENV}=3.1.3"
+        f"{HIVE_VERSION_ENV}=3.1.3, or without {HIVE_VERSION_ENV} (Hive 3.1.3 is the default)"
     )
 
 
