@@ -1,9 +1,15 @@
-"""Hadoop-style configuration files (`*-site.xml`) and a console-only log4j2 setup."""
+"""Hadoop-style configuration files (`*-site.xml`), a console-only log4j2 setup, and Hadoop's
+configuration files gathered into one jar for a JVM's classpath."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
+
+from engines.infra.artifacts import cache_dir, one_at_a_time
 
 LOG4J2_CONSOLE = """\
 status = WARN
@@ -38,3 +44,48 @@ def write_conf(folder: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
+
+
+#: The files a Hadoop `Configuration` looks up by name on the classpath whenever it loads its
+#: defaults (with `JobConf`, `HdfsConfiguration` and `YarnConfiguration` loaded, as in
+#: HiveServer2, every new `Configuration` reads all of them).
+HADOOP_RESOURCES = (
+    "core-default.xml",
+    "core-site.xml",
+    "hdfs-default.xml",
+    "hdfs-site.xml",
+    "mapred-default.xml",
+    "mapred-site.xml",
+    "yarn-default.xml",
+    "yarn-site.xml",
+)
+_EMPTY = '<?xml version="1.0"?>\n<configuration/>\n'
+
+
+@one_at_a_time
+def resources_first(classpath: list[Path]) -> Path:
+    """A jar to put first on `classpath`, holding what a lookup of each of Hadoop's
+    configuration files finds on `classpath` (its first copy; an empty configuration where
+    there is none, which adds nothing either): the same files and so the same configuration,
+    but each lookup ends in the first jar. Without it, a lookup opened every jar in turn (all
+    205 of HiveServer2 3's for each missing `*-site.xml`), and Hive 3 makes a new
+    `Configuration` for every query. Made once per classpath, in the cache."""
+    jars = [path for path in classpath if path.suffix == ".jar"]
+    digest = hashlib.sha256("\n".join(map(str, jars)).encode()).hexdigest()[:12]
+    made = cache_dir() / "hadoop-resources" / f"{digest}.jar"
+    if made.is_file():
+        return made
+    found: dict[str, bytes] = {}
+    for jar in jars:
+        with zipfile.ZipFile(jar) as archive:
+            names = set(archive.namelist())
+            for name in HADOOP_RESOURCES:
+                if name not in found and name in names:
+                    found[name] = archive.read(name)
+    made.parent.mkdir(parents=True, exist_ok=True)
+    part = made.with_name(f"{made.name}.{os.getpid()}")
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as out:
+        for name in HADOOP_RESOURCES:
+            out.writestr(name, found.get(name, _EMPTY.encode()))
+    part.replace(made)
+    return made

@@ -33,6 +33,7 @@ from engines.infra.artifacts import (
     one_at_a_time,
     resolve_classpath,
 )
+from engines.infra.hadoop_conf import resources_first
 from engines.infra.jdk import classes_jar, compile_sources, find_jdk
 
 #: The Java sources of lakecompat's Hive 3 classes, below their package folders.
@@ -103,7 +104,7 @@ def hive3_classpath(version: str, hadoop_version: str) -> list[Path]:
         ],
     )
     _, patches = hive3_jars(jars)
-    return [patches, *jars]
+    return [patches, resources_first(jars), *jars]
 
 
 @one_at_a_time
