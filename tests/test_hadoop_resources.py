@@ -25,7 +25,7 @@ def test_it_holds_what_a_lookup_finds_first_and_nothing_where_there_is_nothing(
         jar(tmp_path / "a.jar", {"org/x/A.class": "x"}),
         tmp_path / "classes",  # a folder is not read
         jar(tmp_path / "common.jar", {"core-default.xml": "<configuration>core</configuration>"}),
-        jar(tmp_path / "later.jar", {"core-default.xml": "<configuration>shadowed</configuration>"}),
+        jar(tmp_path / "later.jar", {"core-default.xml": "<configuration>later</configuration>"}),
         jar(tmp_path / "yarn.jar", {"yarn-default.xml": "<configuration>yarn</configuration>"}),
     ]
     made = resources_first(classpath)
