@@ -1,0 +1,85 @@
+"""A query type an engine lacks but whose table it can read is probed in its default variant
+only: the cell is UNSUPPORTED whatever the table reads as, so the other variants do not read."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import ClassVar
+
+import pyarrow as pa
+
+from engines.base import Engine, Variant
+from engines.context import RunContext
+from engines.shape import TRINO
+from engines.table import TableRef
+from harness.results.outcomes import Outcome
+from harness.run import cells
+from harness.run.fleet import EngineState, Fleet
+from harness.run.progress import Progress
+from harness.scenario.model import Scenario, ScenarioSpec
+from harness.writer.base import WriteResult
+
+SPEC = {
+    "title": "unchanged",
+    "key": "id",
+    "precombine": "ts",
+    "schema": [{"name": "id", "type": "int"}, {"name": "ts", "type": "long"}],
+    "rows": [{"id": 1, "ts": 1}],
+    "steps": [],
+    "table_types": ["cow"],
+}
+
+
+class NoTimeTravel(Engine):
+    """Snapshot only; time travel is a probe. Every read fails, and is counted per variant."""
+
+    name = "probing"
+    dialect = TRINO
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {("cow", "time_travel"): "no time travel"}
+    variants = (Variant("plain"), Variant("other", {"x": "1"}), Variant("third", {"x": "2"}))
+    reads: ClassVar[list[tuple[str, str]]] = []
+
+    @property
+    def version(self) -> str:
+        return "1"
+
+    def start(self) -> None:
+        pass
+
+    def register(self, table: TableRef) -> None:
+        pass
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        return f"SELECT * FROM {table.name} -- {query_type}"
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        type(self).reads.append((sql.rsplit(" ", 1)[-1], variant.name))
+        raise RuntimeError("the read failed")
+
+
+def test_only_the_default_variant_reads_a_probed_query_type(tmp_path: Path) -> None:
+    scenario = Scenario("baseline/b", Path(), ScenarioSpec.model_validate(SPEC))
+    written = WriteResult(
+        TableRef("t_b_cow", tmp_path / "t", "cow", "id"), sql=[], files={"files": []}
+    )
+    context = RunContext(tmp_path, spark=None)  # type: ignore[arg-type] - no Spark is needed
+    fleet = Fleet(Progress(quiet=True), 30, threading.Event())
+    state = EngineState(NoTimeTravel(context))
+    found = list(cells.read_table(fleet, scenario, written, state, {"hudi": "x"}, None))
+    travel = {c.variant: c for c in found if c.query_type == "time_travel"}
+    assert set(travel) == {"plain", "other", "third"}
+    assert {c.outcome for c in travel.values()} == {Outcome.UNSUPPORTED}
+    # The default variant reads the table anyway, and says what that gave.
+    assert travel["plain"].reason.startswith("no time travel; reading the table anyway failed")
+    assert travel["plain"].evidence.error
+    # The others point to it, without reading.
+    for name in ("other", "third"):
+        assert travel[name].reason == "no time travel; read anyway in the plain variant only"
+        assert not travel[name].evidence.sql
+    assert [r for r in NoTimeTravel.reads if r[0] == "time_travel"] == [
+        ("time_travel", "plain")
+    ]
+    # Snapshot, a query type it has, is read in every variant.
+    assert {v for q, v in NoTimeTravel.reads if q == "snapshot"} == {"plain", "other", "third"}
