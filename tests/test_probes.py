@@ -78,8 +78,6 @@ def test_only_the_default_variant_reads_a_probed_query_type(tmp_path: Path) -> N
     for name in ("other", "third"):
         assert travel[name].reason == "no time travel; read anyway in the plain variant only"
         assert not travel[name].evidence.sql
-    assert [r for r in NoTimeTravel.reads if r[0] == "time_travel"] == [
-        ("time_travel", "plain")
-    ]
+    assert [r for r in NoTimeTravel.reads if r[0] == "time_travel"] == [("time_travel", "plain")]
     # Snapshot, a query type it has, is read in every variant.
     assert {v for q, v in NoTimeTravel.reads if q == "snapshot"} == {"plain", "other", "third"}
