@@ -1,8 +1,9 @@
 """The Hive Metastore: one per run, thrift on 127.0.0.1, embedded Derby in the run folder.
 
-Hive, Trino and Presto find the tables here. Hive's server jars come from Maven Central; the
-newest release whose server jars resolve is 4.0.1 (for 4.1.0 and 4.2.x only the client jars
-do), which runs on Java 17. Hive 3 (3.1.3) runs on Java 17 with the classes of `hive3.py`.
+Hive, Trino and Presto find the tables here. Hive's server jars come from Maven Central. The
+default is Hive 3.1.3, the Hive line Hudi builds for, which runs on Java 17 with the classes of
+`hive3.py`; Hive 4.0.1, the newest release whose server jars resolve (for 4.1.0 and 4.2.x only
+the client jars do), runs on request (`LAKECOMPAT_HIVE_VERSION=4.0.1`).
 """
 
 from __future__ import annotations
