@@ -32,11 +32,15 @@ _COMPILER_JAVA_VERSIONS = (17, 21, 11)
 _SOURCE = """\
 package lakecompat;
 
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.LocalFileSystem;
@@ -85,11 +89,16 @@ public class NioLocalFileSystem extends LocalFileSystem {
     @Override
     public FileStatus[] listStatus(Path path) throws IOException {
       FileStatus[] listed = super.listStatus(path);
-      FileStatus[] loaded = new FileStatus[listed.length];
-      for (int i = 0; i < listed.length; i++) {
-        loaded[i] = withPermission(listed[i]);
+      List<FileStatus> loaded = new ArrayList<>(listed.length);
+      for (FileStatus status : listed) {
+        try {
+          loaded.add(withPermission(status));
+        } catch (FileNotFoundException gone) {
+          // Deleted since the folder was listed (a writer's temporary file, renamed away):
+          // left out, as Hadoop's own listStatus leaves out what it can no longer find.
+        }
       }
-      return loaded;
+      return loaded.toArray(new FileStatus[0]);
     }
 
     /** The same status with permission, owner and group read now (Hadoop reads them lazily). */
@@ -98,8 +107,15 @@ public class NioLocalFileSystem extends LocalFileSystem {
         return status;
       }
       java.nio.file.Path file = pathToFile(status.getPath()).toPath();
-      PosixFileAttributes attributes = Files.readAttributes(file, PosixFileAttributes.class);
-      int mode = (Integer) Files.getAttribute(file, "unix:mode");
+      PosixFileAttributes attributes;
+      int mode;
+      try {
+        attributes = Files.readAttributes(file, PosixFileAttributes.class);
+        mode = (Integer) Files.getAttribute(file, "unix:mode");
+      } catch (NoSuchFileException gone) {
+        // Hadoop's callers expect its own exception for a file that is not there.
+        throw new FileNotFoundException("File " + status.getPath() + " does not exist");
+      }
       return new FileStatus(
           status.getLen(), status.isDirectory(), status.getReplication(), status.getBlockSize(),
           status.getModificationTime(), status.getAccessTime(),
