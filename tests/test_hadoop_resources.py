@@ -21,9 +21,11 @@ def test_it_holds_what_a_lookup_finds_first_and_nothing_where_there_is_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LAKECOMPAT_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "classes").mkdir()
+    (tmp_path / "classes" / "mapred-site.xml").write_text("<configuration>mine</configuration>")
     classpath = [
         jar(tmp_path / "a.jar", {"org/x/A.class": "x"}),
-        tmp_path / "classes",  # a folder is not read
+        tmp_path / "classes",  # a folder: its files count like a jar's
         jar(tmp_path / "common.jar", {"core-default.xml": "<configuration>core</configuration>"}),
         jar(tmp_path / "later.jar", {"core-default.xml": "<configuration>later</configuration>"}),
         jar(tmp_path / "yarn.jar", {"yarn-default.xml": "<configuration>yarn</configuration>"}),
@@ -33,6 +35,7 @@ def test_it_holds_what_a_lookup_finds_first_and_nothing_where_there_is_nothing(
         assert sorted(archive.namelist()) == sorted(HADOOP_RESOURCES)
         assert archive.read("core-default.xml") == b"<configuration>core</configuration>"
         assert archive.read("yarn-default.xml") == b"<configuration>yarn</configuration>"
+        assert archive.read("mapred-site.xml") == b"<configuration>mine</configuration>"
         # Missing before, empty now: a configuration without properties.
         assert b"<configuration/>" in archive.read("core-site.xml")
     # Made once per classpath; another classpath gets a jar of its own.

@@ -70,14 +70,18 @@ def resources_first(classpath: list[Path]) -> Path:
     but each lookup ends in the first jar. Without it, a lookup opened every jar in turn (all
     205 of HiveServer2 3's for each missing `*-site.xml`), and Hive 3 makes a new
     `Configuration` for every query. Made once per classpath, in the cache."""
-    jars = [path for path in classpath if path.suffix == ".jar"]
-    digest = hashlib.sha256("\n".join(map(str, jars)).encode()).hexdigest()[:12]
+    digest = hashlib.sha256("\n".join(map(str, classpath)).encode()).hexdigest()[:12]
     made = cache_dir() / "hadoop-resources" / f"{digest}.jar"
     if made.is_file():
         return made
     found: dict[str, bytes] = {}
-    for jar in jars:
-        with zipfile.ZipFile(jar) as archive:
+    for entry in classpath:
+        if entry.is_dir():
+            for name in HADOOP_RESOURCES:
+                if name not in found and (entry / name).is_file():
+                    found[name] = (entry / name).read_bytes()
+            continue
+        with zipfile.ZipFile(entry) as archive:
             names = set(archive.namelist())
             for name in HADOOP_RESOURCES:
                 if name not in found and name in names:
