@@ -22,10 +22,12 @@ def test_it_holds_what_a_lookup_finds_first_and_nothing_where_there_is_nothing(
 ) -> None:
     monkeypatch.setenv("LAKECOMPAT_CACHE", str(tmp_path / "cache"))
     (tmp_path / "classes").mkdir()
+    (tmp_path / "listed.pom").write_text("<project/>")
     (tmp_path / "classes" / "mapred-site.xml").write_text("<configuration>mine</configuration>")
     classpath = [
         jar(tmp_path / "a.jar", {"org/x/A.class": "x"}),
         tmp_path / "classes",  # a folder: its files count like a jar's
+        tmp_path / "listed.pom",  # not a jar: passed over, as a JVM passes it over
         jar(tmp_path / "common.jar", {"core-default.xml": "<configuration>core</configuration>"}),
         jar(tmp_path / "later.jar", {"core-default.xml": "<configuration>later</configuration>"}),
         jar(tmp_path / "yarn.jar", {"yarn-default.xml": "<configuration>yarn</configuration>"}),
