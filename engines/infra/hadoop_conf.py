@@ -71,7 +71,7 @@ def resources_first(classpath: list[Path]) -> Path:
     205 of HiveServer2 3's for each missing `*-site.xml`), and Hive 3 makes a new
     `Configuration` for every query. Made once per classpath, in the cache."""
     # What a JVM can read on a classpath: folders and jars (a listed `.pom` is passed over).
-    classpath = [entry for entry in classpath if entry.is_dir() or zipfile.is_zipfile(entry)]
+    classpath = [entry for entry in classpath if entry.suffix == ".jar" or entry.is_dir()]
     digest = hashlib.sha256("\n".join(map(str, classpath)).encode()).hexdigest()[:12]
     made = cache_dir() / "hadoop-resources" / f"{digest}.jar"
     if made.is_file():
