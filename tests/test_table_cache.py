@@ -162,7 +162,7 @@ def test_any_change_to_a_part_of_the_key_writes_afresh(
     elif change == "table settings":
         inner.per_table = {"hadoop": {"parquet.bloom.filter.enabled#name": "true"}}
     elif change == "code":
-        monkeypatch.setattr(table_cache, "writer_code_version", lambda: "another")
+        monkeypatch.setattr(table_cache, "writer_code_version", lambda **_: "another")
     elif change == "format":
         monkeypatch.setattr(inner, "format", "iceberg")
         writer = CachedWriter(inner, writer.location)
@@ -192,6 +192,30 @@ def test_the_writer_code_version_follows_every_source_file_of_the_writer(tmp_pat
     statements.write_text(statements.read_text() + "\n# a change\n")
     writer_code_version.cache_clear()
     assert writer_code_version(copy) != before
+
+
+def test_a_change_to_one_formats_writer_keeps_the_other_formats_tables(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    for name in ("hudi", "iceberg"):
+        (project / "harness/writer" / name).mkdir(parents=True)
+        (project / "harness/writer" / name / "__init__.py").write_text("")
+        (project / "harness/writer" / name / "writer.py").write_text(f"# {name}\n")
+    (project / "harness/writer/spark_sql.py").write_text("# shared\n")
+    for part in table_cache.WRITER_CODE[1:]:
+        if part.endswith(".py"):
+            (project / part).parent.mkdir(parents=True, exist_ok=True)
+            (project / part).write_text("# shared\n")
+        else:
+            (project / part).mkdir(parents=True, exist_ok=True)
+    hudi, iceberg = writer_code_version(project, "hudi"), writer_code_version(project, "iceberg")
+    assert hudi != iceberg
+    (project / "harness/writer/iceberg/writer.py").write_text("# iceberg, changed\n")
+    writer_code_version.cache_clear()
+    assert writer_code_version(project, "hudi") == hudi
+    assert writer_code_version(project, "iceberg") != iceberg
+    (project / "harness/writer/spark_sql.py").write_text("# shared, changed\n")
+    writer_code_version.cache_clear()
+    assert writer_code_version(project, "hudi") != hudi
 
 
 def test_a_refusal_is_kept_and_a_crash_is_not(tmp_path: Path, scenario: Scenario) -> None:

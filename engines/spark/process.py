@@ -49,22 +49,29 @@ class RemoteSparkError(RuntimeError):
 
 
 def _serve(
-    conn: Connection, log_dir: Path, hudi: str, master: str | None, label: str, reads_only: bool
+    conn: Connection,
+    log_dir: Path,
+    hudi: str,
+    master: str | None,
+    label: str,
+    reads_only: bool,
+    iceberg: str | None = None,
 ) -> None:
-    """The child (`SparkProcess` gives its arguments): start Spark with `hudi`'s bundle (on
-    `master` when it is a cluster's), then run each request `(fn, args)` as
-    `fn(runtime, *args)` and send back what it returns."""
+    """The child (`SparkProcess` gives its arguments): start Spark with `hudi`'s bundle, or
+    with `iceberg`'s runtime (on `master` when it is a cluster's), then run each request
+    `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
     # A session of its own, like every service: a Ctrl-C in the terminal reaches the parent
     # only, which stops the run and this child with it; the child would otherwise end the
     # request in progress, and the parent record that as the cell's error.
     os.setsid()
-    runtime = SparkRuntime(log_dir, hudi, label=label, master=master)
+    runtime = SparkRuntime(log_dir, hudi, label=label, master=master, iceberg=iceberg)
     runtime.quick_jit = reads_only  # many small, different queries: see SparkRuntime
+    release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
     try:
         try:
             runtime.session()
         except Exception as exc:  # noqa: BLE001 - every request then says why
-            conn.send(("failed", f"Spark with Hudi {hudi} did not start: {describe_error(exc)}"))
+            conn.send(("failed", f"Spark with {release} did not start: {describe_error(exc)}"))
         else:
             conn.send(("ready", ""))
         while True:
@@ -84,7 +91,7 @@ def _serve(
 
 
 class SparkProcess:
-    """The child process running Spark with one Hudi release."""
+    """The child process running Spark with one Hudi release (or one Iceberg release)."""
 
     def __init__(
         self,
@@ -93,13 +100,16 @@ class SparkProcess:
         master: str | None = None,
         label: str | None = None,
         reads_only: bool = False,
+        iceberg: str | None = None,
     ) -> None:
         """`label` names the logs (by default after the release); a child that `reads_only`
-        runs Spark's JVM with the quick JIT compiler alone."""
+        runs Spark's JVM with the quick JIT compiler alone; with `iceberg`, the child's Spark
+        loads that Iceberg release's runtime instead of the Hudi bundle."""
         self.hudi = hudi
-        self.label = label or runtime_label(hudi)
+        self.release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
+        self.label = label or (f"spark-iceberg-{iceberg}" if iceberg else runtime_label(hudi))
         self.log_path = log_dir / f"{self.label}.log"
-        self._arguments = (log_dir, hudi, master, self.label, reads_only)
+        self._arguments = (log_dir, hudi, master, self.label, reads_only, iceberg)
         self._process: Any = None
         self._conn: Connection | None = None
         #: Why Spark with this release could not start ("" when it did; None: not told yet).
@@ -152,7 +162,7 @@ class SparkProcess:
             code = self._process.exitcode if self._process is not None else None
             self.kill()
             raise RuntimeError(
-                f"the process running Spark with Hudi {self.hudi} ended (exit code {code}): "
+                f"the process running Spark with {self.release} ended (exit code {code}): "
                 f"{type(exc).__name__}"
             ) from None
 

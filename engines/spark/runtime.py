@@ -1,4 +1,5 @@
-"""One local SparkSession with the Hudi bundle, shared by the writer and the Spark reader."""
+"""One local SparkSession with the Hudi bundle, shared by the writer and the Spark reader (or,
+in a process of its own, with Iceberg's Spark runtime instead)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from engines.infra.artifacts import fetch
 from engines.infra.class_archive import NO_ARCHIVE, ClassArchive, class_archive
 from engines.infra.hudi_jars import hudi_bundle, hudi_version
+from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.infra.supervisor import process_running
@@ -48,6 +50,30 @@ SESSION_SETTINGS = {
 }
 
 
+#: The same for a session that writes and reads Iceberg tables: Iceberg's SQL extensions (its
+#: procedures and `ALTER TABLE` forms), no Hudi catalog. Iceberg tables are named through a
+#: catalog of Iceberg's own, registered per table folder (`iceberg_catalog_settings`).
+ICEBERG_SESSION_SETTINGS = {
+    "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+}
+
+
+def iceberg_catalog_settings(name: str, warehouse: Path) -> dict[str, str]:
+    """The settings of an Iceberg catalog `name` whose tables are the folders below
+    `warehouse` (Iceberg's Hadoop catalog: a table is `<warehouse>/<namespace>/<table>`, its
+    metadata in the table's own folder). The warehouse is a `file:` URI, so that every file
+    the metadata names carries its scheme, which Trino's local file system needs."""
+    prefix = f"spark.sql.catalog.{name}"
+    return {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "hadoop",
+        f"{prefix}.warehouse": warehouse.resolve().as_uri(),
+    }
+
+
 class SparkRuntime:
     """Starts the SparkSession lazily, once, with its log in the run's log folder.
 
@@ -61,9 +87,12 @@ class SparkRuntime:
         hudi: str | None = None,
         label: str = "spark",
         master: str | None = None,
+        iceberg: str | None = None,
     ) -> None:
         self.log_dir = log_dir
         self.hudi_version = hudi or hudi_version()
+        #: An Iceberg release: the session loads its Spark runtime instead of the Hudi bundle.
+        self.iceberg_version = iceberg
         self.label = label
         #: A Spark standalone master (`spark://HOST:PORT`) whose executors do the work; None:
         #: the driver's own JVM (`local[2]`). The driver is lakecompat's either way.
@@ -186,7 +215,12 @@ class SparkRuntime:
         return class_archive("spark", jdk, classpath, options)
 
     def _build(self) -> SparkSession:
-        jar = fetch(hudi_bundle(self.hudi_version))
+        if self.iceberg_version:
+            jar = fetch(iceberg_spark_runtime(self.iceberg_version))
+            session_settings = ICEBERG_SESSION_SETTINGS
+        else:
+            jar = fetch(hudi_bundle(self.hudi_version))
+            session_settings = SESSION_SETTINGS
         jdk = find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5")
         os.environ["JAVA_HOME"] = str(jdk.home)
         # Python workers must run the interpreter that has pyspark installed.
@@ -225,7 +259,7 @@ class SparkRuntime:
         for key, value in {
             # Shipped to a cluster's executors too.
             "spark.jars": str(jar),
-            **SESSION_SETTINGS,
+            **session_settings,
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.bindAddress": "127.0.0.1",

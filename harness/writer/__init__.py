@@ -11,7 +11,10 @@ if TYPE_CHECKING:
     from harness.writer.base import TableWriter
 
 #: Table formats by name: the module and class of their writer (imported on first use).
-FORMATS = {"hudi": "harness.writer.hudi.writer:HudiWriter"}
+FORMATS = {
+    "hudi": "harness.writer.hudi.writer:HudiWriter",
+    "iceberg": "harness.writer.iceberg.writer:IcebergWriter",
+}
 
 
 def create_writer(

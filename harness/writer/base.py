@@ -49,12 +49,15 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class DataFile:
-    """One live file: a base file, or a log file's data block (or a block of deletes)."""
+    """One live file: a base file, or a log file's data block (or a block of deletes) of
+    Hudi; a data file or a delete file of Iceberg."""
 
     path: str
-    kind: str  # "base" or "log"
+    kind: str  # "base" or "log" (Hudi), "data" or "delete" (Iceberg)
+    #: Hudi's file group; Iceberg's data file (a delete file: the data file it applies to).
     file_group: str
-    #: The commit instant (requested time) that wrote it.
+    #: The commit that wrote it, comparable as text with the writer's `instants`: Hudi's
+    #: instant (requested time), Iceberg's data sequence number.
     instant: str
     #: `name type` of each data column in file order, meta columns left out; empty for deletes.
     columns: tuple[str, ...]
@@ -100,6 +103,11 @@ class TableWriter(ABC):
     @abstractmethod
     def script(self, scenario: Scenario, table_type: str) -> str:
         """A standalone program that writes the same table without lakecompat (`repro`)."""
+
+    def not_applicable(self, scenario: Scenario) -> str | None:
+        """Why the scenario has no table in this format (a step only another format has), or
+        None."""
+        return None
 
     def holds(self, scenario: Scenario, table_type: str) -> bool:
         """Whether the table is had without writing it (a table cache holds it)."""

@@ -68,16 +68,24 @@ def default_location() -> Path:
     return cache_dir() / "tables"
 
 
-@lru_cache(maxsize=4)
-def writer_code_version(project: Path = _PROJECT) -> str:
-    """A hash of the source files of `WRITER_CODE` below `project`: any edit to them writes
-    tables afresh."""
+@lru_cache(maxsize=8)
+def writer_code_version(project: Path = _PROJECT, table_format: str = "hudi") -> str:
+    """A hash of the source files of `WRITER_CODE` below `project` that write `table_format`'s
+    tables: any edit to them writes that format's tables afresh. Another format's writer
+    (`harness/writer/<other>/`) is left out, so a change to one format keeps the other's
+    cached tables."""
     digest = hashlib.sha256()
+    others = {
+        f"harness/writer/{child.name}/"
+        for child in (project / "harness/writer").iterdir()
+        if child.is_dir() and child.name != table_format and (child / "__init__.py").exists()
+    }
     for part in WRITER_CODE:
         root = project / part
         files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
         for path in files:
-            if path.relative_to(project).as_posix() in NOT_WRITER_CODE:
+            relative = path.relative_to(project).as_posix()
+            if relative in NOT_WRITER_CODE or any(relative.startswith(o) for o in others):
                 continue
             digest.update(str(path.relative_to(project)).encode())
             digest.update(path.read_bytes())
@@ -95,7 +103,7 @@ def key_parts(writer: TableWriter, scenario: Scenario, table_type: str) -> dict[
         "releases": writer.versions,
         "settings": writer.settings,
         "table_settings": writer.table_settings(scenario),
-        "writer_code": writer_code_version(),
+        "writer_code": writer_code_version(table_format=writer.format),
         "entry_version": ENTRY_VERSION,
     }
 
@@ -200,6 +208,9 @@ class CachedWriter(TableWriter):
 
     def script(self, scenario: Scenario, table_type: str) -> str:
         return self.inner.script(scenario, table_type)
+
+    def not_applicable(self, scenario: Scenario) -> str | None:
+        return self.inner.not_applicable(scenario)
 
     def holds(self, scenario: Scenario, table_type: str) -> bool:
         return (self.entry(scenario, table_type) / "result.json").is_file()

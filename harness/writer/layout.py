@@ -16,6 +16,11 @@ from harness.scenario import model as sc
 from harness.scenario.model import changes, needs
 from harness.writer.base import DataFile
 
+#: The kinds of live files, in the order a summary counts them: Hudi's base files and log
+#: blocks, Iceberg's data files and delete files (position deletes, deletion vectors).
+_KIND_FAMILIES = (("base", "log"), ("data", "delete"))
+FILE_KINDS = tuple(kind for family in _KIND_FAMILIES for kind in family)
+
 _MISSING = {
     "older_writer_files": "no live file was written by the older Hudi release: the steps after "
     "the writer's upgrade rewrote every file group it wrote",
@@ -44,8 +49,7 @@ def describe(
             {
                 "written_by": _step_label(spec, state) + _release(spec, state),
                 "when": _when(state - 1, changed),
-                "base": 0,
-                "log": 0,
+                **dict.fromkeys(_family(data_file.kind), 0),
                 "columns": ", ".join(data_file.columns),
             },
         )
@@ -95,12 +99,14 @@ def summary(layout: dict[str, Any]) -> str:
     notes = layout.get("notes", [])
     if layout.get("error"):
         return "\n".join([f"the live files could not be listed: {layout['error']}", *notes])
-    parts = [f"{layout['file_groups']} file group{'s' if layout['file_groups'] != 1 else ''}"]
+    # Iceberg has no file groups: each data file stands alone, with its delete files.
+    unit = "data file" if any("data" in group for group in layout["groups"]) else "file group"
+    parts = [f"{layout['file_groups']} {unit}{'s' if layout['file_groups'] != 1 else ''}"]
     for group in layout["groups"]:
         counted = [
             f"{n} {kind} file{'s' if n != 1 else ''}"
-            for kind in ("base", "log")
-            if (n := group[kind])
+            for kind in FILE_KINDS
+            if (n := group.get(kind))
         ]
         when = f", {group['when']}" if group["when"] else ""
         columns = group["columns"] or "deletes only"
@@ -109,6 +115,14 @@ def summary(layout: dict[str, Any]) -> str:
         state = "missing: " + "; ".join(layout["unmet"]) if layout["unmet"] else "present"
         parts.append(f"the scenario needs {' and '.join(layout['needs'])}: {state}")
     return "\n".join([*parts, *notes])
+
+
+def _family(kind: str) -> tuple[str, ...]:
+    """The kinds of files a format has, from one of them (each group counts them all)."""
+    for family in _KIND_FAMILIES:
+        if kind in family:
+            return family
+    return (kind,)
 
 
 def _state_of(instant: str, instants: Sequence[tuple[str, str] | None]) -> int:

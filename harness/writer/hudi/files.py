@@ -14,10 +14,11 @@ import struct
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from harness.writer import table_files
 from harness.writer.base import DataFile
+from harness.writer.table_files import BLOOM_MARK, TableFileError, local_path, relative_path
+
+__all__ = ["BLOOM_MARK"]
 
 #: Columns Hudi adds to every record; they are not part of a scenario's schema.
 META_PREFIX = "_hoodie_"
@@ -34,7 +35,7 @@ _BASE_NAME = re.compile(r"^(?P<file_id>.+)_[^_]+_(?P<instant>\d+)\.[a-z]+$")
 _LOG_PATH = re.compile(r"pathStr='?([^',)]+)")
 
 
-class HudiFileError(ValueError):
+class HudiFileError(TableFileError):
     """A table file could not be read as Hudi writes it; the message names the file."""
 
 
@@ -48,46 +49,27 @@ def live_files(slices: list[dict[str, Any]], table_path: Path) -> list[DataFile]
     for row in slices:
         group = f"{row['partition']}/{row['file_id']}" if row["partition"] else row["file_id"]
         if row.get("data_file"):
-            path = _local(row["data_file"])
+            path = local_path(row["data_file"])
             match = _BASE_NAME.match(path.name)
             if not match:
                 raise HudiFileError(f"{path}: not a Hudi base file name")
             columns = parquet_columns(path)
             found.append(
-                DataFile(_relative(path, table_path), "base", group, match["instant"], columns)
+                DataFile(relative_path(path, table_path), "base", group, match["instant"], columns)
             )
         logs = " ".join(str(row.get(key) or "") for key in row if key.startswith("delta_files"))
-        for log_path in sorted({_local(p) for p in _LOG_PATH.findall(logs)}):
+        for log_path in sorted({local_path(p) for p in _LOG_PATH.findall(logs)}):
             for instant, columns in log_blocks(log_path):
                 found.append(
-                    DataFile(_relative(log_path, table_path), "log", group, instant, columns)
+                    DataFile(relative_path(log_path, table_path), "log", group, instant, columns)
                 )
     return found
 
 
-#: How a column with a Parquet bloom filter is marked in a file's columns.
-BLOOM_MARK = " (bloom filter)"
-
-
 def parquet_columns(path: Path) -> tuple[str, ...]:
-    """`name type` of every data column in a Parquet file's footer, marked `BLOOM_MARK` where
-    the file holds a bloom filter for it (for any of its fields, in a nested column)."""
-    try:
-        with pq.ParquetFile(path) as footer:
-            schema, metadata = footer.schema_arrow, footer.metadata
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise HudiFileError(f"{path}: cannot read its Parquet footer: {exc}") from None
-    bloomed = {
-        chunk.path_in_schema.split(".")[0]
-        for group in range(metadata.num_row_groups)
-        for index in range(metadata.num_columns)
-        if (chunk := metadata.row_group(group).column(index)).bloom_filter_offset is not None
-    }
-    return tuple(
-        f"{f.name} {arrow_type_name(f.type)}{BLOOM_MARK if f.name in bloomed else ''}"
-        for f in schema
-        if not f.name.startswith(META_PREFIX)
-    )
+    """A base file's data columns (`table_files.parquet_columns`), Hudi's meta columns left
+    out."""
+    return table_files.parquet_columns(path, META_PREFIX)
 
 
 def log_blocks(path: Path) -> list[tuple[str, tuple[str, ...]]]:
@@ -139,38 +121,6 @@ def avro_columns(schema_json: str) -> tuple[str, ...]:
     )
 
 
-_ARROW_NAMES = {
-    pa.bool_(): "boolean",
-    pa.int32(): "int",
-    pa.int64(): "long",
-    pa.float32(): "float",
-    pa.float64(): "double",
-    pa.string(): "string",
-    pa.large_string(): "string",
-    pa.date32(): "date",
-    pa.binary(): "binary",
-    pa.large_binary(): "binary",
-}
-
-
-def arrow_type_name(dtype: pa.DataType) -> str:
-    """A Parquet column's type in the scenario spelling (`long`, `struct<x:int>`, ...)."""
-    if dtype in _ARROW_NAMES:
-        return _ARROW_NAMES[dtype]
-    if pa.types.is_decimal(dtype):
-        return f"decimal({dtype.precision},{dtype.scale})"
-    if pa.types.is_timestamp(dtype):
-        return "timestamp" if dtype.tz else "timestamp_ntz"
-    if pa.types.is_struct(dtype):
-        fields = ",".join(f"{f.name}:{arrow_type_name(f.type)}" for f in dtype)
-        return f"struct<{fields}>"
-    if pa.types.is_map(dtype):
-        return f"map<{arrow_type_name(dtype.key_type)},{arrow_type_name(dtype.item_type)}>"
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return f"array<{arrow_type_name(dtype.value_type)}>"
-    return str(dtype)
-
-
 _AVRO_NAMES = {"boolean": "boolean", "int": "int", "long": "long", "float": "float"}
 _AVRO_NAMES |= {"double": "double", "string": "string", "bytes": "binary"}
 _AVRO_LOGICAL = {
@@ -203,15 +153,3 @@ def avro_type_name(avro: Any) -> str:
     if kind == "map":
         return f"map<string,{avro_type_name(avro['values'])}>"
     return avro_type_name(kind)
-
-
-def _local(uri: str) -> Path:
-    """A local path from a `file:` URI or a plain path."""
-    return Path(re.sub(r"^file:(//)?", "", uri))
-
-
-def _relative(path: Path, table_path: Path) -> str:
-    try:
-        return path.relative_to(table_path).as_posix()
-    except ValueError:
-        return str(path)

@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from harness.scenario import model as sc
-from harness.scenario.oracle import coerce_row
 from harness.scenario.schema import Schema
 from harness.scenario.shapes import changes, field_changes
+from harness.writer.spark_sql import ddl, frame_input, quote, quote_path
+
+__all__ = ["ddl", "frame_input", "quote", "quote_path"]
 
 DDL_WORKAROUND = {"hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
 
@@ -144,46 +146,6 @@ def seed_settings(rows: int) -> dict[str, str]:
     return {**SEED_LAYOUT, "hoodie.bulkinsert.shuffle.parallelism": str(rows)}
 
 
-def frame_input(schema: Schema, rows: list[dict[str, Any]]) -> tuple[str, list[tuple[Any, ...]]]:
-    """The DDL schema string and the value tuples a DataFrame of `rows` is made from."""
-    typed = [coerce_row(schema, row, "rows") for row in rows]
-    ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
-    return ddl_schema, [tuple(row[name] for name in schema.names) for row in typed]
-
-
-def quote(identifier: str) -> str:
-    """Backtick-quote an identifier for Spark SQL (identifiers are validated on load)."""
-    return "`" + identifier.replace("`", "``") + "`"
-
-
-def quote_path(path: str) -> str:
-    """Quote each part of a column path: `point`.`x`."""
-    return ".".join(quote(part) for part in path.split("."))
-
-
-def ddl(table: str, step: Any) -> str:
-    """The Spark SQL statement of a schema-change step."""
-    target = f"ALTER TABLE {quote(table)}"
-    match step:
-        case sc.AddColumn(column=col, after=after, first=first):
-            comment = f" COMMENT '{_literal(col.comment)}'" if col.comment else ""
-            position = " FIRST" if first else (f" AFTER {quote(after)}" if after else "")
-            spelled = f"{quote_path(col.name)} {col.type.spark_sql()}{comment}{position}"
-            return f"{target} ADD COLUMNS ({spelled})"
-        case sc.DropColumn(column=name):
-            return f"{target} DROP COLUMN {quote(name)}"
-        case sc.DropColumns(columns=names):
-            return f"{target} DROP COLUMNS ({', '.join(quote(n) for n in names)})"
-        case sc.MoveColumn(column=name, after=after, first=first):
-            position = "FIRST" if first else f"AFTER {quote(after or '')}"
-            return f"{target} ALTER COLUMN {quote(name)} {position}"
-        case sc.RenameColumn(column=name, to=new_name):
-            return f"{target} RENAME COLUMN {quote_path(name)} TO {quote(new_name)}"
-        case sc.ChangeType(column=name, to=new_type):
-            return f"{target} ALTER COLUMN {quote_path(name)} TYPE {new_type.spark_sql()}"
-    raise TypeError(f"not a schema change: {step!r}")
-
-
 def describe_write(
     operation: str, rows: list[Any], schema: Schema, settings: dict[str, str] | None = None
 ) -> str:
@@ -193,7 +155,3 @@ def describe_write(
     return (
         f"-- DataFrame write, Hudi operation {operation}: {len(rows)} row(s) of ({columns})" + extra
     )
-
-
-def _literal(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")

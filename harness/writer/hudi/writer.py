@@ -31,7 +31,7 @@ from harness.scenario.schema import Schema
 from harness.scenario.types import coerce
 from harness.writer import layout as file_layout
 from harness.writer.base import TableWriter, WriteResult
-from harness.writer.hudi.files import HudiFileError, live_files
+from harness.writer.hudi.files import live_files
 from harness.writer.hudi.script import writer_script
 from harness.writer.hudi.statements import (
     COMPACTION_SETTINGS,
@@ -55,6 +55,8 @@ from harness.writer.hudi.timeline import (
     partition_folders,
     table_version,
 )
+from harness.writer.spark_sql import restart_after_crash
+from harness.writer.table_files import TableFileError
 
 
 def write_part(
@@ -217,7 +219,7 @@ class HudiWriter(TableWriter):
                 crashed = dog.fired or not self.runtime.alive()
                 message = dog.reason if dog.fired else describe_error(failure)
                 if crashed:
-                    message = self._recover(message, dog.fired)
+                    message = restart_after_crash(self.runtime, message, dog.fired)
                 refused = isinstance(step, sc.Upsert) and step.is_change
                 where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
                 return replace(
@@ -281,21 +283,11 @@ class HudiWriter(TableWriter):
                     found = self.runtime.session().sql(statement).collect()
                     rows += [row.asDict() for row in found]
                 return file_layout.describe(spec, live_files(rows, table.path), instants)
-            except (HudiFileError, OSError) as exc:
+            except (TableFileError, OSError) as exc:
                 failure = str(exc)
             except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
                 failure = describe_error(exc)
         return file_layout.unlisted(spec, dog.reason if dog.fired else failure)
-
-    def _recover(self, message: str, timed_out: bool) -> str:
-        """Restart Spark after its JVM died or was killed; the message says what happened."""
-        if not timed_out:
-            message = f"Spark's JVM died: {message}"
-        try:
-            self.runtime.restart()
-        except Exception as exc:  # noqa: BLE001 - the next write will say so again
-            message += f"; restarting Spark failed: {describe_error(exc)}"
-        return message
 
     def write_parquet(
         self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str

@@ -1,0 +1,68 @@
+"""What an Iceberg table's live files really hold, and its snapshots, read from its metadata.
+
+The live files are the current snapshot's manifest entries that are not deleted (Iceberg's
+`entries` metadata table, read by the writer's Spark): each data file with its data sequence
+number, and each delete file (position deletes, deletion vectors) with the data file it
+applies to where the entry names it. A data file's columns come from its own Parquet footer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.writer.base import DataFile
+from harness.writer.table_files import TableFileError, local_path, parquet_columns, relative_path
+
+#: Manifest entry status of a file the snapshot removed.
+_DELETED = 2
+#: `data_file.content`: 0 data, 1 position deletes, 2 equality deletes.
+_DATA = 0
+
+
+def current_metadata(table_path: Path) -> dict[str, Any]:
+    """The table's current metadata (`metadata/v<N>.metadata.json`, N from
+    `version-hint.text`, as Iceberg's Hadoop catalog keeps it)."""
+    folder = table_path / "metadata"
+    try:
+        version = (folder / "version-hint.text").read_text().strip()
+        return json.loads((folder / f"v{version}.metadata.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise TableFileError(f"{folder}: no current Iceberg metadata: {exc}") from None
+
+
+def current_snapshot(table_path: Path) -> tuple[str, str] | None:
+    """(data sequence number, zero-padded; snapshot id) of the table's current snapshot, or
+    None before its first: the writer's instant after a step."""
+    metadata = current_metadata(table_path)
+    current = metadata.get("current-snapshot-id")
+    for snapshot in metadata.get("snapshots", []):
+        if snapshot["snapshot-id"] == current:
+            return sequence(snapshot.get("sequence-number", 0)), str(current)
+    return None
+
+
+def sequence(number: int) -> str:
+    """A data sequence number as text that sorts as the number does."""
+    return f"{number:012d}"
+
+
+def live_files(entries: list[dict[str, Any]], table_path: Path) -> list[DataFile]:
+    """Every live data and delete file of the rows of the `entries` metadata table
+    (`status`, `sequence_number` and the `data_file` struct)."""
+    found: list[DataFile] = []
+    for entry in entries:
+        if entry["status"] == _DELETED:
+            continue
+        data_file = entry["data_file"]
+        path = local_path(data_file["file_path"])
+        shown = relative_path(path, table_path)
+        number = sequence(entry.get("sequence_number") or 0)
+        if data_file["content"] == _DATA:
+            found.append(DataFile(shown, "data", shown, number, parquet_columns(path)))
+            continue
+        target = data_file.get("referenced_data_file")
+        group = relative_path(local_path(target), table_path) if target else shown
+        found.append(DataFile(shown, "delete", group, number, ()))
+    return found

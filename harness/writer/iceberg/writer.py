@@ -1,0 +1,337 @@
+"""The Iceberg writer: creates an Iceberg table with Spark and runs a scenario's steps on it.
+
+PySpark keeps one JVM per Python process and the run's own Spark has the Hudi bundle loaded,
+so Iceberg's Spark runtime runs in a process of its own (`engines.spark.process`): each table
+is written there by `write_table`, start to finish, and the result comes back. Tables are
+named through Iceberg's Hadoop catalog (a folder per table, its metadata beside its data),
+registered for the folder the tables go to: a table is `<tables_dir>/<name>`, like a Hudi one.
+Data steps are SQL over a temporary view of their rows; schema changes are `ALTER TABLE`. A
+refused schema change is a result (`REJECTED`).
+
+Iceberg's metadata names every file by its absolute path, so a table is read where it was
+written (`docs/research/iceberg.md`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engines.errors import describe_error
+from engines.infra.iceberg_jars import iceberg_version
+from engines.infra.watchdog import Watchdog
+from engines.spark.process import SparkProcess
+from engines.spark.runtime import (
+    ICEBERG_SESSION_SETTINGS,
+    SparkRuntime,
+    iceberg_catalog_settings,
+)
+from engines.table import TableRef
+from harness.scenario import model as sc
+from harness.scenario.oracle import TableState, evolve, reference_index, schema_of
+from harness.scenario.schema import Schema
+from harness.scenario.types import coerce
+from harness.writer import layout as file_layout
+from harness.writer.base import TableWriter, WriteResult
+from harness.writer.iceberg.files import current_snapshot, live_files
+from harness.writer.iceberg.statements import (
+    DEFAULT_FORMAT_VERSION,
+    SEED_WRITE_OPTIONS,
+    SOURCE_VIEW,
+    catalog_name,
+    create_statement,
+    delete_statement,
+    describe_rows,
+    insert_statement,
+    merge_statement,
+    not_applicable,
+    table_identifier,
+    table_properties,
+)
+from harness.writer.spark_sql import ddl, frame_input, restart_after_crash
+from harness.writer.table_files import TableFileError
+
+
+class IcebergWriter(TableWriter):
+    """Writes each scenario × table type into an Iceberg table of its own below `tables_dir`,
+    with Spark and Iceberg's runtime in a process of its own."""
+
+    format = "iceberg"
+
+    def __init__(
+        self,
+        runtime: SparkRuntime,
+        tables_dir: Path,
+        step_timeout: float = 0,
+        table_version: str | None = None,
+    ) -> None:
+        super().__init__(tables_dir, step_timeout)
+        self.iceberg_version = iceberg_version()
+        #: The Iceberg format version every table is created with.
+        self.format_version = table_version or DEFAULT_FORMAT_VERSION
+        self._spark_version = runtime.spark_version
+        self._spark = SparkProcess(
+            runtime.hudi_version, runtime.log_dir, runtime.master, iceberg=self.iceberg_version
+        )
+
+    @property
+    def versions(self) -> dict[str, str]:
+        """Spark's and Iceberg's releases and the format version."""
+        return {
+            "spark": self._spark_version,
+            "iceberg": self.iceberg_version,
+            "format_version": self.format_version,
+        }
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Spark's session settings and the table properties of each table type."""
+        return {
+            "session": ICEBERG_SESSION_SETTINGS,
+            "cow": table_properties("cow", self.format_version),
+            "mor": table_properties("mor", self.format_version),
+            "seed": SEED_WRITE_OPTIONS,
+        }
+
+    def not_applicable(self, scenario: sc.Scenario) -> str | None:
+        """Why the scenario has no Iceberg table (a Hudi-only step), or None."""
+        return not_applicable(scenario.spec)
+
+    def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
+        """Create the table from the seed rows, then run every step (in Spark's process)."""
+        name = sc.table_name(scenario.id, table_type)
+        table = TableRef(name, self.tables_dir / name, table_type, scenario.spec.key, "iceberg")
+        reason = self.not_applicable(scenario)
+        if reason:
+            raise ValueError(f"scenario {scenario.id} has no Iceberg table: {reason}")
+        arguments = (self.tables_dir, self.step_timeout, scenario, table_type, self.format_version)
+        try:
+            return self._spark.call(write_table, *arguments)
+        except RuntimeError as exc:
+            failed = WriteResult(table, sql=[], step_seconds=[], instants=[])
+            return replace(failed, failed_at="the seed rows", message=str(exc), crashed=True)
+
+    def write_parquet(
+        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
+    ) -> TableRef:
+        """A plain Parquet table (no table format), for the engines' control check."""
+        return self._spark.call(write_plain_parquet, self.tables_dir, name, schema, rows, key)
+
+    def script(self, scenario: sc.Scenario, table_type: str) -> str:
+        """Not yet: a reproduction of an Iceberg table is issue 35's next step."""
+        raise NotImplementedError("lakecompat repro does not write Iceberg tables yet")
+
+    def prepare(self, scenarios: list[sc.Scenario]) -> None:
+        """Start Spark's process, so that it warms up while the run goes on."""
+        if scenarios:
+            self._spark.start()
+
+    def close(self) -> None:
+        """Stop Spark's process."""
+        self._spark.stop()
+
+
+def write_table(
+    runtime: SparkRuntime,
+    tables_dir: Path,
+    step_timeout: float,
+    scenario: sc.Scenario,
+    table_type: str,
+    format_version: str,
+) -> WriteResult:
+    """The table of `scenario` × `table_type`, written with `runtime` (Spark with Iceberg's
+    runtime, in its own process)."""
+    return _Steps(runtime, tables_dir, step_timeout, format_version).write(scenario, table_type)
+
+
+def write_plain_parquet(
+    runtime: SparkRuntime,
+    tables_dir: Path,
+    name: str,
+    schema: Schema,
+    rows: list[dict[str, Any]],
+    key: str,
+) -> TableRef:
+    """A plain Parquet table of `rows`, written with `runtime`."""
+    path = tables_dir / name
+    ddl_schema, values = frame_input(schema, rows)
+    frame = runtime.session().createDataFrame(values, ddl_schema)
+    frame.coalesce(1).write.mode("overwrite").parquet(str(path))
+    columns = tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
+    return TableRef(name, path, "cow", key, format="parquet", columns=columns)
+
+
+class _Steps:
+    """Writes one table in Spark's process: the seed rows, then each step."""
+
+    def __init__(
+        self, runtime: SparkRuntime, tables_dir: Path, step_timeout: float, format_version: str
+    ) -> None:
+        self.runtime = runtime
+        self.tables_dir = tables_dir
+        self.step_timeout = step_timeout
+        self.format_version = format_version
+        self.catalog = catalog_name(tables_dir.parent)
+
+    def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
+        spec = scenario.spec
+        name = sc.table_name(scenario.id, table_type)
+        table = TableRef(name, self.tables_dir / name, table_type, spec.key, "iceberg")
+        identifier = table_identifier(self.catalog, self.tables_dir.name, name)
+        states = evolve(spec)
+        steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
+        done = WriteResult(table, sql=[], step_seconds=[], instants=[])
+        assert done.sql is not None
+        if table.path.exists():
+            shutil.rmtree(table.path)
+        for index, step in enumerate(steps):
+            started = time.monotonic()
+            failure: Exception | None = None
+            with Watchdog(self.step_timeout, self.runtime.kill) as dog:
+                try:
+                    before = states[max(index - 1, 0)]
+                    self._apply(identifier, table, spec, step, before, index, done.sql)
+                except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
+                    failure = exc
+            if failure is not None:
+                crashed = dog.fired or not self.runtime.alive()
+                message = dog.reason if dog.fired else describe_error(failure)
+                if crashed:
+                    message = restart_after_crash(self.runtime, message, dog.fired)
+                refused = isinstance(step, sc.Upsert) and step.is_change
+                return replace(
+                    done,
+                    failed_at=f"steps[{index - 1}] ({step.op})" if index else "the seed rows",
+                    message=message,
+                    rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
+                    crashed=crashed,
+                )
+            done.step_seconds.append(time.monotonic() - started)
+            done.instants.append(current_snapshot(table.path))
+            unapplied = self._unapplied_change(identifier, step, states[index])
+            if unapplied:
+                where = f"steps[{index - 1}] ({step.op})"
+                return replace(done, failed_at=where, message=unapplied, rejected=True)
+        columns = tuple(
+            (f.name, f.dataType.simpleString())
+            for f in self.runtime.session().table(identifier).schema.fields
+        )
+        table = replace(
+            table,
+            columns=columns,
+            reference_instant=done.instants[reference_index(spec)],
+            partition_by=tuple(spec.partition_by),
+        )
+        files = self._inspect(identifier, table, spec, done.instants)
+        file_layout.note(files, f"Iceberg format version {self.format_version}")
+        return replace(done, table=table, files=files)
+
+    def _unapplied_change(self, identifier: str, step: Any, after: TableState) -> str | None:
+        """What a write with a schema of its own left out of the table's schema (Iceberg's
+        `MERGE INTO` ignores source columns the table lacks), or None."""
+        if not (isinstance(step, sc.Upsert) and step.schema_ is not None):
+            return None
+        names = [f.name for f in self._session().table(identifier).schema.fields]
+        missing = [name for name in after.schema.names if name not in names]
+        if not missing:
+            return None
+        return (
+            f"the write left out column(s) {', '.join(missing)}: MERGE INTO kept the table's "
+            f"schema ({', '.join(names)}), and the change was not made"
+        )
+
+    def _apply(
+        self,
+        identifier: str,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        step: Any,
+        before: TableState,
+        index: int,
+        statements: list[str],
+    ) -> None:
+        """Run one step; statements are recorded before they run, as evidence."""
+        session = self._session()
+        match step:
+            case sc.Insert(rows=rows) if index == 0:
+                columns = [(c.name, c.type.spark_sql()) for c in before.schema.columns]
+                properties = table_properties(table.table_type, self.format_version)
+                create = create_statement(identifier, columns, list(spec.partition_by), properties)
+                statements.append(create)
+                session.sql(create).collect()
+                frame = self._frame(before.schema, rows, partitions=len(rows))
+                options = ", ".join(f"{k}={v}" for k, v in SEED_WRITE_OPTIONS.items())
+                statements.append(
+                    f"-- DataFrame writeTo({identifier}).append(), {len(rows)} row(s), "
+                    f"one Spark partition per row; options {options}"
+                )
+                frame.writeTo(identifier).options(**SEED_WRITE_OPTIONS).append()
+            case sc.Insert(rows=rows):
+                self._with_rows(before.schema, rows, statements, insert_statement(identifier))
+            case sc.Upsert(rows=rows, schema_=declared):
+                schema = schema_of(declared) if declared else before.schema
+                merge = merge_statement(identifier, spec.key, spec.precombine)
+                self._with_rows(schema, rows, statements, merge)
+            case sc.Delete(keys=keys):
+                key_type = before.schema.column(spec.key).type
+                doomed = [before.rows[coerce(k, key_type)] for k in keys]
+                self._with_rows(
+                    before.schema, doomed, statements, delete_statement(identifier, spec.key)
+                )
+            case _:
+                statement = ddl(table.name, step, identifier=identifier)
+                statements.append(statement)
+                session.sql(statement).collect()
+
+    def _with_rows(
+        self, schema: Schema, rows: list[dict[str, Any]], statements: list[str], statement: str
+    ) -> None:
+        """Run `statement` with `rows` as the source view."""
+        columns = ", ".join(f"{c.name} {c.type.spark_sql()}" for c in schema.columns)
+        statements.append(describe_rows(rows, columns))
+        statements.append(statement)
+        self._frame(schema, rows).createOrReplaceTempView(SOURCE_VIEW)
+        try:
+            self._session().sql(statement).collect()
+        finally:
+            self._session().catalog.dropTempView(SOURCE_VIEW)
+
+    def _frame(self, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0) -> Any:
+        ddl_schema, values = frame_input(schema, rows)
+        session = self._session()
+        if partitions:
+            return session.createDataFrame(
+                session.sparkContext.parallelize(values, partitions), ddl_schema
+            )
+        return session.createDataFrame(values, ddl_schema)
+
+    def _session(self) -> Any:
+        """Spark's session, with the catalog of this writer's folder registered."""
+        session = self.runtime.session()
+        for key, value in iceberg_catalog_settings(self.catalog, self.tables_dir.parent).items():
+            session.conf.set(key, value)
+        return session
+
+    def _inspect(
+        self,
+        identifier: str,
+        table: TableRef,
+        spec: sc.ScenarioSpec,
+        instants: list[tuple[str, str] | None],
+    ) -> dict[str, Any]:
+        """What the table's live files hold (Iceberg lists them, their footers say the schema)."""
+        with Watchdog(self.step_timeout, self.runtime.kill) as dog:
+            try:
+                found = self._session().sql(
+                    f"SELECT status, sequence_number, data_file FROM {identifier}.entries"
+                )
+                rows = [row.asDict(recursive=True) for row in found.collect()]
+                return file_layout.describe(spec, live_files(rows, table.path), instants)
+            except (TableFileError, OSError) as exc:
+                failure = str(exc)
+            except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
+                failure = describe_error(exc)
+        return file_layout.unlisted(spec, dog.reason if dog.fired else failure)

@@ -1,0 +1,72 @@
+"""What every table format's writer does with Spark the same way: quoted identifiers, the
+`ALTER TABLE` of each schema-change step, the rows of a DataFrame, and a restart after
+Spark's JVM died."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from engines.errors import describe_error
+from harness.scenario import model as sc
+from harness.scenario.oracle import coerce_row
+from harness.scenario.schema import Schema
+
+if TYPE_CHECKING:
+    from engines.spark.runtime import SparkRuntime
+
+
+def frame_input(schema: Schema, rows: list[dict[str, Any]]) -> tuple[str, list[tuple[Any, ...]]]:
+    """The DDL schema string and the value tuples a DataFrame of `rows` is made from."""
+    typed = [coerce_row(schema, row, "rows") for row in rows]
+    ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
+    return ddl_schema, [tuple(row[name] for name in schema.names) for row in typed]
+
+
+def quote(identifier: str) -> str:
+    """Backtick-quote an identifier for Spark SQL (identifiers are validated on load)."""
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def quote_path(path: str) -> str:
+    """Quote each part of a column path: `point`.`x`."""
+    return ".".join(quote(part) for part in path.split("."))
+
+
+def ddl(table: str, step: Any, identifier: str | None = None) -> str:
+    """The Spark SQL statement of a schema-change step on `table` (or on `identifier`, a name
+    already quoted, such as `catalog`.`namespace`.`table`)."""
+    target = f"ALTER TABLE {identifier or quote(table)}"
+    match step:
+        case sc.AddColumn(column=col, after=after, first=first):
+            comment = f" COMMENT '{_literal(col.comment)}'" if col.comment else ""
+            position = " FIRST" if first else (f" AFTER {quote(after)}" if after else "")
+            spelled = f"{quote_path(col.name)} {col.type.spark_sql()}{comment}{position}"
+            return f"{target} ADD COLUMNS ({spelled})"
+        case sc.DropColumn(column=name):
+            return f"{target} DROP COLUMN {quote(name)}"
+        case sc.DropColumns(columns=names):
+            return f"{target} DROP COLUMNS ({', '.join(quote(n) for n in names)})"
+        case sc.MoveColumn(column=name, after=after, first=first):
+            position = "FIRST" if first else f"AFTER {quote(after or '')}"
+            return f"{target} ALTER COLUMN {quote(name)} {position}"
+        case sc.RenameColumn(column=name, to=new_name):
+            return f"{target} RENAME COLUMN {quote_path(name)} TO {quote(new_name)}"
+        case sc.ChangeType(column=name, to=new_type):
+            return f"{target} ALTER COLUMN {quote_path(name)} TYPE {new_type.spark_sql()}"
+    raise TypeError(f"not a schema change: {step!r}")
+
+
+def _literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def restart_after_crash(runtime: SparkRuntime, message: str, timed_out: bool) -> str:
+    """Restart Spark after its JVM died or was killed (a step timed out); the message says
+    what happened."""
+    if not timed_out:
+        message = f"Spark's JVM died: {message}"
+    try:
+        runtime.restart()
+    except Exception as exc:  # noqa: BLE001 - the next write will say so again
+        message += f"; restarting Spark failed: {describe_error(exc)}"
+    return message
