@@ -10,6 +10,7 @@ column MERGE INTO leaves out) is a refused change with the writer's own message.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support import SCENARIOS
@@ -18,6 +19,7 @@ from engines.spark.runtime import SparkRuntime
 from harness.scenario.load import load_scenarios
 from harness.writer import create_writer
 from harness.writer.base import TableWriter, WriteResult
+from harness.writer.iceberg.files import current_metadata
 
 pytestmark = pytest.mark.integration
 
@@ -82,3 +84,23 @@ def test_what_iceberg_refuses_is_a_refused_change_with_its_message(writer: Table
     assert "left out column(s) origin" in (left_out.message or "")
     widened = write(writer, "type_change/int_to_long", "cow")
     assert widened.ok and ("v", "bigint") in widened.table.columns
+
+
+def test_the_table_cache_keeps_an_iceberg_table_where_it_was_written(
+    tmp_path: Path, writer: TableWriter
+) -> None:
+    runtime = SparkRuntime(tmp_path / "logs")
+    cache = tmp_path / "cache"
+    first = create_writer(runtime, tmp_path / "run1", 300, "iceberg", cache=cache)
+    try:
+        written = first.write(*load_scenarios(SCENARIOS, "rename_column/rename"), "mor")
+    finally:
+        first.close()
+    assert written.ok and not written.cached
+    assert written.table.path.is_relative_to(cache / "iceberg")
+    metadata = current_metadata(written.table.path)
+    assert metadata["location"] == written.table.path.as_uri()
+    second = create_writer(runtime, tmp_path / "run2", 300, "iceberg", cache=cache)
+    cached = second.write(*load_scenarios(SCENARIOS, "rename_column/rename"), "mor")
+    assert cached.cached and cached.table == written.table and cached.files == written.files
+    assert not (tmp_path / "run2").exists()

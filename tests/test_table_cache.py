@@ -258,3 +258,55 @@ def test_prune_deletes_entries_no_run_used_for_a_month(tmp_path: Path, scenario:
     os.utime(old, (month_ago, month_ago))
     assert prune(writer.location) == 1
     assert not old.parent.exists() and writer.entry(scenario, "mor").exists()
+
+
+class UnmovableWriter(FolderWriter):
+    """A format whose tables cannot move (as Iceberg's): the cache keeps them where written."""
+
+    format = "iceberg"
+    relocatable = False
+
+
+def test_a_table_that_cannot_move_is_written_in_its_entry_and_read_there(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    first = cached_writer(tmp_path, "run1", UnmovableWriter(tmp_path))
+    written = first.write(scenario, "cow")
+    entry = first.entry(scenario, "cow")
+    assert written.table.path == entry / "tables" / written.table.name
+    assert not written.cached and (entry / "result.json").is_file()
+    assert not (tmp_path / "run1" / "tables").exists()  # nothing in the run's own folder
+    second = cached_writer(tmp_path, "run2", UnmovableWriter(tmp_path))
+    cached = second.write(scenario, "cow")
+    assert second.inner.written == []  # type: ignore[attr-defined]
+    assert cached.cached and cached.table == written.table and cached.sql == written.sql
+    assert second.holds(scenario, "cow")
+    # The writer's own folder is its own again after writing into the entry.
+    assert first.inner.tables_dir == tmp_path / "run1" / "tables"
+
+
+def test_a_half_written_table_in_its_entry_is_written_again(
+    tmp_path: Path, scenario: Scenario
+) -> None:
+    writer = cached_writer(tmp_path, "run1", UnmovableWriter(tmp_path))
+    entry = writer.entry(scenario, "cow")
+    leftover = entry / "tables" / "t_rename_column_rename_cow" / "stale.parquet"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("a run killed while writing")
+    assert not writer.holds(scenario, "cow")
+    written = writer.write(scenario, "cow")
+    assert not written.cached and not leftover.exists()
+    assert writer.inner.written == [written.table.name]  # type: ignore[attr-defined]
+    # A crash is not kept: the entry is gone and the next run writes again.
+    crashing = cached_writer(tmp_path, "run2", UnmovableWriter(tmp_path))
+    crashing.inner.outcome = {"crashed": True, "failed_at": "the seed rows"}  # type: ignore[attr-defined]
+    other = load_scenarios(SCENARIOS, "rename_column/then_upsert")[0]
+    assert crashing.write(other, "cow").crashed
+    assert not crashing.entry(other, "cow").exists()
+    # An entry a killed run left behind a day ago is pruned.
+    stale = crashing.entry(other, "mor")
+    stale.mkdir(parents=True)
+    day_ago = time.time() - 2 * 86_400
+    os.utime(stale, (day_ago, day_ago))
+    prune(tmp_path / "cache")
+    assert not stale.exists() and writer.holds(scenario, "cow")

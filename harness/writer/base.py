@@ -68,6 +68,10 @@ class TableWriter(ABC):
 
     #: The table format, as `TableRef.format` names it (`hudi`).
     format: ClassVar[str]
+    #: Whether a written table reads the same from another folder (Hudi names its files
+    #: relative to the table; Iceberg's metadata names them by absolute path, so the table
+    #: cache keeps an Iceberg table where it was written and runs read it there).
+    relocatable: ClassVar[bool] = True
 
     def __init__(self, tables_dir: Path, step_timeout: float = 0) -> None:
         self.tables_dir = tables_dir
@@ -93,6 +97,15 @@ class TableWriter(ABC):
     def write(self, scenario: Scenario, table_type: str) -> WriteResult:
         """Create the table from the seed rows, then run every step; stop at the first failure
         (a refused schema change is `rejected`, a result)."""
+
+    def write_into(self, tables_dir: Path, scenario: Scenario, table_type: str) -> WriteResult:
+        """`write`, with the table below `tables_dir` instead of the writer's own folder (where
+        the table cache keeps a table that cannot move)."""
+        own, self.tables_dir = self.tables_dir, tables_dir
+        try:
+            return self.write(scenario, table_type)
+        finally:
+            self.tables_dir = own
 
     @abstractmethod
     def write_parquet(

@@ -9,6 +9,10 @@ the table's folder as the writer left it and `result.json`: what the writer reco
 (statements, commit times, live files, the refused step), with the table's folder written as
 `@TABLE_DIR@` so that the entry does not depend on where it was written.
 
+A format whose tables cannot move (Iceberg: its metadata names every file by absolute path)
+has its tables written straight into their entry, and runs read them there; such an entry is
+written under a lock, its `result.json` last, so a half-written entry is never read.
+
 The cache lives in `<cache>/tables/<format>/` (`$LAKECOMPAT_CACHE`, else
 `~/.cache/lakecompat`); deleting the folder clears it. A writer crash or timeout is never
 cached; a refused schema change is (it is a result of the writer's releases). Entries are
@@ -19,12 +23,14 @@ on one machine) never see half an entry.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from functools import lru_cache
 from pathlib import Path
@@ -150,6 +156,8 @@ class CachedWriter(TableWriter):
         then kept."""
         parts = key_parts(self.inner, scenario, table_type)
         entry = self._entry(parts)
+        if not self.inner.relocatable:
+            return self._in_place(entry, parts, scenario, table_type)
         cached = self._load(entry)
         if cached is not None:
             return cached
@@ -158,6 +166,47 @@ class CachedWriter(TableWriter):
         if not written.crashed and not (written.files or {}).get("error"):
             self._store(entry, written, parts)
         return written
+
+    def _in_place(
+        self, entry: Path, parts: dict[str, Any], scenario: Scenario, table_type: str
+    ) -> WriteResult:
+        """The entry's table read where it is, else written into the entry and kept there
+        (under a lock: shards that need the same table write it once)."""
+        cached = self._load_in_place(entry)
+        if cached is not None:
+            return cached
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(entry.parent / f".{entry.name}.lock"):
+            cached = self._load_in_place(entry)  # another run wrote it meanwhile
+            if cached is not None:
+                return cached
+            shutil.rmtree(entry, ignore_errors=True)  # a damaged or half-written entry
+            written = self.inner.write_into(entry / "tables", scenario, table_type)
+            if written.crashed or (written.files or {}).get("error"):
+                shutil.rmtree(entry, ignore_errors=True)
+                return written
+            document = {
+                "key": parts,
+                "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "result": _result_to(written, written.table.path),
+            }
+            with contextlib.suppress(OSError):  # not kept: the table is written again next time
+                incoming = entry / ".result.json"
+                incoming.write_text(json.dumps(document, indent=1))
+                incoming.rename(entry / "result.json")
+            return written
+
+    def _load_in_place(self, entry: Path) -> WriteResult | None:
+        """The result of an entry whose table stays in it; None when there is none."""
+        try:
+            data = json.loads((entry / "result.json").read_text())
+            name = data["result"]["table"]["name"]
+            result = _result_from(data["result"], entry / "tables" / name)
+        except (OSError, KeyError, TypeError, ValueError):
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(entry / "result.json")  # used now: what `prune` goes by
+        return replace(result, cached=True, step_seconds=[])
 
     def _load(self, entry: Path) -> WriteResult | None:
         """The entry's result with its table copied into place; None when there is no entry
@@ -224,6 +273,17 @@ class CachedWriter(TableWriter):
         self.inner.close()
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created if need be) while the block runs."""
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _result_to(written: WriteResult, table_dir: Path) -> dict[str, Any]:
     """`written` as JSON, with the table's folder written as `@TABLE_DIR@`."""
     data = asdict(written)
@@ -257,6 +317,14 @@ def prune(location: Path, older_than_days: float = 30) -> int:
             if result_file.stat().st_mtime < limit:
                 shutil.rmtree(result_file.parent)
                 removed += 1
+    for folder in location.glob("*/*/*"):  # a table written in place by a run that was killed
+        with contextlib.suppress(OSError):
+            if (
+                folder.is_dir()
+                and not (folder / "result.json").exists()
+                and folder.stat().st_mtime < time.time() - 86_400
+            ):
+                shutil.rmtree(folder)
     for stale in location.glob("*/*/.incoming-*"):  # a run killed while storing
         with contextlib.suppress(OSError):
             if stale.stat().st_mtime < time.time() - 86_400:

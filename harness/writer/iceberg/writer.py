@@ -9,7 +9,8 @@ Data steps are SQL over a temporary view of their rows; schema changes are `ALTE
 refused schema change is a result (`REJECTED`).
 
 Iceberg's metadata names every file by its absolute path, so a table is read where it was
-written (`docs/research/iceberg.md`).
+written (`docs/research/iceberg.md`): the table cache has it written in its entry
+(`TableWriter.relocatable`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class IcebergWriter(TableWriter):
     with Spark and Iceberg's runtime in a process of its own."""
 
     format = "iceberg"
+    relocatable = False
 
     def __init__(
         self,
