@@ -4,9 +4,11 @@ Spark's JVM died."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engines.errors import describe_error
+from engines.infra.watchdog import Watchdog
 from harness.scenario import model as sc
 from harness.scenario.oracle import coerce_row
 from harness.scenario.schema import Schema
@@ -70,3 +72,31 @@ def restart_after_crash(runtime: SparkRuntime, message: str, timed_out: bool) ->
     except Exception as exc:  # noqa: BLE001 - the next write will say so again
         message += f"; restarting Spark failed: {describe_error(exc)}"
     return message
+
+
+def run_step(
+    runtime: SparkRuntime, step_timeout: float, index: int, step: Any, apply: Callable[[], None]
+) -> dict[str, Any] | None:
+    """Run `apply()`, step `index` of a table's writing (0: the seed rows), with Spark killed
+    after `step_timeout` seconds; None when it ran, else the `WriteResult` fields that say
+    where and why it failed. A refused schema change is `rejected`; a crash or a timeout is
+    never the writer refusing the change, and Spark is restarted after it."""
+    failure: Exception | None = None
+    with Watchdog(step_timeout, runtime.kill) as dog:
+        try:
+            apply()
+        except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
+            failure = exc
+    if failure is None:
+        return None
+    crashed = dog.fired or not runtime.alive()
+    message = dog.reason if dog.fired else describe_error(failure)
+    if crashed:
+        message = restart_after_crash(runtime, message, dog.fired)
+    refused = isinstance(step, sc.Upsert) and step.is_change
+    return {
+        "failed_at": f"steps[{index - 1}] ({step.op})" if index else "the seed rows",
+        "message": message,
+        "rejected": not crashed and (step.op in sc.SCHEMA_OPS or refused),
+        "crashed": crashed,
+    }

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ from harness.writer.hudi.timeline import (
     partition_folders,
     table_version,
 )
-from harness.writer.spark_sql import restart_after_crash
+from harness.writer.spark_sql import run_step
 from harness.writer.table_files import TableFileError
 
 
@@ -209,27 +210,11 @@ class HudiWriter(TableWriter):
         for index in indices:
             step = steps[index]
             started = time.monotonic()
-            failure: Exception | None = None
-            with Watchdog(self.step_timeout, self.runtime.kill) as dog:
-                try:
-                    self._apply(table, spec, step, states[max(index - 1, 0)], statements)
-                except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
-                    failure = exc
-            if failure is not None:
-                crashed = dog.fired or not self.runtime.alive()
-                message = dog.reason if dog.fired else describe_error(failure)
-                if crashed:
-                    message = restart_after_crash(self.runtime, message, dog.fired)
-                refused = isinstance(step, sc.Upsert) and step.is_change
-                where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
-                return replace(
-                    done,
-                    failed_at=where,
-                    message=message,
-                    # A crash or a timeout is never the writer refusing the change.
-                    rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
-                    crashed=crashed,
-                )
+            before = states[max(index - 1, 0)]
+            apply = partial(self._apply, table, spec, step, before, statements)
+            failed = run_step(self.runtime, self.step_timeout, index, step, apply)
+            if failed is not None:
+                return replace(done, **failed)
             timings.append(time.monotonic() - started)
             instants.append(latest_instant(table.path))
             if index == 0:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ from harness.writer.iceberg.statements import (
     table_identifier,
     table_properties,
 )
-from harness.writer.spark_sql import ddl, frame_input, restart_after_crash
+from harness.writer.spark_sql import ddl, frame_input, run_step
 from harness.writer.table_files import TableFileError
 
 
@@ -186,31 +187,17 @@ class _Steps:
         states = evolve(spec)
         steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
         done = WriteResult(table, sql=[], step_seconds=[], instants=[])
-        assert done.sql is not None
+        statements: list[str] = []
+        done.sql = statements
         if table.path.exists():
             shutil.rmtree(table.path)
         for index, step in enumerate(steps):
             started = time.monotonic()
-            failure: Exception | None = None
-            with Watchdog(self.step_timeout, self.runtime.kill) as dog:
-                try:
-                    before = states[max(index - 1, 0)]
-                    self._apply(identifier, table, spec, step, before, index, done.sql)
-                except Exception as exc:  # noqa: BLE001 - every writer failure becomes a cell
-                    failure = exc
-            if failure is not None:
-                crashed = dog.fired or not self.runtime.alive()
-                message = dog.reason if dog.fired else describe_error(failure)
-                if crashed:
-                    message = restart_after_crash(self.runtime, message, dog.fired)
-                refused = isinstance(step, sc.Upsert) and step.is_change
-                return replace(
-                    done,
-                    failed_at=f"steps[{index - 1}] ({step.op})" if index else "the seed rows",
-                    message=message,
-                    rejected=not crashed and (step.op in sc.SCHEMA_OPS or refused),
-                    crashed=crashed,
-                )
+            before = states[max(index - 1, 0)]
+            apply = partial(self._apply, identifier, table, spec, step, before, index, statements)
+            failed = run_step(self.runtime, self.step_timeout, index, step, apply)
+            if failed is not None:
+                return replace(done, **failed)
             done.step_seconds.append(time.monotonic() - started)
             done.instants.append(current_snapshot(table.path))
             unapplied = self._unapplied_change(identifier, step, states[index])
