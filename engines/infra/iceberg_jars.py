@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from engines.infra.artifacts import MavenArtifact, check_release
+from engines.infra.artifacts import MavenArtifact
 
 #: The Iceberg release whose Spark runtime writes Iceberg tables (see docs/research/iceberg.md).
 DEFAULT_ICEBERG_VERSION = "1.10.0"
@@ -22,9 +22,3 @@ def iceberg_version() -> str:
 def iceberg_spark_runtime(version: str) -> MavenArtifact:
     """Iceberg's runtime jar for the installed Spark 3.5 (Scala 2.12): one jar, no dependencies."""
     return MavenArtifact("org.apache.iceberg", "iceberg-spark-runtime-3.5_2.12", version)
-
-
-def check_iceberg_release(version: str, setting: str) -> None:
-    """`ProvisioningError` in one sentence that starts with `setting` when Iceberg has no
-    release `version` with a runtime for this Spark."""
-    check_release(iceberg_spark_runtime(version), setting, "Iceberg")
