@@ -104,3 +104,21 @@ def test_the_table_cache_keeps_an_iceberg_table_where_it_was_written(
     cached = second.write(*load_scenarios(SCENARIOS, "rename_column/rename"), "mor")
     assert cached.cached and cached.table == written.table and cached.files == written.files
     assert not (tmp_path / "run2").exists()
+
+
+def test_format_version_3_writes_deletion_vectors(tmp_path: Path) -> None:
+    runtime = SparkRuntime(tmp_path / "logs")
+    v3 = create_writer(runtime, tmp_path / "tables", 300, "iceberg", table_version="3")
+    try:
+        result = write(v3, "rename_column/then_delete", "mor")
+    finally:
+        v3.close()
+    assert result.ok, result.message
+    assert v3.versions["format_version"] == "3"
+    assert current_metadata(result.table.path)["format-version"] == 3
+    files = result.files or {}
+    deletes = [g for g in files["groups"] if g.get("delete")]
+    assert deletes, files["summary"]
+    assert "Iceberg format version 3" in files["summary"]
+    # The delete is a deletion vector in a Puffin file, kept beside the data it applies to.
+    assert list((result.table.path / "data").glob("*-deletes.puffin"))
