@@ -1,17 +1,23 @@
 """What every table format's writer does with Spark the same way: quoted identifiers, the
-`ALTER TABLE` of each schema-change step, the rows of a DataFrame, and a restart after
-Spark's JVM died."""
+`ALTER TABLE` of each schema-change step, the rows of a DataFrame, the plain Parquet table of
+the control check, a step run under the step timeout, the listing of the live files, and a
+restart after Spark's JVM died."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.errors import describe_error
 from engines.infra.watchdog import Watchdog
+from engines.table import TableRef
 from harness.scenario import model as sc
 from harness.scenario.oracle import coerce_row
 from harness.scenario.schema import Schema
+from harness.writer import layout as file_layout
+from harness.writer.base import DataFile
+from harness.writer.table_files import TableFileError
 
 if TYPE_CHECKING:
     from engines.spark.runtime import SparkRuntime
@@ -100,3 +106,56 @@ def run_step(
         "rejected": not crashed and (step.op in sc.SCHEMA_OPS or refused),
         "crashed": crashed,
     }
+
+
+def dataframe(
+    runtime: SparkRuntime, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0
+) -> Any:
+    """A DataFrame of `rows`; with `partitions`, spread evenly over that many partitions."""
+    ddl_schema, values = frame_input(schema, rows)
+    session = runtime.session()
+    if partitions:
+        return session.createDataFrame(
+            session.sparkContext.parallelize(values, partitions), ddl_schema
+        )
+    return session.createDataFrame(values, ddl_schema)
+
+
+def spark_columns(frame: Any) -> tuple[tuple[str, str], ...]:
+    """(name, Spark SQL type) of every column of a DataFrame."""
+    return tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
+
+
+def write_plain_parquet(
+    runtime: SparkRuntime,
+    tables_dir: Path,
+    name: str,
+    schema: Schema,
+    rows: list[dict[str, Any]],
+    key: str,
+) -> TableRef:
+    """A plain Parquet table of `rows` (no table format), for the engines' control check."""
+    path = tables_dir / name
+    frame = dataframe(runtime, schema, rows)
+    frame.coalesce(1).write.mode("overwrite").parquet(str(path))
+    return TableRef(name, path, "cow", key, format="parquet", columns=spark_columns(frame))
+
+
+def inspect_files(
+    runtime: SparkRuntime,
+    step_timeout: float,
+    spec: sc.ScenarioSpec,
+    list_files: Callable[[], Sequence[DataFile]],
+    instants: Sequence[tuple[str, str] | None],
+) -> dict[str, Any]:
+    """The evidence of a table's live files (`layout.describe`) from what `list_files` finds
+    with Spark, killed after `step_timeout` seconds (a hang must not stop the run); when the
+    files cannot be listed or read, the evidence says why (`layout.unlisted`)."""
+    with Watchdog(step_timeout, runtime.kill) as dog:
+        try:
+            return file_layout.describe(spec, list_files(), instants)
+        except (TableFileError, OSError) as exc:
+            failure = str(exc)
+        except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
+            failure = describe_error(exc)
+    return file_layout.unlisted(spec, dog.reason if dog.fired else failure)

@@ -21,8 +21,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engines.errors import describe_error
-from engines.infra.watchdog import Watchdog
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import SESSION_SETTINGS, SparkRuntime
 from engines.table import TableRef
@@ -31,7 +29,7 @@ from harness.scenario.oracle import TableState, evolve, reference_index, schema_
 from harness.scenario.schema import Schema
 from harness.scenario.types import coerce
 from harness.writer import layout as file_layout
-from harness.writer.base import TableWriter, WriteResult
+from harness.writer.base import DataFile, TableWriter, WriteResult
 from harness.writer.hudi.files import live_files
 from harness.writer.hudi.script import writer_script
 from harness.writer.hudi.statements import (
@@ -43,7 +41,6 @@ from harness.writer.hudi.statements import (
     compaction_statement,
     ddl,
     describe_write,
-    frame_input,
     quote,
     seed_settings,
     version_settings,
@@ -56,8 +53,13 @@ from harness.writer.hudi.timeline import (
     partition_folders,
     table_version,
 )
-from harness.writer.spark_sql import run_step
-from harness.writer.table_files import TableFileError
+from harness.writer.spark_sql import (
+    dataframe,
+    inspect_files,
+    run_step,
+    spark_columns,
+    write_plain_parquet,
+)
 
 
 def write_part(
@@ -261,28 +263,20 @@ class HudiWriter(TableWriter):
         self, table: TableRef, spec: sc.ScenarioSpec, instants: list[tuple[str, str] | None]
     ) -> dict[str, Any]:
         """What the table's live files hold (Hudi lists them, their own headers say the schema)."""
-        with Watchdog(self.step_timeout, self.runtime.kill) as dog:  # a hang must not stop the run
-            try:
-                rows = []
-                for statement in listing_statements(table, self.runtime.hudi_version):
-                    found = self.runtime.session().sql(statement).collect()
-                    rows += [row.asDict() for row in found]
-                return file_layout.describe(spec, live_files(rows, table.path), instants)
-            except (TableFileError, OSError) as exc:
-                failure = str(exc)
-            except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
-                failure = describe_error(exc)
-        return file_layout.unlisted(spec, dog.reason if dog.fired else failure)
+
+        def listed() -> list[DataFile]:
+            rows = []
+            for statement in listing_statements(table, self.runtime.hudi_version):
+                rows += [row.asDict() for row in self.runtime.session().sql(statement).collect()]
+            return live_files(rows, table.path)
+
+        return inspect_files(self.runtime, self.step_timeout, spec, listed, instants)
 
     def write_parquet(
         self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
     ) -> TableRef:
         """A plain Parquet table (no Hudi), for the engines' control check."""
-        path = self.tables_dir / name
-        frame = self._frame(schema, rows)
-        frame.coalesce(1).write.mode("overwrite").parquet(str(path))
-        columns = tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
-        return TableRef(name, path, "cow", key, format="parquet", columns=columns)
+        return write_plain_parquet(self.runtime, self.tables_dir, name, schema, rows, key)
 
     def _apply(
         self,
@@ -297,7 +291,7 @@ class HudiWriter(TableWriter):
             case sc.Insert(rows=rows) if not table.path.exists():
                 settings = seed_settings(len(rows))
                 statements.append(describe_write("bulk_insert", rows, before.schema, settings))
-                frame = self._frame(before.schema, rows, partitions=len(rows))
+                frame = dataframe(self.runtime, before.schema, rows, partitions=len(rows))
                 options = {**self._options(table, spec, "bulk_insert"), **settings}
                 frame.write.format("hudi").options(**options).mode("overwrite").save(
                     str(table.path)
@@ -348,19 +342,9 @@ class HudiWriter(TableWriter):
         mode: str,
         settings: dict[str, str] | None = None,
     ) -> None:
-        frame = self._frame(schema, rows)
+        frame = dataframe(self.runtime, schema, rows)
         options = {**self._options(table, spec, operation), **(settings or {})}
         frame.write.format("hudi").options(**options).mode(mode).save(str(table.path))
-
-    def _frame(self, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0) -> Any:
-        """A DataFrame of `rows`; with `partitions`, spread evenly over that many partitions."""
-        ddl_schema, values = frame_input(schema, rows)
-        session = self.runtime.session()
-        if partitions:
-            return session.createDataFrame(
-                session.sparkContext.parallelize(values, partitions), ddl_schema
-            )
-        return session.createDataFrame(values, ddl_schema)
 
     def _options(self, table: TableRef, spec: sc.ScenarioSpec, operation: str) -> dict[str, str]:
         return write_options(table.name, table.table_type, spec, operation, self.table_version)
@@ -368,7 +352,7 @@ class HudiWriter(TableWriter):
     def _latest_columns(self, table: TableRef) -> tuple[tuple[str, str], ...]:
         """The columns of the table's latest Hudi schema, as Hive sync would register them."""
         frame = self.runtime.session().read.format("hudi").load(str(table.path))
-        return tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
+        return spark_columns(frame)
 
     def _register(self, table: TableRef) -> None:
         self._sql(f"DROP TABLE IF EXISTS {quote(table.name)}", {})

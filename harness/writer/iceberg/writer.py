@@ -22,9 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engines.errors import describe_error
 from engines.infra.iceberg_jars import iceberg_version
-from engines.infra.watchdog import Watchdog
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -37,7 +35,7 @@ from harness.scenario.oracle import TableState, evolve, reference_index, schema_
 from harness.scenario.schema import Schema
 from harness.scenario.types import coerce
 from harness.writer import layout as file_layout
-from harness.writer.base import TableWriter, WriteResult
+from harness.writer.base import DataFile, TableWriter, WriteResult
 from harness.writer.iceberg.files import current_snapshot, live_files
 from harness.writer.iceberg.statements import (
     DEFAULT_FORMAT_VERSION,
@@ -53,8 +51,14 @@ from harness.writer.iceberg.statements import (
     table_identifier,
     table_properties,
 )
-from harness.writer.spark_sql import ddl, frame_input, run_step
-from harness.writer.table_files import TableFileError
+from harness.writer.spark_sql import (
+    dataframe,
+    ddl,
+    inspect_files,
+    run_step,
+    spark_columns,
+    write_plain_parquet,
+)
 
 
 class IcebergWriter(TableWriter):
@@ -150,23 +154,6 @@ def write_table(
     return _Steps(runtime, tables_dir, step_timeout, format_version).write(scenario, table_type)
 
 
-def write_plain_parquet(
-    runtime: SparkRuntime,
-    tables_dir: Path,
-    name: str,
-    schema: Schema,
-    rows: list[dict[str, Any]],
-    key: str,
-) -> TableRef:
-    """A plain Parquet table of `rows`, written with `runtime`."""
-    path = tables_dir / name
-    ddl_schema, values = frame_input(schema, rows)
-    frame = runtime.session().createDataFrame(values, ddl_schema)
-    frame.coalesce(1).write.mode("overwrite").parquet(str(path))
-    columns = tuple((f.name, f.dataType.simpleString()) for f in frame.schema.fields)
-    return TableRef(name, path, "cow", key, format="parquet", columns=columns)
-
-
 class _Steps:
     """Writes one table in Spark's process: the seed rows, then each step."""
 
@@ -204,10 +191,7 @@ class _Steps:
             if unapplied:
                 where = f"steps[{index - 1}] ({step.op})"
                 return replace(done, failed_at=where, message=unapplied, rejected=True)
-        columns = tuple(
-            (f.name, f.dataType.simpleString())
-            for f in self.runtime.session().table(identifier).schema.fields
-        )
+        columns = spark_columns(self._session().table(identifier))
         table = replace(
             table,
             columns=columns,
@@ -251,7 +235,7 @@ class _Steps:
                 create = create_statement(identifier, columns, list(spec.partition_by), properties)
                 statements.append(create)
                 session.sql(create).collect()
-                frame = self._frame(before.schema, rows, partitions=len(rows))
+                frame = dataframe(self.runtime, before.schema, rows, partitions=len(rows))
                 options = ", ".join(f"{k}={v}" for k, v in SEED_WRITE_OPTIONS.items())
                 statements.append(
                     f"-- DataFrame writeTo({identifier}).append(), {len(rows)} row(s), "
@@ -282,20 +266,11 @@ class _Steps:
         columns = ", ".join(f"{c.name} {c.type.spark_sql()}" for c in schema.columns)
         statements.append(describe_rows(rows, columns))
         statements.append(statement)
-        self._frame(schema, rows).createOrReplaceTempView(SOURCE_VIEW)
+        dataframe(self.runtime, schema, rows).createOrReplaceTempView(SOURCE_VIEW)
         try:
             self._session().sql(statement).collect()
         finally:
             self._session().catalog.dropTempView(SOURCE_VIEW)
-
-    def _frame(self, schema: Schema, rows: list[dict[str, Any]], partitions: int = 0) -> Any:
-        ddl_schema, values = frame_input(schema, rows)
-        session = self._session()
-        if partitions:
-            return session.createDataFrame(
-                session.sparkContext.parallelize(values, partitions), ddl_schema
-            )
-        return session.createDataFrame(values, ddl_schema)
 
     def _session(self) -> Any:
         """Spark's session, with the catalog of this writer's folder registered."""
@@ -312,15 +287,10 @@ class _Steps:
         instants: list[tuple[str, str] | None],
     ) -> dict[str, Any]:
         """What the table's live files hold (Iceberg lists them, their footers say the schema)."""
-        with Watchdog(self.step_timeout, self.runtime.kill) as dog:
-            try:
-                found = self._session().sql(
-                    f"SELECT status, sequence_number, data_file FROM {identifier}.entries"
-                )
-                rows = [row.asDict(recursive=True) for row in found.collect()]
-                return file_layout.describe(spec, live_files(rows, table.path), instants)
-            except (TableFileError, OSError) as exc:
-                failure = str(exc)
-            except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
-                failure = describe_error(exc)
-        return file_layout.unlisted(spec, dog.reason if dog.fired else failure)
+
+        def listed() -> list[DataFile]:
+            entries = f"SELECT status, sequence_number, data_file FROM {identifier}.entries"
+            found = self._session().sql(entries).collect()
+            return live_files([row.asDict(recursive=True) for row in found], table.path)
+
+        return inspect_files(self.runtime, self.step_timeout, spec, listed, instants)
