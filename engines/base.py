@@ -28,8 +28,14 @@ class Engine(ABC):
 
     #: Registry name, also the engine column of every cell.
     name: ClassVar[str]
-    #: Query types the engine can run, per table type (`cow`, `mor`).
+    #: The table formats the engine reads (`engines.table.FORMAT_QUERY_TYPES`), the first the
+    #: one `query_types` and `variants` speak for; a run reads a table only with the engines
+    #: that read its format.
+    formats: ClassVar[tuple[str, ...]] = ("hudi",)
+    #: Query types the engine can run on its first format, per table type (`cow`, `mor`).
     query_types: ClassVar[dict[str, tuple[str, ...]]]
+    #: Query types per table type of each further format the engine reads.
+    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {}
     #: Query types the engine lacks but whose table it can still read, with the reason; such
     #: cells are UNSUPPORTED, and in the default variant the evidence shows what reading the
     #: table anyway returns (the other variants' cells say where to look).
@@ -40,8 +46,10 @@ class Engine(ABC):
     unsupported: ClassVar[dict[str, str]] = {}
     #: The engine's name as its project spells it, for bug reports ("": `name`).
     display_name: ClassVar[str] = ""
-    #: Reader configurations to run every cell under.
+    #: Reader configurations to run every cell of the first format under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
+    #: Reader configurations of each further format (a format left out: one `default`).
+    format_variants: ClassVar[dict[str, tuple[Variant, ...]]] = {}
     #: The variant that keeps the engine's own defaults (what a user gets who sets nothing):
     #: the reports' overview speaks for it. None: the first variant.
     default_variant: ClassVar[str | None] = None
@@ -172,6 +180,11 @@ class Engine(ABC):
     def query(self, sql: str, variant: Variant) -> pa.Table:
         """Run `sql` under `variant` and return the answer as an Arrow table."""
 
+    def query_table(self, table: TableRef, sql: str, variant: Variant) -> pa.Table:
+        """`query` for a read of `table`: an engine that reads each table format in a process
+        of its own chooses the process here. By default, `query`."""
+        return self.query(sql, variant)
+
     def evidence_sql(
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
     ) -> str:
@@ -237,18 +250,38 @@ class Engine(ABC):
         self.start()
 
     @classmethod
-    def default_variant_name(cls) -> str:
-        """The name of the variant with the engine's own defaults."""
-        return cls.default_variant or cls.variants[0].name
+    def default_variant_name(cls, table_format: str | None = None) -> str:
+        """The name of the variant with the engine's own defaults (on `table_format`; None:
+        the engine's first format)."""
+        if table_format in (None, cls.formats[0]):
+            return cls.default_variant or cls.variants[0].name
+        return cls.format_variants.get(table_format, (Variant("default"),))[0].name
+
+    def variants_of(self, table_format: str) -> tuple[Variant, ...]:
+        """The variants this engine reads `table_format` under (the run may have narrowed
+        them or added settings to them: `harness.run.fleet`)."""
+        if table_format == self.formats[0]:
+            return self.variants
+        return self.format_variants.get(table_format, (Variant("default"),))
 
     @classmethod
-    def supports(cls, table_type: str, query_type: str) -> bool:
-        return query_type in cls.query_types.get(table_type, ())
+    def reads_format(cls, table_format: str) -> bool:
+        return table_format in cls.formats
 
     @classmethod
-    def unsupported_reason(cls, table_type: str, query_type: str) -> str:
+    def supports(cls, table_type: str, query_type: str, table_format: str | None = None) -> bool:
+        if table_format in (None, cls.formats[0]):
+            return query_type in cls.query_types.get(table_type, ())
+        types = cls.format_query_types.get(table_format, {})
+        return query_type in types.get(table_type, ())
+
+    @classmethod
+    def unsupported_reason(
+        cls, table_type: str, query_type: str, table_format: str | None = None
+    ) -> str:
         """The reason of an UNSUPPORTED cell."""
-        default = f"{cls.name} has no {query_type} query for {table_type} tables"
+        kind = f"{table_format} {table_type}" if table_format not in (None, "hudi") else table_type
+        default = f"{cls.name} has no {query_type} query for {kind} tables"
         return cls.unsupported.get(query_type, default)
 
 

@@ -38,6 +38,8 @@ class RunContext:
     database: str = DEFAULT_DATABASE
     #: The folder the writer's tables go to; None: `tables/` in the run folder.
     tables: Path | None = None
+    #: The table formats the run writes: an engine that reads several starts what each needs.
+    formats: tuple[str, ...] = ("hudi",)
     _metastore: HiveMetastore | AttachedMetastore | None = None
     #: Tables as they are currently registered in the Metastore, by table name.
     registered: dict[str, TableRef] = field(default_factory=dict)

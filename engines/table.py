@@ -1,4 +1,4 @@
-"""A written table as readers know it, and the query types each table type has."""
+"""A written table as readers know it, and the query types each table format and type has."""
 
 from __future__ import annotations
 
@@ -17,6 +17,20 @@ TABLE_QUERY_TYPES = {
     "mor": QUERY_TYPES,
 }
 
+#: The query types of each table format, per table type. Iceberg has no read-optimized view
+#: (a merge-on-read table's delete files always apply). Its incremental read (Spark's
+#: `start-snapshot-id`, PyIceberg's append scans) returns only rows of append snapshots,
+#: which is another question than Hudi's incremental query; lakecompat does not ask it yet.
+FORMAT_QUERY_TYPES = {
+    "hudi": TABLE_QUERY_TYPES,
+    "iceberg": {"cow": ("snapshot", "time_travel"), "mor": ("snapshot", "time_travel")},
+}
+
+
+def table_query_types(table_format: str, table_type: str) -> tuple[str, ...]:
+    """The query types a table of `table_format` and `table_type` is read with."""
+    return FORMAT_QUERY_TYPES[table_format][table_type]
+
 
 @dataclass(frozen=True)
 class TableRef:
@@ -31,6 +45,7 @@ class TableRef:
     columns: tuple[tuple[str, str], ...] = ()
     #: The commit of the reference state (before the first schema change) as (requested time,
     #: completion time): incremental queries start after it, time travel reads as of it.
+    #: Iceberg: (the snapshot's sequence number, its snapshot id).
     reference_instant: tuple[str, str] | None = None
     #: Partition columns, and the partition folders below `path` (`region=eu`, ...).
     partition_by: tuple[str, ...] = ()
@@ -44,5 +59,6 @@ def reference_instant(table: TableRef) -> tuple[str, str]:
     ranges by completion time and time travel by requested (instant) time.
     """
     if table.reference_instant is None:
-        raise QueryError(f"no completed commit found in {table.path / '.hoodie'}")
+        where = table.path / (".hoodie" if table.format == "hudi" else "metadata")
+        raise QueryError(f"no completed commit found in {where}")
     return table.reference_instant

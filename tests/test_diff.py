@@ -32,9 +32,9 @@ def test_markdown_lists_exactly_the_changed_cells(
     assert "2 cell(s) changed." in out
     rows = [line for line in out.splitlines() if line.startswith("| spark") or "trino" in line]
     assert rows == [
-        "| spark | cow | snapshot | add_column/after | default | all | PASS | WRONG | "
+        "| spark | cow | snapshot | add_column/after | default | all | hudi | PASS | WRONG | "
         "NULLs where values were expected in `a` |",
-        "| trino | cow | snapshot | add_column/after | default | all | (absent) | PASS |  |",
+        "| trino | cow | snapshot | add_column/after | default | all | hudi | (absent) | PASS |  |",
     ]
 
 

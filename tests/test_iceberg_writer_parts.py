@@ -11,13 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 from support import SCENARIOS
 
+from engines.spark.runtime import iceberg_catalog_name
 from harness.scenario import model as sc
 from harness.scenario.load import load_scenarios
 from harness.scenario.types import parse_type
 from harness.writer import layout
 from harness.writer.iceberg.files import current_snapshot, live_files
 from harness.writer.iceberg.statements import (
-    catalog_name,
     create_statement,
     delete_statement,
     merge_statement,
@@ -40,9 +40,9 @@ def test_the_table_type_sets_how_deletes_updates_and_merges_are_written() -> Non
 
 
 def test_statements_name_the_table_through_its_folders_catalog(tmp_path: Path) -> None:
-    catalog = catalog_name(tmp_path / "run")
-    assert catalog == catalog_name(tmp_path / "run" / ".." / "run")
-    assert catalog != catalog_name(tmp_path / "other")
+    catalog = iceberg_catalog_name(tmp_path / "run")
+    assert catalog == iceberg_catalog_name(tmp_path / "run" / ".." / "run")
+    assert catalog != iceberg_catalog_name(tmp_path / "other")
     identifier = table_identifier(catalog, "tables", "t_a_cow")
     assert identifier == f"{catalog}.`tables`.`t_a_cow`"
     create = create_statement(identifier, [("id", "INT"), ("day", "DATE")], ["day"], {"a": "b"})

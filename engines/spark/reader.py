@@ -1,4 +1,5 @@
-"""Spark as a reader: Hudi's Spark datasource, queried through temporary views."""
+"""Spark as a reader: Hudi's Spark datasource, queried through temporary views; Iceberg tables
+through Iceberg's Spark catalog, in a Spark of their own (one JVM cannot load both)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,19 @@ from engines.answers import arrow_type, canonical_json
 from engines.base import Engine, Variant
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
+from engines.infra.iceberg_jars import iceberg_spark_runtime, iceberg_version
 from engines.infra.jdk import find_jdk
 from engines.shape import ALL, PUSHDOWN_OFF, SPARK, Shape
 from engines.spark.process import SparkProcess
-from engines.spark.runtime import SESSION_SETTINGS, SPARK_JAVA_VERSIONS, SparkRuntime
-from engines.table import TableRef, reference_instant
+from engines.spark.runtime import (
+    ICEBERG_SESSION_SETTINGS,
+    SESSION_SETTINGS,
+    SPARK_JAVA_VERSIONS,
+    SparkRuntime,
+    iceberg_catalog_name,
+    iceberg_catalog_settings,
+)
+from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant
 
 
 def dataframe_to_arrow(df: Any) -> pa.Table:
@@ -81,6 +90,8 @@ def query_in(runtime: SparkRuntime, sql: str, settings: dict[str, str]) -> pa.Ta
 
 #: The name of the logs of a Spark that reads in a process of its own with the writer's release.
 READER_LABEL = "spark-reader"
+#: The name of the logs of the Spark that reads Iceberg tables.
+ICEBERG_READER_LABEL = "spark-iceberg-reader"
 
 #: What turns a Spark read's filter pushdown off: Spark's Parquet filters (which parquet-mr
 #: applies to row-group statistics, dictionaries and bloom filters) and Hudi's data skipping.
@@ -94,9 +105,13 @@ class SparkEngine(Engine):
     name = "spark"
     dialect = SPARK
     display_name = "Spark"
+    formats = ("hudi", "iceberg")
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental", "time_travel"),
         "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
+    }
+    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
+        "iceberg": FORMAT_QUERY_TYPES["iceberg"]
     }
     variants = (
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
@@ -121,6 +136,10 @@ class SparkEngine(Engine):
             fetch(hudi_bundle(reader_hudi))
 
     _remote: SparkProcess | None = None
+    _iceberg: SparkProcess | None = None
+    #: Whether the last read was of an Iceberg table: a timeout's kill, the liveness check and
+    #: the log then concern the Spark that reads Iceberg.
+    _on_iceberg = False
 
     @property
     def version(self) -> str:
@@ -155,8 +174,26 @@ class SparkEngine(Engine):
         """Whether the writer's session reads (no Spark of the reader's own)."""
         return self.remote is None
 
+    @property
+    def iceberg(self) -> SparkProcess:
+        """The Spark that reads Iceberg tables: a process of its own with Iceberg's runtime
+        (the writer's release), logs `spark-iceberg-reader.log`."""
+        if self._iceberg is None:
+            self._iceberg = SparkProcess(
+                self.context.spark.hudi_version,
+                self.context.log_dir,
+                self.context.spark.master,
+                ICEBERG_READER_LABEL,
+                reads_only=True,
+                iceberg=iceberg_version(),
+            )
+        return self._iceberg
+
     def _spark(self) -> SparkProcess | SparkRuntime:
-        """Whichever Spark reads: the reader's own process, or the writer's session."""
+        """Whichever Spark reads now: Iceberg's, the reader's own process, or the writer's
+        session."""
+        if self._on_iceberg:
+            return self.iceberg
         return self.remote or self.context.spark
 
     def start(self) -> None:
@@ -166,10 +203,14 @@ class SparkEngine(Engine):
             self.context.spark.session()
         else:
             self.remote.start()
+        if "iceberg" in self.context.formats:
+            self.iceberg.start()
 
     def stop(self) -> None:
         if self.remote is not None:
             self.remote.stop()
+        if self._iceberg is not None:
+            self._iceberg.stop()
 
     def alive(self) -> bool:
         return self._spark().alive()
@@ -189,6 +230,8 @@ class SparkEngine(Engine):
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":
             return f"SELECT * FROM parquet.`{table.path}`"
+        if table.format == "iceberg":
+            return iceberg_read_sql(table, query_type)
         view = f"{table.name}_{query_type}"
         options = {"path": str(table.path), "hoodie.datasource.query.type": query_type}
         if query_type in ("incremental", "time_travel"):
@@ -204,6 +247,14 @@ class SparkEngine(Engine):
             f"SELECT * FROM `{view}`"
         )
 
+    def query_table(self, table: TableRef, sql: str, variant: Variant) -> pa.Table:
+        """Iceberg tables are read by the Spark with Iceberg's runtime, the others by the
+        Spark with Hudi's bundle."""
+        self._on_iceberg = table.format == "iceberg"
+        if self._on_iceberg:
+            return self.iceberg.call(query_in, sql, dict(variant.settings))
+        return self.query(sql, variant)
+
     def query(self, sql: str, variant: Variant) -> pa.Table:
         if self.remote is not None:
             return self.remote.call(query_in, sql, dict(variant.settings))
@@ -215,7 +266,10 @@ class SparkEngine(Engine):
         """For spark-sql: the session's configuration as its command line (a comment), the
         variant's settings as SETs, then the read."""
         bundle = hudi_bundle(self.hudi_version)
-        confs = " ".join(f"--conf {key}={value}" for key, value in SESSION_SETTINGS.items())
+        settings = SESSION_SETTINGS
+        if table.format == "iceberg":
+            bundle, settings = iceberg_spark_runtime(iceberg_version()), ICEBERG_SESSION_SETTINGS
+        confs = " ".join(f"--conf {key}={value}" for key, value in settings.items())
         header = (
             f"-- Spark {self.version}: spark-sql --packages "
             f"{bundle.group}:{bundle.artifact}:{bundle.version} {confs}\n"
@@ -225,3 +279,19 @@ class SparkEngine(Engine):
     @property
     def log_path(self) -> Path:
         return self._spark().log_path
+
+
+def iceberg_read_sql(table: TableRef, query_type: str) -> str:
+    """The read of an Iceberg table as a user of spark-sql writes it: the Hadoop catalog of
+    the table's folder (`SET`s, which the session keeps), then `SELECT` from the table, as of
+    the reference snapshot for time travel (`VERSION AS OF <snapshot id>`)."""
+    warehouse = table.path.parent.parent
+    catalog = iceberg_catalog_name(warehouse)
+    sets = "".join(
+        f"SET {key}={value};\n"
+        for key, value in iceberg_catalog_settings(catalog, warehouse).items()
+    )
+    select = f"SELECT * FROM {catalog}.`{table.path.parent.name}`.`{table.name}`"
+    if query_type == "time_travel":
+        select += f" VERSION AS OF {reference_instant(table)[1]}"
+    return sets + select

@@ -4,6 +4,7 @@ in a process of its own, with Iceberg's Spark runtime instead)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import sys
@@ -59,6 +60,13 @@ ICEBERG_SESSION_SETTINGS = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
 }
+
+
+def iceberg_catalog_name(warehouse: Path) -> str:
+    """The name of the Iceberg catalog whose warehouse is `warehouse` (one per folder): the
+    writer's and the reader's sessions name a table the same way."""
+    digest = hashlib.sha256(str(warehouse.resolve()).encode()).hexdigest()[:12]
+    return f"lakecompat_{digest}"
 
 
 def iceberg_catalog_settings(name: str, warehouse: Path) -> dict[str, str]:

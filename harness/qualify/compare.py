@@ -214,7 +214,7 @@ def _cell_dict(cell: Cell | None, evidence: bool) -> dict[str, Any] | None:
 def to_document(result: Qualification) -> dict[str, Any]:
     """The qualification as JSON-ready data: every cell, with both sides' evidence where the
     cell did not stay unchanged (the run folders keep the rest)."""
-    fields = ("engine", "table_type", "query_type", "scenario", "variant", "shape")
+    fields = ("engine", "table_type", "query_type", "scenario", "variant", "shape", "format")
     return {
         "baseline": {"name": result.baseline.name, "versions": result.baseline.versions},
         "candidate": {"name": result.candidate.name, "versions": result.candidate.versions},

@@ -183,7 +183,7 @@ def _section(result: Qualification, change: Change, index: dict[int, int]) -> st
         title,
         f"<p>Cells that {_e(EXPLANATIONS[change])}.</p><table>",
         "<tr><th>engine</th><th>table type</th><th>query type</th><th>scenario</th>"
-        "<th>variant</th><th>baseline</th><th>version</th><th>candidate</th><th>version</th>"
+        "<th>variant</th><th>shape</th><th>format</th><th>baseline</th><th>version</th><th>candidate</th><th>version</th>"
         "<th>baseline reason</th><th>candidate reason</th></tr>",
     ]
     for row in rows:

@@ -1,6 +1,7 @@
 """Compare two runs cell by cell: which outcomes changed, for qualifying an upgrade.
 
-Cells are matched by their key (engine, table type, query type, scenario, variant), which
+Cells are matched by their key (engine, table type, query type, scenario, variant, query shape,
+table format), which
 leaves versions out, so a run before and after a Hudi or engine upgrade line up.
 """
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from harness.results.outcomes import Cell
 
-KEY_FIELDS = ("engine", "table_type", "query_type", "scenario", "variant", "shape")
+KEY_FIELDS = ("engine", "table_type", "query_type", "scenario", "variant", "shape", "format")
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,9 @@ def render_markdown(changes: list[Change], old_name: str, new_name: str) -> str:
     lines += [
         f"{len(changes)} cell(s) changed.",
         "",
-        "| engine | table type | query type | scenario | variant | shape | before | after "
-        "| reason now |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| engine | table type | query type | scenario | variant | shape | format | before "
+        "| after | reason now |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for change in changes:
         old = change.old.outcome.value if change.old else "(absent)"

@@ -44,7 +44,7 @@ const wanted = name => Array.from(
 FIELDS = (
     *("engine", "engine_version", "reader_hudi", "table_type", "query_type", "scenario"),
     *("variant", "outcome", "verdict", "expected", "reason", "known_reason", "known_link"),
-    *("sql", "sample", "error", "log", "files", "table_from", "shape", "seconds"),
+    *("sql", "sample", "error", "log", "files", "table_from", "shape", "format", "seconds"),
 )
 
 
@@ -56,6 +56,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
     categories = sorted({c.category for c in cells})
     # The query shapes of the run, `all` (SELECT *) first, the others as `SHAPES` lists them.
     shapes = [s for s in SHAPES if any(c.shape == s for c in cells)]
+    formats = list(dict.fromkeys(c.format for c in cells))
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>lakecompat {_e(info.get('run_id', ''))}</title>",
@@ -83,6 +84,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         filter_boxes("verdict", [v.value for v in Verdict]),
         filter_boxes("category", categories),
         filter_boxes("shape", shapes),
+        *([filter_boxes("format", formats)] if len(formats) > 1 else []),
         "<p class='filters'><label><input type='checkbox' id='show-not-read'> show what no "
         "engine read: scenarios the writer refused (REJECTED) and query types an engine does "
         "not have (UNSUPPORTED)</label> · <a href='#' id='open-all' "
@@ -109,6 +111,7 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
         return strings.setdefault(str(value or ""), len(strings))
 
     rows = []
+    cells = [row.cell for row in judged]
     for row in judged:
         cell, evidence, known = row.cell, row.cell.evidence, row.known
         if cell.scenario not in scenarios:
@@ -130,6 +133,7 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
             "files": (evidence.files or {}).get("summary", ""),
             "table_from": cell.table_from,
             "shape": cell.shape,
+            "format": cell.format,
         }
         rows.append(
             [
@@ -145,7 +149,9 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
         "run_id": str(info.get("run_id", "<run id>")),
         "fields": list(FIELDS),
         "colours": {o.value: c for o, c in COLOURS.items()},
-        "defaults": default_variants(info, judged),
+        "defaults": {
+            f: default_variants(info, judged, f) for f in dict.fromkeys(c.format for c in cells)
+        },
         "scenarios": scenario_rows,
         "strings": list(strings),
         "cells": rows,

@@ -19,9 +19,11 @@ from harness.results.outcomes import Cell, Outcome
 def case_id(cell: Cell) -> str:
     """The stable id of a cell's test case: `engine.table_type.query_type.scenario[variant]`,
     with the shape after the query type where it is not `all`
-    (`trino.cow.snapshot.filter.type_change/int_to_long[column_names]`)."""
+    (`trino.cow.snapshot.filter.type_change/int_to_long[column_names]`) and the table format
+    before the table type where it is not Hudi (`spark.iceberg.cow.snapshot...`)."""
     query = cell.query_type if cell.shape == "all" else f"{cell.query_type}.{cell.shape}"
-    return f"{cell.engine}.{cell.table_type}.{query}.{cell.scenario}[{cell.variant}]"
+    kind = cell.table_type if cell.format == "hudi" else f"{cell.format}.{cell.table_type}"
+    return f"{cell.engine}.{kind}.{query}.{cell.scenario}[{cell.variant}]"
 
 
 def status(row: Judged) -> str:

@@ -12,13 +12,20 @@ function cell(i) {
   c.scenario = scenario[0]; c.title = scenario[1]; c.category = scenario[2];
   // The query type, and the query shape where it is not SELECT * (`snapshot filter`).
   c.query = c.shape && c.shape !== 'all' ? c.query_type + ' ' + c.shape : c.query_type;
-  c.id = c.engine + '.' + c.table_type + '.' + c.query.replace(' ', '.') + '.' + c.scenario
-    + '[' + c.variant + ']';
+  // The table type, after the table format where it is not Hudi (`iceberg mor`).
+  c.format = c.format || 'hudi';
+  c.kind = c.format === 'hudi' ? c.table_type : c.format + ' ' + c.table_type;
+  c.id = c.engine + '.' + c.kind.replace(' ', '.') + '.' + c.query.replace(' ', '.') + '.'
+    + c.scenario + '[' + c.variant + ']';
   return c;
 }
 const ALL = DATA.cells.map((_, i) => cell(i));
 const byPlace = {};
-ALL.forEach(c => { (byPlace[c.engine + '|' + c.scenario] ||= []).push(c); });
+ALL.forEach(c => { (byPlace[c.engine + '|' + c.scenario + '|' + c.format] ||= []).push(c); });
+// The table format of an overview's cell: its section's.
+const formatOf = element => (element.closest('section.overview') || {dataset: {}}).dataset.format
+  || 'hudi';
+const defaultOf = (format, engine) => (DATA.defaults[format] || {})[engine];
 
 function marks(c) {
   return c.verdict === 'regression' ? ' ⚠' : c.verdict === 'fixed upstream' ? ' ✓' : '';
@@ -89,22 +96,23 @@ function showCell(i, element) {
 // type), each one click from its evidence.
 function showSummary(element) {
   const engine = element.dataset.engine, scenario = element.dataset.scenario;
-  const cells = byPlace[engine + '|' + scenario] || [];
+  const format = formatOf(element);
+  const cells = byPlace[engine + '|' + scenario + '|' + format] || [];
   if (!cells.length) return;
   const variants = [...new Set(cells.map(c => c.variant))];
-  const places = [...new Set(cells.map(c => c.table_type + ' ' + c.query))];
+  const places = [...new Set(cells.map(c => c.kind + ' ' + c.query))];
   let t = '<b id="summary-title">' + esc(engine) + ' · ' + esc(cells[0].title) + '</b> (<code>'
     + esc(scenario) + '</code>)<p id="summary-text">' + esc(element.dataset.summary) + '</p>';
   const reasons = JSON.parse(element.dataset.reasons || '[]');
   if (reasons.length) t += '<ul>' + reasons.map(r => '<li>' + esc(r) + '</li>').join('') + '</ul>';
   t += '<table id="summary-cells"><thead><tr><th>table · query type</th>'
-    + variants.map(v => '<th>' + esc(v) + (v === DATA.defaults[engine] ? ' (default)' : '')
+    + variants.map(v => '<th>' + esc(v) + (v === defaultOf(format, engine) ? ' (default)' : '')
     + '</th>').join('') + '</tr></thead>';
   const unsupported = places.filter(place => cells.every(
-    c => c.table_type + ' ' + c.query !== place || c.outcome === 'UNSUPPORTED'));
+    c => c.kind + ' ' + c.query !== place || c.outcome === 'UNSUPPORTED'));
   places.filter(place => !unsupported.includes(place)).forEach(place => {
     t += '<tr><th>' + esc(place) + '</th>' + variants.map(v => {
-      const c = cells.find(x => x.variant === v && x.table_type + ' ' + x.query === place);
+      const c = cells.find(x => x.variant === v && x.kind + ' ' + x.query === place);
       return c ? td(c) : '<td></td>';
     }).join('') + '</tr>';
   });
@@ -130,7 +138,7 @@ function buildEngine(section) {
   const engine = section.dataset.engine;
   const mine = ALL.filter(c => c.engine === engine);
   const groups = {};
-  mine.forEach(c => { (groups[c.table_type + ' · ' + c.query] ||= []).push(c); });
+  mine.forEach(c => { (groups[c.kind + ' · ' + c.query] ||= []).push(c); });
   let html = '';
   Object.entries(groups).forEach(([name, cells]) => {
     const read = cells.filter(c => c.outcome !== 'UNSUPPORTED' && c.outcome !== 'REJECTED');
@@ -142,7 +150,8 @@ function buildEngine(section) {
     const rows = {};
     cells.forEach(c => { (rows[c.scenario] ||= {})[c.variant] = c; });
     html += '<section class="matrix' + (read.length ? '' : ' notread') + '" data-engine="'
-      + esc(engine) + '" data-shape="' + esc(cells[0].shape || 'all') + '"><h3>' + esc(engine + ' · ' + name) + '</h3><table><thead><tr>'
+      + esc(engine) + '" data-shape="' + esc(cells[0].shape || 'all') + '" data-format="'
+      + esc(cells[0].format) + '"><h3>' + esc(engine + ' · ' + name) + '</h3><table><thead><tr>'
       + '<th>scenario</th>' + variants.map(v => '<th>' + esc(v) + '</th>').join('')
       + '</tr></thead><tbody>';
     Object.entries(rows).forEach(([scenario, byVariant]) => {
@@ -163,13 +172,14 @@ function buildEngine(section) {
 
 function filter() {
   const engines = wanted('engine'), outcomes = wanted('outcome'), categories = wanted('category');
-  const verdicts = wanted('verdict'), shapes = wanted('shape');
+  const verdicts = wanted('verdict'), shapes = wanted('shape'), formats = wanted('format');
   const everything = document.getElementById('show-not-read').checked;
   document.querySelectorAll('details.engine').forEach(s => {
     s.style.display = engines.includes(s.dataset.engine) ? '' : 'none';
   });
   document.querySelectorAll('section.matrix').forEach(s => {
-    const shown = shapes.includes(s.dataset.shape);
+    const shown = shapes.includes(s.dataset.shape)
+      && (!formats.length || formats.includes(s.dataset.format));
     s.style.display = shown && (everything || !s.classList.contains('notread')) ? '' : 'none';
   });
   document.querySelectorAll('p.folded.notread').forEach(p => {
@@ -199,8 +209,8 @@ document.addEventListener('keydown', e => { if (e.key === 'Escape') closePanel()
 
 // The writer's overview cell: whether it accepted the change, and what it said when it refused.
 function showWriter(element) {
-  const scenario = element.dataset.scenario;
-  const cells = ALL.filter(c => c.scenario === scenario);
+  const scenario = element.dataset.scenario, format = formatOf(element);
+  const cells = ALL.filter(c => c.scenario === scenario && c.format === format);
   if (!cells.length) return;
   let t = '<b id="summary-title">writer · ' + esc(cells[0].title) + '</b> (<code>'
     + esc(scenario) + '</code>)<p id="summary-text">' + esc(element.dataset.summary) + '</p>';

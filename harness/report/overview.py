@@ -96,18 +96,20 @@ class Overview:
     writer_grid: dict[tuple[str, str], Summary]
 
 
-def table_format(writer: dict[str, Any]) -> str:
-    """The table format a cell's writer wrote (runs before formats were recorded: Hudi)."""
-    return str(writer.get("format") or DEFAULT_FORMAT)
-
-
-def default_variants(info: dict[str, Any], judged: list[Judged]) -> dict[str, str]:
-    """Each engine's default variant: as `run.json` records it, else its first variant."""
-    recorded = info.get("default_variants") or {}
+def default_variants(
+    info: dict[str, Any], judged: list[Judged], table_format: str = DEFAULT_FORMAT
+) -> dict[str, str]:
+    """Each engine's default variant on `table_format`: as `run.json` records it, else its
+    first variant."""
+    by_format = info.get("default_variants_by_format") or {}
+    recorded = by_format.get(table_format)
+    if recorded is None:  # runs before other formats recorded Hudi's only
+        recorded = info.get("default_variants") or {} if table_format == DEFAULT_FORMAT else {}
     defaults: dict[str, str] = {}
     for row in judged:
-        engine = row.cell.engine
-        defaults.setdefault(engine, recorded.get(engine) or row.cell.variant)
+        if row.cell.format == table_format:
+            engine = row.cell.engine
+            defaults.setdefault(engine, recorded.get(engine) or row.cell.variant)
     return defaults
 
 
@@ -115,11 +117,11 @@ def overviews(info: dict[str, Any], judged: list[Judged]) -> list[Overview]:
     """The overview of every table format in the run, in the order the formats first appear."""
     by_format: dict[str, list[int]] = defaultdict(list)
     for index, row in enumerate(judged):
-        by_format[table_format(row.cell.writer)].append(index)
-    defaults = default_variants(info, judged)
+        by_format[row.cell.format].append(index)
     order = list(info.get("engine_order") or [])
     return [
-        _overview(name, judged, indexes, defaults, order) for name, indexes in by_format.items()
+        _overview(name, judged, indexes, default_variants(info, judged, name), order)
+        for name, indexes in by_format.items()
     ]
 
 

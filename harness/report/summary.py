@@ -25,8 +25,16 @@ def engine_versions(info: dict[str, Any]) -> str:
 
 
 def writer_text(info: dict[str, Any]) -> str:
-    """`Spark 3.5.3 + Hudi 1.2.0`, and `writing table version 6` where the run chose one."""
-    writer = info.get("writer", {})
+    """`Spark 3.5.3 + Hudi 1.2.0`, and `writing table version 6` where the run chose one; for
+    a run of several table formats (`writers`), each format's writer."""
+    writers = info.get("writers") or {"hudi": info.get("writer", {})}
+    return "; ".join(_one_writer(f, writer) for f, writer in writers.items())
+
+
+def _one_writer(table_format: str, writer: dict[str, Any]) -> str:
+    if table_format == "iceberg":
+        text = f"Spark {writer.get('spark', '?')} + Iceberg {writer.get('iceberg', '?')}"
+        return text + f" writing format version {writer.get('format_version', '?')}"
     text = f"Spark {writer.get('spark', '?')} + Hudi {writer.get('hudi', '?')}"
     if writer.get("table_version"):
         text += f" writing table version {writer['table_version']}"

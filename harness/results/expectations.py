@@ -1,6 +1,7 @@
 """Known outcomes as data: which cells are expected not to pass, and why.
 
-Files `expectations/*.yaml` hold a list `known:` of entries. Each entry matches cells by engine,
+Files `expectations/*.yaml` hold a list `known:` of entries. Each entry matches cells by table
+format (`hudi` unless it says otherwise, so that no Hudi entry judges another format), engine,
 engine version range, the writer's Hudi release and table version, the reader's Hudi jars,
 scenario glob, table type, query type, variant glob and query shape
 (`all`, `SELECT *`, unless it says otherwise), and says the
@@ -31,6 +32,7 @@ from pydantic import (
 )
 
 from engines.infra.hudi_jars import written_table_version
+from engines.table import FORMAT_QUERY_TYPES
 from harness.results.outcomes import Cell, Outcome
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
@@ -47,6 +49,9 @@ class Known(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_-]*|\*)$")]
+    #: The table format of the cells (`engines.table.FORMAT_QUERY_TYPES`): an entry without
+    #: one speaks for Hudi tables only, so that a Hudi entry never judges an Iceberg cell.
+    format: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_-]*|\*)$")] = "hudi"
     versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
     hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
     table_version: str = Field(
@@ -77,6 +82,14 @@ class Known(BaseModel):
                 raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
         return value
 
+    @field_validator("format")
+    @classmethod
+    def _check_format(cls, value: str) -> str:
+        if value != "*" and value not in FORMAT_QUERY_TYPES:
+            known = ", ".join(FORMAT_QUERY_TYPES)
+            raise ValueError(f"unknown table format {value!r}; known: {known} (or '*')")
+        return value
+
     @model_validator(mode="after")
     def _versions_need_an_engine(self) -> Known:
         if self.engine == "*" and self.versions:
@@ -85,7 +98,8 @@ class Known(BaseModel):
 
     def matches(self, cell: Cell) -> bool:
         return (
-            self.engine in ("*", cell.engine)
+            self.format in ("*", cell.format)
+            and self.engine in ("*", cell.engine)
             and fnmatch.fnmatchcase(cell.scenario, self.scenario)
             and self.table_type in ("*", cell.table_type)
             and self.query_type in ("*", cell.query_type)
@@ -169,7 +183,8 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
             raise ExpectationError(
                 path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
             )
-        where = (entry.engine, entry.versions, entry.hudi, entry.table_version, entry.reader_hudi)
+        where = (entry.format, entry.engine, entry.versions, entry.hudi, entry.table_version)
+        where += (entry.reader_hudi,)
         where += (entry.scenario,)
         where += (entry.table_type,)
         where += (entry.query_type, entry.variant, entry.shape)

@@ -32,16 +32,17 @@ from harness.results.outcomes import ROWS_LOST, Cell, Outcome
 #: The entry forms tried, most general first: which key parts an entry names ("*" for the
 #: rest, except the query shape: see `_entry`). The first one, "what an engine cannot do at
 #: all", is only used for UNSUPPORTED cells.
-_CAPABILITY = ("engine", "table_type", "query_type")
+#: Every form names the table format: an entry speaks for one format's cells.
+_CAPABILITY = ("format", "engine", "table_type", "query_type")
 _FORMS: tuple[tuple[str, ...], ...] = (
     _CAPABILITY,
-    ("scenario",),  # what the writer refused, for every engine
-    ("engine", "scenario"),
-    ("engine", "scenario", "shape"),
-    ("engine", "scenario", "table_type", "query_type"),
-    ("engine", "scenario", "table_type", "query_type", "shape"),
-    ("engine", "scenario", "table_type", "query_type", "variant"),
-    ("engine", "scenario", "table_type", "query_type", "variant", "shape"),
+    ("format", "scenario"),  # what the writer refused, for every engine
+    ("format", "engine", "scenario"),
+    ("format", "engine", "scenario", "shape"),
+    ("format", "engine", "scenario", "table_type", "query_type"),
+    ("format", "engine", "scenario", "table_type", "query_type", "shape"),
+    ("format", "engine", "scenario", "table_type", "query_type", "variant"),
+    ("format", "engine", "scenario", "table_type", "query_type", "variant", "shape"),
 )
 _HEADER = """\
 # Known outcomes: which cells are expected not to pass, and why (see the README).
@@ -223,6 +224,7 @@ def _entry(names: dict[str, str], matched: list[Cell]) -> Known:
         reason = f"passes with Hudi {matched[0].writer.get('hudi', '?')}"
     return Known.model_validate(
         {
+            "format": names.get("format", "hudi"),
             "engine": names.get("engine", "*"),
             "scenario": names.get("scenario", "*"),
             "table_type": names.get("table_type", "*"),

@@ -66,6 +66,9 @@ class Cell:
     #: What the query selected (`harness.scenario.shapes`): `all` (`SELECT *`, every cell
     #: before shapes existed), `project`, `filter`, `range`, `partition` or `count`.
     shape: str = "all"
+    #: The table format the writer wrote (`harness.writer.FORMATS`): `hudi` in every results
+    #: file written before lakecompat wrote other formats.
+    format: str = "hudi"
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -77,6 +80,7 @@ class Cell:
             self.scenario,
             self.variant,
             self.shape,
+            self.format,
         )
 
     def to_dict(self) -> dict[str, Any]:

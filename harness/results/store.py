@@ -13,7 +13,7 @@ from harness.results.outcomes import Cell, Outcome
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class ResultsError(ValueError):

@@ -48,23 +48,26 @@ def measure(
         settings=dict(variant.settings),
         writer=writer,
         outcome=Outcome.PASS,
-        reader_hudi=engine.hudi_version if not state.failure else "",
+        reader_hudi=engine.hudi_version if not state.failure and table.format == "hudi" else "",
         table_from="cache" if written.cached else "written",
         shape=shape.name,
+        format=table.format,
     )
     if state.failure:
         return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))
-    probe = engine.probe_only.get((table.table_type, query_type))
+    own_format = table.format == engine.formats[0]
+    probe = engine.probe_only.get((table.table_type, query_type)) if own_format else None
     # Whatever the writer did, an engine without the query type gives UNSUPPORTED, so the
     # cell does not flip when only the writer changes. Probing needs a written table.
-    if not engine.supports(table.table_type, query_type) and (probe is None or not written.ok):
-        reason = engine.unsupported_reason(table.table_type, query_type)
+    supported = engine.supports(table.table_type, query_type, table.format)
+    if not supported and (probe is None or not written.ok):
+        reason = engine.unsupported_reason(table.table_type, query_type, table.format)
         if probe is not None:
             reason = f"{probe}; not tried: the writer stopped at {written.failed_at}"
         return verdict(cell, Outcome.UNSUPPORTED, reason, Evidence())
     if not written.ok:
         return writer_verdict(cell, written)
-    if probe is not None and variant.name != engine.default_variant_name():
+    if probe is not None and variant.name != engine.default_variant_name(table.format):
         # The cell is UNSUPPORTED whatever the table reads as: one variant's probe shows
         # what reading it anyway gives (in Hive these probes were a quarter of its queries).
         reason = f"{probe}; read anyway in the {engine.default_variant_name()} variant only"
@@ -86,7 +89,7 @@ def measure(
     failure: Exception | None = None
     with Watchdog(fleet.query_timeout, engine.kill) as dog:
         try:
-            answer = engine.query(sql, variant)
+            answer = engine.query_table(table, sql, variant)
         except Exception as exc:  # noqa: BLE001 - an engine error is a result
             failure = exc
     if dog.fired or (failure is not None and not engine.responsive()):
@@ -152,7 +155,10 @@ def read_table(
 
     Raises `Stopped` between cells once the run stops.
     """
-    for read in table_reads(state.engine, scenario, written.table.table_type, shapes):
+    table = written.table
+    for read in table_reads(
+        state.engine, scenario, table.table_type, shapes, table_format=table.format
+    ):
         if skip(read):
             continue
         if fleet.stopping.is_set():
@@ -197,8 +203,9 @@ class Baselines:
 
 
 def _combination(cell: Cell) -> tuple[str, ...]:
-    """What a cell shares with its baseline cell: engine, table and query type, variant."""
-    return (cell.engine, cell.table_type, cell.query_type, cell.variant)
+    """What a cell shares with its baseline cell: engine, table format and type, query type,
+    variant."""
+    return (cell.engine, cell.format, cell.table_type, cell.query_type, cell.variant)
 
 
 def verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Cell:

@@ -35,12 +35,20 @@ from harness.results.outcomes import summary_line
 from harness.run.fleet import REGISTER_LIMIT
 from harness.run.folder import resume_options
 from harness.run.merge import merge as merge_shards
-from harness.run.options import DEFAULT_ENGINES, RunOptions, RunResult
+from harness.run.options import (
+    DEFAULT_ENGINES,
+    DEFAULT_FORMATS,
+    DEFAULT_READERS,
+    RunOptions,
+    RunResult,
+    default_engines,
+)
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
+from harness.writer import FORMATS
 from harness.writer.cache import default_location
 
 
@@ -56,18 +64,27 @@ def add_run_parser(commands: Subcommands) -> None:
     )
     scenario_options(run)
     run.add_argument(
+        "--formats",
+        type=csv,
+        default=DEFAULT_FORMATS,
+        help=f"comma-separated table formats to write each scenario in (known: "
+        f"{', '.join(FORMATS)}; default: {','.join(DEFAULT_FORMATS)}); each format's tables are "
+        "read by the engines that read it",
+    )
+    run.add_argument(
         "--engines",
         type=csv,
-        default=DEFAULT_ENGINES,
+        default=None,
         help=f"comma-separated engines to read with (known: {', '.join(known_engines())}; "
-        f"default: {','.join(DEFAULT_ENGINES)})",
+        f"default: {','.join(DEFAULT_ENGINES)} for Hudi tables, "
+        f"{','.join(DEFAULT_READERS['iceberg'])} for Iceberg tables)",
     )
     run.add_argument(
         "--table-types",
         type=csv,
         default=TABLE_TYPES,
-        help="comma-separated Hudi table types: cow (copy-on-write), mor (merge-on-read); "
-        "default: cow,mor",
+        help="comma-separated table types: cow (copy-on-write), mor (merge-on-read; for "
+        "Iceberg, delete files instead of rewritten data files); default: cow,mor",
     )
     shapes_option(run)
     run.add_argument(
@@ -250,10 +267,16 @@ def selection(args: argparse.Namespace) -> dict[str, Any]:
     odd = [s for s in args.shapes if s not in SHAPES]
     if odd:
         raise ValueError(f"unknown query shape {odd[0]!r} in --shapes; known: {', '.join(SHAPES)}")
+    formats = tuple(getattr(args, "formats", DEFAULT_FORMATS))
+    strange = [f for f in formats if f not in FORMATS]
+    if strange or not formats:
+        named = f"unknown table format {strange[0]!r}" if strange else "no table format"
+        raise ValueError(f"{named} in --formats; known: {', '.join(FORMATS)}")
     return {
         "scenarios_dir": args.scenario_dir,
         "pattern": args.scenarios,
-        "engines": args.engines,
+        "formats": formats,
+        "engines": tuple(args.engines or default_engines(formats)),
         "table_types": args.table_types,
         "shapes": tuple(args.shapes),
         "reports_dir": args.reports,

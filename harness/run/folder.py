@@ -103,6 +103,7 @@ def run_info(
         "engines": engines,
         "engine_order": list(engines),
         "scenarios": [s.id for s in scenarios],
+        "formats": list(options.formats),
         "table_types": list(options.table_types),
         "shapes": list(options.shapes),
         "variants": options.variants,
@@ -160,12 +161,14 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         scenarios_dir=scenarios_dir,
         pattern=info.get("pattern"),
         engines=tuple(info.get("engine_order") or info["engines"]),
+        # A run from before other table formats wrote Hudi only.
+        formats=tuple(info.get("formats") or ("hudi",)),
         table_types=tuple(info["table_types"]),
         # A run from before query shapes read `SELECT *` only.
         shapes=tuple(info.get("shapes") or ("all",)),
         variants=info.get("variants") or "all",
         reports_dir=reports_dir,
-        hudi_version=info["writer"]["hudi"],
+        hudi_version=info["writer"].get("hudi"),
         table_version=info["writer"].get("table_version"),
         reader_hudi_versions={
             name: info[f"{name}_hudi"] for name in hudi_carriers() if info.get(f"{name}_hudi")

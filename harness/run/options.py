@@ -14,6 +14,15 @@ from harness.scenario.shapes import DEFAULT_SHAPES
 from harness.writer.cache import default_location
 
 DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
+#: The table formats a run writes unless `--formats` says otherwise.
+DEFAULT_FORMATS = ("hudi",)
+#: The engines each table format is read with unless `--engines` names others.
+DEFAULT_READERS = {"hudi": DEFAULT_ENGINES, "iceberg": ("spark", "pyiceberg")}
+
+
+def default_engines(formats: tuple[str, ...]) -> tuple[str, ...]:
+    """The engines a run of `formats` reads with when `--engines` names none, in order."""
+    return tuple(dict.fromkeys(name for f in formats for name in DEFAULT_READERS[f]))
 
 
 @dataclass
@@ -23,6 +32,9 @@ class RunOptions:
     scenarios_dir: Path = Path("scenarios")
     pattern: str | None = None
     engines: tuple[str, ...] = DEFAULT_ENGINES
+    #: The table formats written (`harness.writer.FORMATS`), each scenario once per format
+    #: that has its steps; each format's tables are read by the engines that read it.
+    formats: tuple[str, ...] = DEFAULT_FORMATS
     table_types: tuple[str, ...] = ("cow", "mor")
     #: The query shapes to read (`harness.scenario.shapes`): `all` is `SELECT *` with every
     #: query type and variant; the others read the snapshot under each engine's default.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from engines.base import Engine, Variant
 from engines.shape import ALL, Shape
-from engines.table import TABLE_QUERY_TYPES
+from engines.table import table_query_types
 from harness.scenario.model import Scenario
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES, shapes_for
 
@@ -35,9 +35,12 @@ class Read:
     variant: Variant
     shape: Shape = ALL
 
-    def key(self, engine: str, table_type: str, scenario: str) -> tuple[str, ...]:
+    def key(
+        self, engine: str, table_type: str, scenario: str, table_format: str = "hudi"
+    ) -> tuple[str, ...]:
         """The key of the cell this read gives (`Cell.key`)."""
-        return (engine, table_type, self.query_type, scenario, self.variant.name, self.shape.name)
+        variant, shape = self.variant.name, self.shape.name
+        return (engine, table_type, self.query_type, scenario, variant, shape, table_format)
 
 
 def scenario_shapes(scenario: Scenario, chosen: tuple[str, ...] = SHAPES) -> list[Shape]:
@@ -62,23 +65,30 @@ def table_reads(
     table_type: str,
     chosen: tuple[str, ...] = DEFAULT_SHAPES,
     variants: str = "all",
+    table_format: str = "hudi",
 ) -> list[Read]:
-    """Every read of one engine (instance: the variants it has) for one table, in order;
-    `variants` "default": `SELECT *` under the engine's default variant only."""
-    default = next((v for v in engine.variants if v.name == engine.default_variant_name()), None)
+    """Every read of one engine (instance: the variants it has) for one table of
+    `table_format`, in order; `variants` "default": `SELECT *` under the engine's default
+    variant only. No reads for an engine that does not read the format."""
+    if not engine.reads_format(table_format):
+        return []
+    if isinstance(engine, type):
+        own = engine.variants_of(engine, table_format)  # the class's own variants
+    else:
+        own = engine.variants_of(table_format)
+    named = engine.default_variant_name(table_format)
+    default = next((v for v in own if v.name == named), None)
+    query_types = table_query_types(table_format, table_type)
     reads = [
         Read(query_type, variant)
-        for query_type in TABLE_QUERY_TYPES[table_type]
-        for variant in engine.variants
+        for query_type in query_types
+        for variant in own
         if "all" in chosen and (variants == "all" or variant is default)
     ]
-    if (
-        default is None
-        or not engine.reads_shapes
-        or SHAPED_QUERY_TYPE not in TABLE_QUERY_TYPES[table_type]
-    ):
+    if default is None or not engine.reads_shapes or SHAPED_QUERY_TYPE not in query_types:
         return reads
-    quiet = engine.pushdown_off(default)
+    # Pushdown settings are the engine's first format's (Hudi's data skipping, ...).
+    quiet = engine.pushdown_off(default) if table_format == engine.formats[0] else None
     for shape in scenario_shapes(scenario, chosen):
         if shape.name == "all":
             continue

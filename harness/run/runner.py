@@ -57,6 +57,12 @@ from harness.writer.cache import prune as prune_table_cache
 Measured = tuple[EngineState, Cell]
 
 
+def tables_folder(context: RunContext, table_format: str) -> Path:
+    """Where a format's tables are written: the run's table folder for Hudi, a folder of its
+    own below it for each other format (a scenario's tables have the same name in each)."""
+    return context.tables_dir if table_format == "hudi" else context.tables_dir / table_format
+
+
 class Runner:
     """Runs the matrix of scenarios × table types × engines × query types × variants."""
 
@@ -75,9 +81,12 @@ class Runner:
             check_shareable(options, other)
         self.progress = progress or Progress()
         self.scenarios = run_plan.select_scenarios(options)
+        run_plan.check_formats(options)
         self.known = run_plan.load_known(options)
         #: This run's shard (`run.json`'s `shard`), or None for every table.
         self.shard = run_plan.shard_plan(options, self.scenarios)
+        #: Each table format's writer, set when the run starts.
+        self._writers: dict[str, TableWriter] = {}
         #: Seconds each table cost this run (writing, and every cell's query), by table name.
         self.costs: dict[str, float] = {}
         self._cost_lock = threading.Lock()
@@ -135,21 +144,28 @@ class Runner:
         runtime = context.spark
         if options.table_cache is not None:
             prune_table_cache(options.table_cache)  # entries no run used for a month
-        writer = create_writer(
-            runtime,
-            context.tables_dir,
-            options.step_timeout,
-            cache=options.table_cache,
-            table_version=options.table_version,
-        )
-        if all(writer.holds(scenario, kind) for scenario, kind in self._tables()):
-            runtime.quick_jit = True  # Spark only reads: every table comes from the cache
+        writers = self._writers = {
+            table_format: create_writer(
+                runtime,
+                tables_folder(context, table_format),
+                options.step_timeout,
+                table_format=table_format,
+                cache=options.table_cache,
+                table_version=options.table_version if table_format == "hudi" else None,
+            )
+            for table_format in options.formats
+        }
+        first = writers[options.formats[0]]
+        hudi = writers.get("hudi")
+        if hudi is None or all(hudi.holds(s, kind) for s, kind in self._tables("hudi")):
+            runtime.quick_jit = True  # Spark only reads: every Hudi table comes from the cache
         specs, routes = plan_engines(self.points, runtime.hudi_version)
         if options.variants == "default":
             specs = [replace(s, variants=(s.cls.default_variant_name(),)) for s in specs]
         lanes = options.lanes
         if lanes is None:
-            lanes = sum(1 for _ in self._tables()) >= LANES_FROM_TABLES
+            tables = sum(1 for f in options.formats for _ in self._tables(f))
+            lanes = tables >= LANES_FROM_TABLES
         specs, routes = plan_lanes(specs, routes, lanes, options.attachments)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
@@ -159,17 +175,24 @@ class Runner:
                 self.fleet.running(context, specs, options.engine_settings) as engines,
             ):
                 for outlet in outlets:
-                    self._write_run_info(outlet, outlets, writer, engines)
-                self.fleet.control_checks(writer, engines)
-                writer.prepare(self.scenarios)
-                planned = run_plan.planned_cells(
-                    self._tables(), [s.engine for s in engines], self.options.shapes
+                    self._write_run_info(outlet, outlets, writers, engines)
+                self.fleet.control_checks(first, engines)
+                for table_format, writer in writers.items():
+                    by_id = {s.id: s for s, _ in self._tables(table_format)}
+                    writer.prepare(list(by_id.values()))
+                planned = sum(
+                    run_plan.planned_cells(
+                        self._tables(f), [s.engine for s in engines], options.shapes, f
+                    )
+                    for f in options.formats
                 )
                 self.progress.begin(planned - len(self._done))
-                self._run_tables(self._tables(), context, writer, engines, outlets)
+                for table_format, writer in writers.items():
+                    tables = self._tables(table_format)
+                    self._run_tables(tables, context, writer, engines, outlets, table_format)
                 if options.rerun_pattern:
-                    first = outlets[0].result
-                    first.rerun_seconds, first.rerun_cells = self._rerun(context, writer, engines)
+                    result = outlets[0].result
+                    result.rerun_seconds, result.rerun_cells = self._rerun(context, first, engines)
             completed = True
         except KeyboardInterrupt:
             failure = run_folder.INTERRUPTED
@@ -182,7 +205,8 @@ class Runner:
             for outlet in outlets:
                 outlet.results.close()
                 write_costs(outlet.run_dir, self.costs)
-            writer.close()
+            for writer in writers.values():
+                writer.close()
             if completed and not options.keep_tables:
                 context.remove_database()
             context.close()
@@ -207,7 +231,7 @@ class Runner:
         attached = options.attachments
         runtime = SparkRuntime(home / "logs", options.hudi_version, master=attached.spark_master)
         if not attached.any:
-            return RunContext(home, runtime)
+            return RunContext(home, runtime, formats=options.formats)
         name = options.attached_name or run_name(home.name)
         database = database_name(name) if attached.catalog_shared else DEFAULT_DATABASE
         tables = attached.warehouse / name if attached.warehouse else home / "tables"
@@ -217,23 +241,35 @@ class Runner:
             "database": database,
             "tables": str(tables),
         }
-        return RunContext(home, runtime, attached, database, tables)
+        return RunContext(home, runtime, attached, database, tables, formats=options.formats)
 
     def _write_run_info(
         self,
         outlet: Outlet,
         outlets: list[Outlet],
-        writer: TableWriter,
+        writers: dict[str, TableWriter],
         engines: list[EngineState],
     ) -> None:
         """The point's `run.json`; in a shared run it names the other points' folders (the
-        first point's folder holds the engines' logs)."""
+        first point's folder holds the engines' logs). `writer` is the first format's
+        writer, `writers` every format's."""
         mine = outlet.engines(engines)
         versions = {s.engine.name: s.engine.version if not s.failure else "?" for s in mine}
+        first = next(iter(writers.values()))
         info = run_folder.run_info(
-            outlet.run_dir, outlet.options, writer.versions, versions, self.scenarios, outlet.known
+            outlet.run_dir, outlet.options, first.versions, versions, self.scenarios, outlet.known
         )
+        if len(writers) > 1 or "hudi" not in writers:
+            info["writers"] = {f: writer.versions for f, writer in writers.items()}
         info["default_variants"] = {s.engine.name: s.engine.default_variant_name() for s in mine}
+        info["default_variants_by_format"] = {
+            f: {
+                s.engine.name: s.engine.default_variant_name(f)
+                for s in mine
+                if s.engine.reads_format(f)
+            }
+            for f in outlet.options.formats
+        }
         if self.shard is not None:
             info["shard"] = self.shard
         if self._attached_record:
@@ -243,8 +279,15 @@ class Runner:
             info["logs_in"] = str(outlets[0].run_dir / "logs")
         write_run_info(outlet.run_dir, info)
 
-    def _tables(self, scenarios: list[Scenario] | None = None) -> Iterator[tuple[Scenario, str]]:
+    def _tables(
+        self, table_format: str = "hudi", scenarios: list[Scenario] | None = None
+    ) -> Iterator[tuple[Scenario, str]]:
+        """The tables of `table_format` this run writes: the scenarios' table types, but
+        none of a scenario whose steps the format does not have."""
         chosen = self.scenarios if scenarios is None else scenarios
+        writer = self._writers.get(table_format)
+        if writer is not None:
+            chosen = [s for s in chosen if writer.not_applicable(s) is None]
         planned = run_plan.tables(chosen, self.options.table_types)
         if self.shard is None:
             return planned
@@ -267,7 +310,8 @@ class Runner:
         started = time.monotonic()
         costs = dict(self.costs)  # the re-run's tables cost nothing of the run's
         try:
-            self._run_tables(self._tables(chosen), context, writer, engines, [discarded])
+            tables = self._tables(writer.format, chosen)
+            self._run_tables(tables, context, writer, engines, [discarded], writer.format)
         finally:
             discarded.results.close()
             self.costs = costs
@@ -278,17 +322,20 @@ class Runner:
         tables: Iterator[tuple[Scenario, str]],
         context: RunContext,
         writer: TableWriter,
-        engines: list[EngineState],
+        every: list[EngineState],
         outlets: list[Outlet],
+        table_format: str = "hudi",
     ) -> None:
-        """Write every table and read it with every engine; each cell goes to the outlets of
-        the points that read with its engine.
+        """Write every table (of `table_format`, with its `writer`) and read it with every
+        engine that reads the format; each cell goes to the outlets of the points that read
+        with its engine.
 
         Spark reads a table as soon as it is written (it shares the writer's JVM); the other
         engines read it on threads of their own while the writer writes the next table. The
         readers' thread records every cell, a table at a time: Spark's cells first, then the
         other engines' in the run's order, so the results file does not depend on timing.
         """
+        engines = [state for state in every if state.engine.reads_format(table_format)]
         inline = [state for state in engines if state.engine.shares_writer]
         beside = [state for state in engines if not state.engine.shares_writer]
         # Up to 4 written tables wait for the readers: reads and writes even out over a run.
@@ -298,26 +345,29 @@ class Runner:
         every_engine = [state.engine for state in engines]
         try:
             for scenario, table_type in tables:
+                shapes = self.options.shapes
                 if run_plan.table_done(
-                    self._done, scenario, table_type, every_engine, self.options.shapes
+                    self._done, scenario, table_type, every_engine, shapes, table_format
                 ):
                     continue
                 if self.options.isolate_scenarios and previous not in (None, scenario):
                     pipeline.drain()
                     self.fleet.restart_everything(context, engines)
                 previous = scenario
-                self.progress.stage(f"writing {scenario.id} ({table_type})")
+                kind = table_type if table_format == "hudi" else f"{table_format} {table_type}"
+                self.progress.stage(f"writing {scenario.id} ({kind})")
                 if not context.spark.alive():  # Spark died since its last job
                     record_event(context.run_dir, {"event": "restart", "engine": "spark-writer"})
                     context.spark.restart()
                 written = writer.write(scenario, table_type)
                 outlets[0].result.write_seconds.extend(written.step_seconds)
-                self._add_cost(table_id(scenario, table_type), sum(written.step_seconds))
+                cost = sum(written.step_seconds)
+                self._add_cost(table_id(scenario, table_type, table_format), cost)
                 first: Iterable[Measured] = self._read_everywhere(scenario, written, inline, writer)
                 if not pipeline.inline:  # Spark's reads happen here, in the writer's thread
                     first = list(first)
                 read_rest = partial(self._read_and_record, scenario, written, beside, writer)
-                pipeline.submit(partial(read_rest, first, helpers, engines, outlets))
+                pipeline.submit(partial(read_rest, first, helpers, every, outlets))
             pipeline.finish()
         except BaseException:
             self._stop_readers(beside, pipeline)
@@ -370,7 +420,7 @@ class Runner:
         with self._record_lock:
             if self._stopping.is_set() or self._interrupted.is_set():
                 raise Stopped
-            self._add_cost(table_id(cell.scenario, cell.table_type), cell.seconds)
+            self._add_cost(table_id(cell.scenario, cell.table_type, cell.format), cell.seconds)
             for outlet in outlets:
                 if index in outlet.engine_indexes:
                     outlet.results.append(cell)
@@ -413,10 +463,10 @@ class Runner:
         label = state.engine.label
         if label not in self._baselines:
             self._baselines[label] = Baselines(list(self._done.values()))
-        name, table_type = state.engine.name, written.table.table_type
+        name, table = state.engine.name, written.table
 
         def done(read: Read) -> bool:
-            return read.key(name, table_type, scenario.id) in self._done
+            return read.key(name, table.table_type, scenario.id, table.format) in self._done
 
         for cell in cells.read_table(
             self.fleet,

@@ -53,10 +53,12 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def table_id(scenario: Scenario | str, table_type: str) -> str:
-    """`scenario/id (cow)`: how shards, cost files and merges name a table."""
+def table_id(scenario: Scenario | str, table_type: str, table_format: str = "hudi") -> str:
+    """`scenario/id (cow)`: how shards, cost files and merges name a table; another format
+    than Hudi comes before the table type (`scenario/id (iceberg mor)`)."""
     name = scenario if isinstance(scenario, str) else scenario.id
-    return f"{name} ({table_type})"
+    kind = table_type if table_format == "hudi" else f"{table_format} {table_type}"
+    return f"{name} ({kind})"
 
 
 def estimate(scenario: Scenario, table_type: str, cells: int) -> float:

@@ -7,8 +7,6 @@ Data steps are SQL over a temporary view of the step's rows (`INSERT INTO ... BY
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any
 
 from harness.scenario import model as sc
@@ -45,12 +43,6 @@ def table_properties(table_type: str, format_version: str) -> dict[str, str]:
     """The `TBLPROPERTIES` a table is created with."""
     modes = MERGE_ON_READ if table_type == "mor" else COPY_ON_WRITE
     return {"format-version": format_version, **modes}
-
-
-def catalog_name(warehouse: Path) -> str:
-    """The name of the Iceberg catalog whose warehouse is `warehouse` (one per folder)."""
-    digest = hashlib.sha256(str(warehouse.resolve()).encode()).hexdigest()[:12]
-    return f"lakecompat_{digest}"
 
 
 def table_identifier(catalog: str, namespace: str, name: str) -> str:

@@ -27,6 +27,7 @@ from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
     SparkRuntime,
+    iceberg_catalog_name,
     iceberg_catalog_settings,
 )
 from engines.table import TableRef
@@ -41,7 +42,6 @@ from harness.writer.iceberg.statements import (
     DEFAULT_FORMAT_VERSION,
     SEED_WRITE_OPTIONS,
     SOURCE_VIEW,
-    catalog_name,
     create_statement,
     delete_statement,
     describe_rows,
@@ -164,7 +164,7 @@ class _Steps:
         self.tables_dir = tables_dir
         self.step_timeout = step_timeout
         self.format_version = format_version
-        self.catalog = catalog_name(tables_dir.parent)
+        self.catalog = iceberg_catalog_name(tables_dir.parent)
 
     def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
         spec = scenario.spec
