@@ -13,6 +13,7 @@ _REGISTRY = {
     "hive": "engines.hive.reader:HiveEngine",
     "hudi-rs": "engines.library.hudi_rs:HudiRsEngine",
     "presto": "engines.presto.reader:PrestoEngine",
+    "pyiceberg": "engines.library.pyiceberg:PyIcebergEngine",
     "spark": "engines.spark.reader:SparkEngine",
     "trino": "engines.trino.reader:TrinoEngine",
 }

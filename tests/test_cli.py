@@ -58,7 +58,8 @@ def test_bad_scenario_stops_before_anything_starts(
     [
         (
             ["--engines", "spark,zz"],
-            "unknown engine 'zz'; known engines: daft, flink, hive, hudi-rs, presto, spark, trino",
+            "unknown engine 'zz'; known engines: daft, flink, hive, hudi-rs, presto, pyiceberg, "
+            "spark, trino",
         ),
         (["--table-types", "cow,xyz"], "unknown table type 'xyz'"),
         (["--scenarios", "nothing/*"], "no scenario matches"),
@@ -100,6 +101,6 @@ def test_the_console_script_runs_a_matrix_and_prints_what_failed(shared_run: Sha
     assert f"[{total}/{total}] so far: {summary_line(cells)}" in shared_run.stderr
     assert summary_line(cells) in shared_run.stdout
     document = json.loads((shared_run.project / "reports/latest/results.json").read_text())
-    assert document["schema_version"] == 3
+    assert document["schema_version"] == 4
     assert document["totals"]["verdicts"]["regression"] == 0
     assert len(document["cells"]) == total

@@ -36,7 +36,7 @@ class Progress:
         self._lock = threading.RLock()
         self._cells: list[Cell] = []
         #: Tables whose refusal by the writer was reported already.
-        self._refused: set[tuple[str, str]] = set()
+        self._refused: set[tuple[str, str, str]] = set()
 
     def stage(self, text: str) -> None:
         with self._lock:
@@ -76,14 +76,15 @@ class Progress:
         """What to say of one cell ("" for nothing)."""
         if cell.outcome in (Outcome.PASS, Outcome.UNSUPPORTED):
             return ""
+        kind = cell.table_type if cell.format == "hudi" else f"{cell.format} {cell.table_type}"
         if cell.outcome is Outcome.REJECTED:
-            table = (cell.scenario, cell.table_type)
+            table = (cell.scenario, cell.format, cell.table_type)
             if table in self._refused:
                 return ""
             self._refused.add(table)
-            return f"REJECTED      {cell.scenario} ({cell.table_type}): {cell.reason}"
+            return f"REJECTED      {cell.scenario} ({kind}): {cell.reason}"
         query = cell.query_type if cell.shape == "all" else f"{cell.query_type} {cell.shape}"
-        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {query}"
+        where = f"{cell.scenario} · {cell.engine} {kind} {query}"
         return f"{cell.outcome.value:<13} {where} [{cell.variant}]: {cell.reason}"
 
     def end(self) -> None:

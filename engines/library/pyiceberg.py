@@ -1,0 +1,105 @@
+"""PyIceberg as a reader: Iceberg's own Python implementation (PyPI `pyiceberg`).
+
+It reads a table from its current metadata file (`StaticTable.from_metadata`), with no catalog
+and no service, and returns Arrow. Time travel is a scan of the reference snapshot
+(`scan(snapshot_id=...)`). A shape's filter and columns go to the scan (`row_filter`,
+`selected_fields`), where PyIceberg prunes files by their statistics. PyIceberg reads with no
+settings of its own, so it has one variant.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+from typing import ClassVar
+
+from engines.errors import QueryError
+from engines.library.reader import LibraryReader
+from engines.shape import ALL, COUNT_COLUMN, Shape
+from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant
+
+_OPEN = """\
+{imports}from pyiceberg.table import StaticTable
+
+table = StaticTable.from_metadata({metadata!r})
+"""
+#: The control check reads the plain Parquet table with the Arrow reader PyIceberg answers in.
+_PARQUET = """\
+import pyarrow.parquet as pq
+
+answer = pq.read_table({path!r})
+"""
+
+
+def current_metadata(table: Path) -> Path:
+    """The table's current metadata file, as Iceberg's Hadoop catalog names it: the version in
+    `metadata/version-hint.text`; QueryError when the table has none."""
+    hint = table / "metadata" / "version-hint.text"
+    try:
+        version = hint.read_text().strip()
+    except OSError as exc:
+        raise QueryError(f"no Iceberg metadata found: cannot read {hint}: {exc}") from None
+    return table / "metadata" / f"v{version}.metadata.json"
+
+
+class PyIcebergEngine(LibraryReader):
+    """PyIceberg, reading each table from its metadata file."""
+
+    name = "pyiceberg"
+    display_name = "PyIceberg"
+    distribution = "pyiceberg"
+    default_version = "0.12.0"
+    version_variable = "LAKECOMPAT_PYICEBERG_VERSION"
+    extra_packages = ("pyarrow",)
+    imports = ("pyiceberg.table", "pyarrow")
+    takes_settings = False
+    formats = ("iceberg",)
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = FORMAT_QUERY_TYPES["iceberg"]
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        return self.shaped_sql(table, query_type, ALL)
+
+    @classmethod
+    def shape_unsupported(cls, shape: Shape) -> str | None:
+        return None
+
+    def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
+        """The read's code: the scan of the current snapshot (time travel: of the reference
+        snapshot), with a shape's filter and columns given to the scan."""
+        if table.format == "parquet":
+            return _PARQUET.format(path=self.path_of(table))
+        arguments = []
+        if query_type == "time_travel":
+            arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+        imports = ""
+        predicate = shape.predicate
+        if predicate is not None:
+            name = predicate.column
+            if predicate.op == "is null":
+                expression, needed = f"IsNull({name!r})", "IsNull"
+            elif predicate.op == "=":
+                expression = f"EqualTo({name!r}, {predicate.values[0]!r})"
+                needed = "EqualTo"
+            else:
+                low, high = (repr(v) for v in predicate.values)
+                expression = (
+                    f"And(GreaterThanOrEqual({name!r}, {low}), LessThanOrEqual({name!r}, {high}))"
+                )
+                needed = "And, GreaterThanOrEqual, LessThanOrEqual"
+            imports = f"from pyiceberg.expressions import {needed}\n"
+            if any(isinstance(v, dt.date) for v in predicate.values):
+                imports = "import datetime\n" + imports
+            if any(isinstance(v, Decimal) for v in predicate.values):
+                imports = "from decimal import Decimal\n" + imports
+            arguments.append(f"row_filter={expression}")
+        if shape.columns:
+            arguments.append(f"selected_fields={tuple(shape.columns)!r}")
+        metadata = str(current_metadata(table.path))
+        code = _OPEN.format(imports=imports, metadata=metadata)
+        code += f"answer = table.scan({', '.join(arguments)}).to_arrow()\n"
+        if shape.counts:
+            code = "import pyarrow as pa\n" + code
+            count = "pa.array([answer.num_rows], pa.int64())"
+            code += f"answer = pa.table({{{COUNT_COLUMN!r}: {count}}})\n"
+        return code

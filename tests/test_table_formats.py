@@ -1,0 +1,197 @@
+"""The table format as an axis of the run: which engines read which format, the reads and keys
+of a format's cells, known outcomes per format, the run's checks, and the code PyIceberg runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from support import SCENARIOS
+
+from engines import engine_class
+from engines.library.pyiceberg import PyIcebergEngine, current_metadata
+from engines.shape import ALL, Predicate, Shape
+from engines.table import TableRef
+from harness.cli import main
+from harness.report.junit import case_id
+from harness.results.expectations import ExpectationError, Known, load_expectations
+from harness.results.outcomes import Cell, Outcome
+from harness.run.options import RunOptions, default_engines
+from harness.run.plan import check_formats
+from harness.run.reads import table_reads
+from harness.scenario.load import load_scenarios
+from harness.scenario.model import Scenario
+from harness.scenario.shapes import SHAPES
+
+
+def scenario(name: str) -> Scenario:
+    return next(s for s in load_scenarios(SCENARIOS) if s.id == name)
+
+
+def cell(**given: object) -> Cell:
+    fields: dict[str, object] = {
+        "scenario": "rename_column/rename",
+        "category": "rename_column",
+        "title": "t",
+        "table_type": "mor",
+        "query_type": "snapshot",
+        "engine": "spark",
+        "engine_version": "3.5.9",
+        "variant": "default",
+        "settings": {},
+        "writer": {"spark": "3.5.9", "iceberg": "1.10.0"},
+        "outcome": Outcome.WRONG,
+        "format": "iceberg",
+    }
+    fields.update(given)
+    return Cell(**fields)  # type: ignore[arg-type]
+
+
+def test_each_engine_reads_the_formats_it_declares() -> None:
+    assert engine_class("spark").formats == ("hudi", "iceberg")
+    assert engine_class("pyiceberg").formats == ("iceberg",)
+    assert engine_class("hive").formats == ("hudi",)
+    assert default_engines(("hudi",)) == ("spark", "hive", "trino", "hudi-rs", "daft")
+    assert default_engines(("iceberg",)) == ("spark", "pyiceberg")
+    assert default_engines(("hudi", "iceberg"))[-1] == "pyiceberg"
+
+
+def test_an_iceberg_table_is_read_with_its_own_query_types_and_variants() -> None:
+    spark, rename = engine_class("spark"), scenario("rename_column/rename")
+    hudi = table_reads(spark, rename, "mor", SHAPES)
+    iceberg = table_reads(spark, rename, "mor", SHAPES, table_format="iceberg")
+    assert {r.query_type for r in hudi if r.shape == ALL} == {
+        "snapshot",
+        "read_optimized",
+        "incremental",
+        "time_travel",
+    }
+    assert {r.query_type for r in iceberg if r.shape == ALL} == {"snapshot", "time_travel"}
+    assert {r.variant.name for r in iceberg} == {"default"}  # no hoodie.* variants
+    # Hudi's pushdown settings are not Iceberg's: no `+pushdown_off` read of an Iceberg table.
+    assert not [r for r in iceberg if "pushdown" in r.variant.name]
+    assert [r for r in hudi if "pushdown" in r.variant.name]
+    # An engine that does not read the format has no reads of its tables.
+    assert table_reads(engine_class("hive"), rename, "cow", SHAPES, table_format="iceberg") == []
+    assert table_reads(engine_class("pyiceberg"), rename, "cow", SHAPES) == []
+    read = iceberg[0]
+    assert read.key("spark", "mor", rename.id, "iceberg")[-1] == "iceberg"
+
+
+def test_a_cell_s_format_is_part_of_its_key_and_its_id() -> None:
+    iceberg, hudi = cell(), cell(format="hudi", writer={"hudi": "1.2.0"})
+    assert iceberg.key != hudi.key
+    assert case_id(hudi) == "spark.mor.snapshot.rename_column/rename[default]"
+    assert case_id(iceberg) == "spark.iceberg.mor.snapshot.rename_column/rename[default]"
+    # A results file from before formats existed holds Hudi cells.
+    old = cell().to_dict()
+    del old["format"]
+    assert Cell.from_dict(old).format == "hudi"
+
+
+def test_a_known_outcome_speaks_for_hudi_cells_unless_it_names_another_format() -> None:
+    entry = Known(engine="spark", scenario="rename_column/*", outcome=Outcome.WRONG, reason="r")
+    assert entry.matches(cell(format="hudi", writer={"hudi": "1.2.0"}))
+    assert not entry.matches(cell())
+    named = Known(
+        engine="spark",
+        format="iceberg",
+        scenario="rename_column/*",
+        outcome=Outcome.WRONG,
+        reason="r",
+    )
+    assert named.matches(cell())
+    assert not named.matches(cell(format="hudi"))
+    either = Known(engine="*", format="*", scenario="*", outcome=Outcome.WRONG, reason="r")
+    assert either.matches(cell()) and either.matches(cell(format="hudi"))
+
+
+def test_an_unknown_format_in_a_known_outcome_names_the_file_and_field(tmp_path: Path) -> None:
+    (tmp_path / "x.yaml").write_text(
+        "known:\n- engine: spark\n  format: delta\n  scenario: '*'\n  outcome: WRONG\n  reason: r\n"
+    )
+    with pytest.raises(ExpectationError) as caught:
+        load_expectations(tmp_path)
+    message = str(caught.value)
+    assert "x.yaml" in message and "known[0].format" in message
+    assert "unknown table format 'delta'" in message
+
+
+def test_a_run_refuses_an_engine_that_reads_none_of_its_formats() -> None:
+    with pytest.raises(ValueError, match="--engines names hive, which reads hudi tables"):
+        check_formats(RunOptions(engines=("spark", "hive"), formats=("iceberg",)))
+    with pytest.raises(ValueError, match="--engines names pyiceberg, which reads iceberg"):
+        check_formats(RunOptions(engines=("pyiceberg",)))
+    check_formats(RunOptions(engines=("spark", "pyiceberg"), formats=("hudi", "iceberg")))
+
+
+@pytest.mark.parametrize(
+    ("formats", "message"),
+    [("delta", "unknown table format 'delta' in --formats"), ("", "no table format")],
+)
+def test_an_unknown_format_is_refused_before_anything_starts(
+    formats: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports = tmp_path / "reports"
+    assert main(["run", "--formats", formats, "--reports", str(reports)]) == 2
+    assert message in capsys.readouterr().err
+    assert not reports.exists()
+
+
+def write_metadata(table: Path, version: int) -> None:
+    (table / "metadata").mkdir(parents=True)
+    (table / "metadata" / "version-hint.text").write_text(f"{version}\n")
+    (table / "metadata" / f"v{version}.metadata.json").write_text(json.dumps({}))
+
+
+def test_pyiceberg_reads_the_current_metadata_file_and_the_reference_snapshot(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tables" / "t"
+    write_metadata(path, 3)
+    assert current_metadata(path) == path / "metadata" / "v3.metadata.json"
+    table = TableRef("t", path, "mor", "id", "iceberg", reference_instant=("000002", "4711"))
+    engine = PyIcebergEngine.__new__(PyIcebergEngine)
+    snapshot = engine.shaped_sql(table, "snapshot", ALL)
+    assert f"StaticTable.from_metadata({str(path / 'metadata' / 'v3.metadata.json')!r})" in (
+        snapshot
+    )
+    assert "answer = table.scan().to_arrow()" in snapshot
+    assert "table.scan(snapshot_id=4711).to_arrow()" in engine.shaped_sql(table, "time_travel", ALL)
+
+
+def test_pyiceberg_gives_a_shape_to_its_scan(tmp_path: Path) -> None:
+    path = tmp_path / "tables" / "t"
+    write_metadata(path, 1)
+    table = TableRef("t", path, "cow", "id", "iceberg")
+    engine = PyIcebergEngine.__new__(PyIcebergEngine)
+    day = dt.date(2024, 1, 2)
+    on_day = Shape("filter", predicate=Predicate("d", "date", "=", (day,)))
+    code = engine.shaped_sql(table, "snapshot", on_day)
+    assert "import datetime\nfrom pyiceberg.expressions import EqualTo\n" in code
+    assert "table.scan(row_filter=EqualTo('d', datetime.date(2024, 1, 2))).to_arrow()" in code
+    cheap = Decimal("1.50")
+    between = Shape(
+        "range", ("id", "p"), Predicate("p", "decimal(10,2)", "between", (cheap, cheap))
+    )
+    code = engine.shaped_sql(table, "snapshot", between)
+    assert "from decimal import Decimal" in code
+    assert (
+        "row_filter=And(GreaterThanOrEqual('p', Decimal('1.50')), "
+        "LessThanOrEqual('p', Decimal('1.50'))), selected_fields=('id', 'p')"
+    ) in code
+    count = engine.shaped_sql(
+        table, "snapshot", Shape("count", predicate=Predicate("c", "string", "is null"))
+    )
+    assert "row_filter=IsNull('c')" in count
+    assert "answer = pa.table({'count': pa.array([answer.num_rows], pa.int64())})" in count
+
+
+def test_pyiceberg_has_no_such_table_without_metadata(tmp_path: Path) -> None:
+    table = TableRef("t", tmp_path / "t", "cow", "id", "iceberg")
+    engine = PyIcebergEngine.__new__(PyIcebergEngine)
+    with pytest.raises(Exception, match="no Iceberg metadata found"):
+        engine.shaped_sql(table, "snapshot", ALL)
