@@ -52,6 +52,17 @@ class TableRef:
     partitions: tuple[str, ...] = ()
 
 
+def iceberg_metadata(table: Path) -> Path:
+    """An Iceberg table's current metadata file, as Iceberg's Hadoop catalog names it: the
+    version in `metadata/version-hint.text`; QueryError when the table has none."""
+    hint = table / "metadata" / "version-hint.text"
+    try:
+        version = hint.read_text().strip()
+    except OSError as exc:
+        raise QueryError(f"no Iceberg metadata found: cannot read {hint}: {exc}") from None
+    return table / "metadata" / f"v{version}.metadata.json"
+
+
 def reference_instant(table: TableRef) -> tuple[str, str]:
     """(requested, completed) time of the table's reference commit.
 

@@ -12,9 +12,9 @@ import pytest
 from support import SCENARIOS
 
 from engines import engine_class
-from engines.library.pyiceberg import PyIcebergEngine, current_metadata
+from engines.library.pyiceberg import PyIcebergEngine
 from engines.shape import ALL, Predicate, Shape
-from engines.table import TableRef
+from engines.table import TableRef, iceberg_metadata
 from harness.cli import main
 from harness.report.junit import case_id
 from harness.results.expectations import ExpectationError, Known, load_expectations
@@ -55,7 +55,7 @@ def test_each_engine_reads_the_formats_it_declares() -> None:
     assert engine_class("pyiceberg").formats == ("iceberg",)
     assert engine_class("hive").formats == ("hudi",)
     assert default_engines(("hudi",)) == ("spark", "hive", "trino", "hudi-rs", "daft")
-    assert default_engines(("iceberg",)) == ("spark", "pyiceberg")
+    assert default_engines(("iceberg",)) == ("spark", "trino", "pyiceberg")
     assert default_engines(("hudi", "iceberg"))[-1] == "pyiceberg"
 
 
@@ -152,7 +152,7 @@ def test_pyiceberg_reads_the_current_metadata_file_and_the_reference_snapshot(
 ) -> None:
     path = tmp_path / "tables" / "t"
     write_metadata(path, 3)
-    assert current_metadata(path) == path / "metadata" / "v3.metadata.json"
+    assert iceberg_metadata(path) == path / "metadata" / "v3.metadata.json"
     table = TableRef("t", path, "mor", "id", "iceberg", reference_instant=("000002", "4711"))
     engine = PyIcebergEngine.__new__(PyIcebergEngine)
     snapshot = engine.shaped_sql(table, "snapshot", ALL)

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from pathlib import Path
 from typing import ClassVar
 
-from engines.errors import QueryError
 from engines.library.reader import LibraryReader
 from engines.shape import ALL, COUNT_COLUMN, Shape
-from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant
+from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
 
 _OPEN = """\
 {imports}from pyiceberg.table import StaticTable
@@ -30,17 +28,6 @@ import pyarrow.parquet as pq
 
 answer = pq.read_table({path!r})
 """
-
-
-def current_metadata(table: Path) -> Path:
-    """The table's current metadata file, as Iceberg's Hadoop catalog names it: the version in
-    `metadata/version-hint.text`; QueryError when the table has none."""
-    hint = table / "metadata" / "version-hint.text"
-    try:
-        version = hint.read_text().strip()
-    except OSError as exc:
-        raise QueryError(f"no Iceberg metadata found: cannot read {hint}: {exc}") from None
-    return table / "metadata" / f"v{version}.metadata.json"
 
 
 class PyIcebergEngine(LibraryReader):
@@ -95,7 +82,7 @@ class PyIcebergEngine(LibraryReader):
             arguments.append(f"row_filter={expression}")
         if shape.columns:
             arguments.append(f"selected_fields={tuple(shape.columns)!r}")
-        metadata = str(current_metadata(table.path))
+        metadata = str(iceberg_metadata(table.path))
         code = _OPEN.format(imports=imports, metadata=metadata)
         code += f"answer = table.scan({', '.join(arguments)}).to_arrow()\n"
         if shape.counts:

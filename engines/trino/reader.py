@@ -1,4 +1,5 @@
-"""Trino as a reader: one local coordinator with the `hudi` and `hive` catalogs.
+"""Trino as a reader: one local coordinator with the `hudi` and `hive` catalogs, and the
+`iceberg` catalog in a run that reads Iceberg tables.
 
 Both catalogs use the run's Hive Metastore and Trino's Hadoop file system (the Metastore keeps
 the tables' `file:` locations). The `hive` catalog redirects Hudi tables to the `hudi` catalog,
@@ -9,6 +10,11 @@ by position.
 Trino's Hudi connector reads copy-on-write tables and the read-optimized view of merge-on-read
 tables; it has no merge-on-read snapshot query. Those cells are `UNSUPPORTED`, and the runner
 still reads `<table>_rt` so the evidence shows what a user querying it would get.
+
+Trino has no catalog that reads an Iceberg table from its folder: each Iceberg table is
+registered in the Metastore with the `iceberg` catalog's `register_table` procedure (in a
+schema of its own, `<database>_iceberg`, as the Hudi table of the same scenario has the name),
+then read with the snapshot, and `FOR VERSION AS OF` the reference snapshot for time travel.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from engines.metastore.ddl import registration_ddl
 from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
 from engines.shape import ALL, PUSHDOWN_OFF, TRINO, Shape
-from engines.table import TableRef, reference_instant
+from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
 from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
 
 NESTED = ("row", "array", "map")
@@ -49,6 +55,8 @@ _CORRUPTED_STATISTICS = re.compile(
 )
 #: Variant setting that picks the catalog; every other setting is a Trino session property.
 CATALOG = "catalog"
+#: The catalog that reads Iceberg tables, on the run's Metastore.
+ICEBERG_CATALOG = "iceberg"
 #: The Hudi catalog whose Parquet reader ignores statistics: no row-group, column-index or
 #: bloom-filter pruning (`TrinoEngine.pushdown_off`).
 NO_PUSHDOWN = "hudi_pushdown_off"
@@ -113,15 +121,17 @@ def _text(value: Any) -> str:
     return value.isoformat() if isinstance(value, dt.date) else str(value)
 
 
-def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:
-    """The catalog files: Hudi connector, and the Hive connector redirecting Hudi tables."""
+def catalogs(metastore_uri: str, iceberg: bool = False) -> dict[str, dict[str, str]]:
+    """The catalog files: Hudi connector, and the Hive connector redirecting Hudi tables; with
+    `iceberg`, the Iceberg connector on the same Metastore, where lakecompat registers each
+    Iceberg table (`register_table`)."""
     shared = {
         "hive.metastore": "thrift",
         "hive.metastore.uri": metastore_uri,
         # The Metastore keeps `file:` locations, which only the Hadoop file system reads.
         "fs.hadoop.enabled": "true",
     }
-    return {
+    files = {
         "hudi": {"connector.name": "hudi", **shared},
         # The Hudi connector of Trino 483 has no session property that turns pushdown off:
         # Parquet's generic reader property does, per catalog.
@@ -133,6 +143,21 @@ def catalogs(metastore_uri: str) -> dict[str, dict[str, str]]:
             "hive.timestamp-precision": "MICROSECONDS",
         },
     }
+    if iceberg:
+        files[ICEBERG_CATALOG] = {
+            "connector.name": "iceberg",
+            "iceberg.catalog.type": "hive_metastore",
+            "hive.metastore.uri": metastore_uri,
+            "fs.hadoop.enabled": "true",
+            "iceberg.register-table-procedure.enabled": "true",
+        }
+    return files
+
+
+def iceberg_schema(database: str) -> str:
+    """The schema lakecompat registers Iceberg tables in: beside the run's database, since a
+    scenario's Hudi and Iceberg tables have the same name."""
+    return f"{database}_iceberg"
 
 
 def catalog_comments(catalog: str, files: dict[str, dict[str, str]]) -> str:
@@ -164,6 +189,7 @@ class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
+    formats = ("hudi", "iceberg")
     dialect = TRINO
     display_name = "Trino"
     release_env = TRINO_VERSION_ENV
@@ -175,6 +201,12 @@ class TrinoEngine(MetastoreReader):
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot",),
         "mor": ("read_optimized",),
+    }
+    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
+        "iceberg": FORMAT_QUERY_TYPES["iceberg"]
+    }
+    format_variants: ClassVar[dict[str, tuple[Variant, ...]]] = {
+        "iceberg": (Variant("default", {CATALOG: ICEBERG_CATALOG}),)
     }
     _NO_TIME_TRAVEL = "Trino's Hudi connector has no time travel; `FOR VERSION AS OF` tried"
     probe_only: ClassVar[dict[tuple[str, str], str]] = {
@@ -213,6 +245,8 @@ class TrinoEngine(MetastoreReader):
         self._address = context.attachments.trino
         #: The catalog files the coordinator was started with (None: not started).
         self._catalogs: dict[str, dict[str, str]] | None = None
+        #: The Iceberg tables registered since the coordinator started.
+        self._iceberg_tables: set[str] = set()
 
     @property
     def version(self) -> str:
@@ -235,10 +269,12 @@ class TrinoEngine(MetastoreReader):
             self._version = attached.check()
             self._server = attached
             return
-        install = provision(self._version)
+        iceberg = "iceberg" in self.context.formats
+        install = provision(self._version, iceberg=iceberg)
         server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
         self._server = server
-        self._catalogs = catalogs(metastore.uri)
+        self._catalogs = catalogs(metastore.uri, iceberg=iceberg)
+        self._iceberg_tables.clear()
         server.start(self._catalogs)
 
     def stop(self) -> None:
@@ -253,7 +289,33 @@ class TrinoEngine(MetastoreReader):
         return self.alive() and self._server is not None and self._server.responsive()
 
     def register(self, table: TableRef) -> None:
+        if table.format == "iceberg":
+            self._register_iceberg(table)
+            return
         self.context.register_in_metastore(table)
+
+    def _register_iceberg(self, table: TableRef) -> None:
+        """Register an Iceberg table in the `iceberg` catalog (once per start: a registration
+        points at the table's metadata file of the moment, and the writer is done with it). The
+        location given must be the one the metadata declares, exactly."""
+        schema = iceberg_schema(self.context.database)
+        location = json.loads(iceberg_metadata(table.path).read_text())["location"]
+        variant = Variant("register", {CATALOG: ICEBERG_CATALOG})
+        if not self._iceberg_tables:
+            self.query(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}", variant)
+        if table.name in self._iceberg_tables:
+            return
+        names = f"schema_name => '{schema}', table_name => '{table.name}'"
+        register = f"CALL system.register_table({names}, table_location => '{location}')"
+        try:
+            self.query(register, variant)
+        except QueryError as exc:
+            if "already exists" not in str(exc):
+                raise
+            # Registered by an earlier start on the same Metastore: point it at this table.
+            self.query(f"CALL system.unregister_table({names})", variant)
+            self.query(register, variant)
+        self._iceberg_tables.add(table.name)
 
     def reproduction(
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
@@ -292,7 +354,12 @@ class TrinoEngine(MetastoreReader):
         settings = dict(variant.settings)
         catalog = settings.pop(CATALOG, "hudi")
         session = "".join(f"SET SESSION {k} = {_session_value(v)};\n" for k, v in settings.items())
-        return f"USE {catalog}.{self.context.database};\n{session}"
+        return f"USE {catalog}.{self._schema(catalog)};\n{session}"
+
+    def _schema(self, catalog: str) -> str:
+        """The schema the run's tables are in, in `catalog`."""
+        database = self.context.database
+        return iceberg_schema(database) if catalog == ICEBERG_CATALOG else database
 
     def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
         settings: dict[str, str] = {}
@@ -342,6 +409,12 @@ class TrinoEngine(MetastoreReader):
         return Variant(variant.name + PUSHDOWN_OFF, {CATALOG: NO_PUSHDOWN, **moved})
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
+        if table.format == "iceberg":
+            name = f"{ICEBERG_CATALOG}.{quote(iceberg_schema(self.context.database))}"
+            name += f".{quote(table.name)}"
+            if query_type == "time_travel":
+                return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[1]}"
+            return f"SELECT * FROM {name}"
         name = quote(table_for(table, query_type))
         if table.format == "parquet":
             # The Hudi connector reads only Hudi tables; plain Parquet is the Hive connector's.
@@ -362,7 +435,7 @@ class TrinoEngine(MetastoreReader):
             port=server.port,
             user="lakecompat",
             catalog=catalog,
-            schema=self.context.database,
+            schema=self._schema(catalog),
             session_properties=settings,
             http_scheme=server.scheme,
             **(

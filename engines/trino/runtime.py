@@ -43,7 +43,11 @@ DEFAULT_TRINO_VERSION = "483"
 PLUGINS = {
     "hudi": ("trino-hudi", "io.trino.plugin.hudi.HudiPlugin"),
     "hive": ("trino-hive", "io.trino.plugin.hive.HivePlugin"),
+    "iceberg": ("trino-iceberg", "io.trino.plugin.iceberg.IcebergPlugin"),
 }
+#: The plugins every server loads; `iceberg` (339 jars, about 400 MB) only for a run that
+#: reads Iceberg tables.
+BASE_PLUGINS = ("hudi", "hive")
 #: What the server exposes to every plugin; a plugin folder must not carry its own copy.
 SERVER_PROVIDED = (
     "io.trino:trino-spi",
@@ -99,9 +103,11 @@ class TrinoInstall:
         return os.pathsep.join([str(self.main_classes), *map(str, self.lib)])
 
 
-def provision(version: str | None = None) -> TrinoInstall:
-    """Fetch (first use) and assemble Trino `version`; later calls reuse the cache."""
+def provision(version: str | None = None, iceberg: bool = False) -> TrinoInstall:
+    """Fetch (first use) and assemble Trino `version`, with the `iceberg` plugin when asked;
+    later calls reuse the cache."""
     version = version or trino_version()
+    names = (*BASE_PLUGINS, "iceberg") if iceberg else BASE_PLUGINS
     bom = MavenArtifact("io.trino", "trino-root", version, packaging="pom")
     lib = resolve_classpath(f"trino-{version}", [_trino("trino-main", version)], bom=bom)
     jdk = trino_jdk(version, lib)
@@ -111,11 +117,12 @@ def provision(version: str | None = None) -> TrinoInstall:
             f"trino-{version}-{name}", [_trino(artifact, version, *SERVER_PROVIDED)], bom=bom
         )
         for name, (artifact, _) in PLUGINS.items()
+        if name in names
     }
     hdfs = resolve_classpath(
         f"trino-{version}-hdfs", [_trino("trino-hdfs", version, *HDFS_PROVIDED)], bom=bom
     )
-    plugin_dir = _link_plugins(home, version, plugins, hdfs)
+    plugin_dir = _link_plugins(home, version, plugins, hdfs, "-iceberg" if iceberg else "")
     main_classes = classes_jar(_compile_main(home / "main", jdk, lib))
     return TrinoInstall(version, tuple(lib), plugin_dir, main_classes, jdk)
 
@@ -156,16 +163,18 @@ def _has_module(jdk: Jdk, module: str) -> bool:
 
 
 def _link_plugins(
-    home: Path, version: str, plugins: dict[str, list[Path]], hdfs: list[Path]
+    home: Path, version: str, plugins: dict[str, list[Path]], hdfs: list[Path], suffix: str = ""
 ) -> Path:
-    """Lay out `plugin/<name>/` as links into the Maven cache (no copies: ~600 MB saved).
+    """Lay out `plugin<suffix>/<name>/` as links into the Maven cache (no copies: ~600 MB
+    saved); each set of plugins has a folder of its own (`suffix`), so that runs with and
+    without Iceberg's plugin do not relink each other's.
 
-    Every plugin's `hdfs` folder is a link to one shared `hdfs` folder beside `plugin/`.
+    Every plugin's `hdfs` folder is a link to one shared `hdfs<suffix>` folder beside it.
     """
-    plugin_dir = home / "plugin"
-    shared_hdfs = home / "hdfs"
+    plugin_dir = home / f"plugin{suffix}"
+    shared_hdfs = home / f"hdfs{suffix}"
     wanted = {name: sorted(jars) for name, jars in plugins.items()}
-    stamp = home / "layout.txt"
+    stamp = home / f"layout{suffix}.txt"
     fingerprint = repr((wanted, sorted(hdfs)))
     if stamp.is_file() and stamp.read_text() == fingerprint:
         return plugin_dir

@@ -17,7 +17,7 @@ DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 #: The table formats a run writes unless `--formats` says otherwise.
 DEFAULT_FORMATS = ("hudi",)
 #: The engines each table format is read with unless `--engines` names others.
-DEFAULT_READERS = {"hudi": DEFAULT_ENGINES, "iceberg": ("spark", "pyiceberg")}
+DEFAULT_READERS = {"hudi": DEFAULT_ENGINES, "iceberg": ("spark", "trino", "pyiceberg")}
 
 
 def default_engines(formats: tuple[str, ...]) -> tuple[str, ...]:

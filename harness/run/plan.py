@@ -82,8 +82,9 @@ def table_done(
 
 
 def check_formats(options: RunOptions) -> None:
-    """Every engine of the run reads one of its table formats (`--engines`, `--formats`), and
-    shards cover Hudi only (their plans and merges know no other format yet)."""
+    """Every engine of the run reads one of its table formats (`--engines`, `--formats`); shards
+    and attached engines cover Hudi only (their plans, merges and catalogs know no other format
+    yet)."""
     for name in options.engines:
         cls = engine_class(name)
         if not any(cls.reads_format(f) for f in options.formats):
@@ -91,8 +92,15 @@ def check_formats(options: RunOptions) -> None:
                 f"--engines names {name}, which reads {' and '.join(cls.formats)} tables; this "
                 f"run writes {' and '.join(options.formats)} (--formats)"
             )
-    if (options.shard is not None or options.shard_record) and options.formats != ("hudi",):
+    if options.formats == ("hudi",):
+        return
+    if options.shard is not None or options.shard_record:
         raise ValueError("--shard runs Hudi tables only for now: leave out --formats")
+    if options.attachments.any:
+        raise ValueError(
+            "Iceberg tables are read by the engines lakecompat starts only, for now: leave out "
+            "--formats, or the options that attach engines (--spark-master, --trino, ...)"
+        )
 
 
 def load_known(options: RunOptions) -> list[Known]:
