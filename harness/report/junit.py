@@ -63,12 +63,13 @@ def render_junit(judged: list[Judged], run_id: str) -> str:
 
 
 def testcase_element(suite: ET.Element, cell: Cell, **attributes: str) -> ET.Element:
-    """A cell's `<testcase>` in `suite`: class `engine.table_type.query_type`, name
-    `scenario[variant]`."""
+    """A cell's `<testcase>` in `suite`: class `engine.table_type.query_type` (the table format
+    before the table type where it is not Hudi), name `scenario[variant]`."""
+    kind = cell.table_type if cell.format == "hudi" else f"{cell.format}.{cell.table_type}"
     return ET.SubElement(
         suite,
         "testcase",
-        classname=f"{cell.engine}.{cell.table_type}.{cell.query_type}",
+        classname=f"{cell.engine}.{kind}.{cell.query_type}",
         name=f"{cell.scenario}[{cell.variant}]",
         **attributes,
     )
