@@ -11,7 +11,11 @@ writer (`--point`s below; the second point's HiveServer2 reads with the Hudi 0.1
 against the warm cache, and prints what the second point cost against one point (target: at
 most 0.3 of one cold point). Writes `bench/table-cache-results.json`.
 
-    .venv/bin/python bench/bench_table_cache.py [--scenarios GLOBS] [--qualify]
+    .venv/bin/python bench/bench_table_cache.py [--scenarios GLOBS] [--formats hudi,iceberg]
+        [--qualify]
+
+With `--formats`, the matrix of those table formats with each format's default readers; the
+figures then go to `bench/table-cache-results-<formats>.json`.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from bench_run import ProcessSampler, report, say
 from harness.qualify.run import run_points
 from harness.qualify.versions import VersionPlan, VersionPoint
 from harness.results.outcomes import Cell
-from harness.run.options import RunOptions
+from harness.run.options import RunOptions, default_engines
 from harness.run.progress import Progress
 from harness.run.runner import Runner
 
@@ -42,6 +46,7 @@ QUERY_PROCESSES = {
     "trino": "trino",
     "hudi-rs": "hudi-rs",
     "daft": "daft",
+    "pyiceberg": "pyiceberg",
 }
 
 
@@ -71,14 +76,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", help="scenario glob(s), as for `lakecompat run`")
     parser.add_argument(
+        "--formats", default="hudi", help="comma-separated table formats (default: hudi)"
+    )
+    parser.add_argument(
         "--qualify", action="store_true", help="also measure a second version point"
     )
     args = parser.parse_args()
-    figures: dict[str, object] = {"scenarios": args.scenarios or "the full default matrix"}
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    figures: dict[str, object] = {
+        "scenarios": args.scenarios or "the full default matrix",
+        "formats": list(formats),
+    }
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "table-cache"
         options = RunOptions(
             pattern=args.scenarios,
+            formats=formats,
+            engines=default_engines(formats),
             reports_dir=Path(scratch) / "reports",
             expectations_dir=ROOT / "expectations",
             table_cache=cache,
@@ -131,7 +145,12 @@ def main() -> int:
                 second_point_s=both - warm_s,
                 second_point_ratio=(both - warm_s) / cold_s,
             )
-    report(figures, TARGETS, ROOT / "bench" / "table-cache-results.json")
+    name = (
+        "table-cache-results.json"
+        if formats == ("hudi",)
+        else (f"table-cache-results-{'-'.join(formats)}.json")
+    )
+    report(figures, TARGETS, ROOT / "bench" / name)
     return 0
 
 

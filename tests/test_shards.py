@@ -16,7 +16,7 @@ from engines.table import TABLE_QUERY_TYPES
 from harness.cli import main
 from harness.run.merge import MergeError, merge
 from harness.run.options import RunOptions
-from harness.run.plan import select_scenarios, shard_plan, tables
+from harness.run.plan import format_tables, select_scenarios, shard_plan, tables
 from harness.run.shards import Shard, ShardError, assign, estimate, load_costs, table_id
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -183,3 +183,32 @@ def test_merge_command_reports_bad_shards_as_exit_2(
     assert "given twice" in capsys.readouterr().err
     assert main(["run", "--shard", "3/2", "--reports", str(tmp_path / "r")]) == 2
     assert "K must be from 1 to N" in capsys.readouterr().err
+
+
+def test_the_tables_of_every_format_are_dealt_once_over_the_shards() -> None:
+    both = ("hudi", "iceberg")
+    plans = [
+        shard_plan(
+            RunOptions(
+                scenarios_dir=SCENARIOS,
+                formats=both,
+                engines=("spark", "trino"),
+                shard=Shard(k, 3),
+            ),
+            select_scenarios(RunOptions(scenarios_dir=SCENARIOS)),
+        )
+        for k in range(1, 4)
+    ]
+    shares = [set(plan["tables"]) for plan in plans if plan]
+    scenarios = select_scenarios(RunOptions(scenarios_dir=SCENARIOS))
+    every = {
+        table_id(s, t, f)
+        for s, t, f in format_tables(scenarios, ("cow", "mor"), both)
+        if not s.spec.baseline
+    }
+    assert set().union(*shares) == every and sum(map(len, shares)) == len(every)
+    assert "rename_column/rename (iceberg mor)" in every
+    assert "rename_column/rename (mor)" in every
+    # A scenario with a step only Hudi has is not dealt as an Iceberg table.
+    assert "merge_on_read/add_then_compaction (iceberg mor)" not in every
+    assert "merge_on_read/add_then_compaction (mor)" in every

@@ -95,6 +95,12 @@ def reproduce(
     progress = progress or Progress()
     info, cells = load_run(run_dir)
     cell = find_cell(cells, cell_id, run_dir)
+    if cell.format != "hudi":
+        raise ValueError(
+            f"{cell_id}: lakecompat repro reproduces cells of Hudi tables only, for now; this "
+            f"cell reads a {cell.format} table. Its evidence in matrix.html has what ran and "
+            "the table's files"
+        )
     scenario = _scenario(scenarios_dir, cell.scenario)
     hudi = cell.writer["hudi"]
     out.mkdir(parents=True, exist_ok=True)

@@ -112,10 +112,15 @@ class Fleet:
                     )
                 engine.apart = spec.apart
                 extra = settings.get(spec.cls.name)
-                if extra:
+                if extra:  # every format's variants get them
                     engine.variants = tuple(
                         Variant(v.name, {**v.settings, **extra}) for v in engine.variants
                     )
+                    engine.format_variants = {
+                        f: tuple(Variant(v.name, {**v.settings, **extra}) for v in variants)
+                        for f in engine.formats[1:]
+                        for variants in [engine.variants_of(f)]
+                    }
                 # Registered first: a start that fails halfway still stops what it started.
                 stack.callback(engine.stop)
                 states.append(EngineState(engine))

@@ -21,6 +21,7 @@ from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
 from harness.results.store import EVENTS_FILE, ResultsError, ResultsWriter, load_run, write_run_info
 from harness.run import folder as run_folder
+from harness.run.plan import format_tables
 from harness.run.reads import table_reads
 from harness.run.shards import COSTS_FILE, load_costs, table_id, write_costs
 from harness.scenario.load import load_scenarios
@@ -32,6 +33,7 @@ SAME_INPUTS = (
     "engines",
     "engine_order",
     "scenarios",
+    "formats",
     "table_types",
     "pattern",
     "engine_settings",
@@ -106,29 +108,27 @@ def load_shards(folders: list[Path]) -> list[ShardRun]:
     return sorted(shards, key=lambda s: s.index)
 
 
-def _tables(info: dict[str, Any], scenarios_dir: Path) -> list[tuple[Scenario, str]]:
-    """The run's tables in its order, from the scenarios it recorded."""
+def _tables(info: dict[str, Any], scenarios_dir: Path) -> list[tuple[Scenario, str, str]]:
+    """The run's tables in its order, from the scenarios it recorded: (scenario, table type,
+    format); a run from before formats wrote Hudi tables only."""
     known = {s.id: s for s in load_scenarios(scenarios_dir)}
     missing = [name for name in info["scenarios"] if name not in known]
     if missing:
         raise MergeError(f"{scenarios_dir}: the shards ran scenario {missing[0]!r}, not found here")
-    return [
-        (known[name], table_type)
-        for name in info["scenarios"]
-        for table_type in info["table_types"]
-        if table_type in known[name].spec.table_types
-    ]
+    chosen = [known[name] for name in info["scenarios"]]
+    return list(format_tables(chosen, info["table_types"], info.get("formats") or ["hudi"]))
 
 
 def _expected_keys(
-    info: dict[str, Any], scenario: Scenario, table_type: str
+    info: dict[str, Any], scenario: Scenario, table_type: str, table_format: str
 ) -> list[tuple[str, ...]]:
     shapes = tuple(info.get("shapes") or ("all",))  # a run before shapes read `SELECT *` only
+    variants = info.get("variants") or "all"
     return [
-        read.key(engine, table_type, scenario.id)
+        read.key(engine, table_type, scenario.id, table_format)
         for engine in info["engine_order"]
         for read in table_reads(
-            engine_class(engine), scenario, table_type, shapes, info.get("variants") or "all"
+            engine_class(engine), scenario, table_type, shapes, variants, table_format
         )
     ]
 
@@ -139,13 +139,13 @@ def merged_cells(shards: list[ShardRun], scenarios_dir: Path) -> list[Cell]:
     by_table: dict[str, dict[int, list[Cell]]] = {}
     for shard in shards:
         for cell in shard.cells:
-            tables = by_table.setdefault(table_id(cell.scenario, cell.table_type), {})
+            tables = by_table.setdefault(table_id(cell.scenario, cell.table_type, cell.format), {})
             tables.setdefault(shard.index, []).append(cell)
     owner = {name: shard.index for shard in shards for name in shard.info["shard"]["tables"]}
     cells: list[Cell] = []
-    for scenario, table_type in _tables(info, scenarios_dir):
-        name = table_id(scenario, table_type)
-        expected = set(_expected_keys(info, scenario, table_type))
+    for scenario, table_type, table_format in _tables(info, scenarios_dir):
+        name = table_id(scenario, table_type, table_format)
+        expected = set(_expected_keys(info, scenario, table_type, table_format))
         runs_it = [s for s in shards if scenario.spec.baseline or owner.get(name) == s.index]
         for shard in runs_it:
             have = {c.key for c in by_table.get(name, {}).get(shard.index, [])}

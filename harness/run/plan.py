@@ -16,6 +16,7 @@ from harness.run.reads import table_reads
 from harness.run.shards import assign, estimate, load_costs, plan_digest, table_id
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
+from harness.writer import format_lacks
 
 
 def select_scenarios(options: RunOptions) -> list[Scenario]:
@@ -47,6 +48,18 @@ def tables(
         for table_type in wanted:
             if table_type in scenario.spec.table_types:
                 yield scenario, table_type
+
+
+def format_tables(
+    scenarios: Iterable[Scenario], table_types: Iterable[str], formats: Iterable[str]
+) -> Iterator[tuple[Scenario, str, str]]:
+    """Every (scenario, table type, format) to write, in the run's order: each format's tables
+    in turn, without the scenarios a format has no table of (`format_lacks`)."""
+    chosen, wanted = list(scenarios), tuple(table_types)
+    for table_format in formats:
+        usable = [s for s in chosen if format_lacks(table_format, s) is None]
+        for scenario, table_type in tables(usable, wanted):
+            yield scenario, table_type, table_format
 
 
 def planned_cells(
@@ -82,9 +95,8 @@ def table_done(
 
 
 def check_formats(options: RunOptions) -> None:
-    """Every engine of the run reads one of its table formats (`--engines`, `--formats`); shards
-    and attached engines cover Hudi only (their plans, merges and catalogs know no other format
-    yet)."""
+    """Every engine of the run reads one of its table formats (`--engines`, `--formats`);
+    attached engines read Hudi tables only (their catalogs know no other format yet)."""
     for name in options.engines:
         cls = engine_class(name)
         if not any(cls.reads_format(f) for f in options.formats):
@@ -94,8 +106,6 @@ def check_formats(options: RunOptions) -> None:
             )
     if options.formats == ("hudi",):
         return
-    if options.shard is not None or options.shard_record:
-        raise ValueError("--shard runs Hudi tables only for now: leave out --formats")
     if options.attachments.any:
         raise ValueError(
             "Iceberg tables are read by the engines lakecompat starts only, for now: leave out "
@@ -124,16 +134,17 @@ def shard_plan(options: RunOptions, scenarios: list[Scenario]) -> dict[str, Any]
         return options.shard_record
     if options.shard is None:
         return None
-    planned = [(s, t) for s, t in tables(scenarios, options.table_types) if not s.spec.baseline]
+    planned = [
+        (s, t, f)
+        for s, t, f in format_tables(scenarios, options.table_types, options.formats)
+        if not s.spec.baseline
+    ]
     measured = load_costs(options.shard_costs) if options.shard_costs else {}
+    engines = [engine_class(n) for n in options.engines]
     costs = {
-        table_id(s, t): measured.get(table_id(s, t))
-        or estimate(
-            s,
-            t,
-            planned_cells([(s, t)], [engine_class(n) for n in options.engines], options.shapes),
-        )
-        for s, t in planned
+        table_id(s, t, f): measured.get(table_id(s, t, f))
+        or estimate(s, t, planned_cells([(s, t)], engines, options.shapes, f))
+        for s, t, f in planned
     }
     shares = assign(costs, options.shard.count)
     return {

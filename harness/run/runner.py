@@ -85,8 +85,6 @@ class Runner:
         self.known = run_plan.load_known(options)
         #: This run's shard (`run.json`'s `shard`), or None for every table.
         self.shard = run_plan.shard_plan(options, self.scenarios)
-        #: Each table format's writer, set when the run starts.
-        self._writers: dict[str, TableWriter] = {}
         #: Seconds each table cost this run (writing, and every cell's query), by table name.
         self.costs: dict[str, float] = {}
         self._cost_lock = threading.Lock()
@@ -144,7 +142,7 @@ class Runner:
         runtime = context.spark
         if options.table_cache is not None:
             prune_table_cache(options.table_cache)  # entries no run used for a month
-        writers = self._writers = {
+        writers = {
             table_format: create_writer(
                 runtime,
                 tables_folder(context, table_format),
@@ -285,14 +283,16 @@ class Runner:
         """The tables of `table_format` this run writes: the scenarios' table types, but
         none of a scenario whose steps the format does not have."""
         chosen = self.scenarios if scenarios is None else scenarios
-        writer = self._writers.get(table_format)
-        if writer is not None:
-            chosen = [s for s in chosen if writer.not_applicable(s) is None]
-        planned = run_plan.tables(chosen, self.options.table_types)
+        planned = (
+            (s, t)
+            for s, t, _ in run_plan.format_tables(chosen, self.options.table_types, [table_format])
+        )
         if self.shard is None:
             return planned
         share = set(self.shard["tables"])
-        return ((s, t) for s, t in planned if s.spec.baseline or table_id(s, t) in share)
+        return (
+            (s, t) for s, t in planned if s.spec.baseline or table_id(s, t, table_format) in share
+        )
 
     def _rerun(
         self, context: RunContext, writer: TableWriter, engines: list[EngineState]

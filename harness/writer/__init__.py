@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engines.spark.runtime import SparkRuntime
+    from harness.scenario.model import Scenario
     from harness.writer.base import TableWriter
 
 #: Table formats by name: the module and class of their writer (imported on first use).
@@ -15,6 +16,22 @@ FORMATS = {
     "hudi": "harness.writer.hudi.writer:HudiWriter",
     "iceberg": "harness.writer.iceberg.writer:IcebergWriter",
 }
+
+
+def writer_class(table_format: str) -> type[TableWriter]:
+    """The writer class of `table_format`; ValueError names the known formats."""
+    try:
+        module_name, class_name = FORMATS[table_format].split(":")
+    except KeyError:
+        known = ", ".join(sorted(FORMATS))
+        raise ValueError(f"unknown table format {table_format!r}; known formats: {known}") from None
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def format_lacks(table_format: str, scenario: Scenario) -> str | None:
+    """Why `table_format` has no table of `scenario` (a step only another format has), or
+    None."""
+    return writer_class(table_format).not_applicable(scenario)
 
 
 def create_writer(
@@ -29,13 +46,7 @@ def create_writer(
     (the table cache's folder), tables written before are read from there. `table_version`:
     the format's table version to write (Hudi: `hoodie.write.table.version`); None: the
     release's own."""
-    try:
-        module_name, class_name = FORMATS[table_format].split(":")
-    except KeyError:
-        known = ", ".join(sorted(FORMATS))
-        raise ValueError(f"unknown table format {table_format!r}; known formats: {known}") from None
-    writer_class = getattr(importlib.import_module(module_name), class_name)
-    writer = writer_class(runtime, tables_dir, step_timeout, table_version)
+    writer = writer_class(table_format)(runtime, tables_dir, step_timeout, table_version)
     if cache is None:
         return writer
     from harness.writer.cache import CachedWriter

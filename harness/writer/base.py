@@ -117,7 +117,8 @@ class TableWriter(ABC):
     def script(self, scenario: Scenario, table_type: str) -> str:
         """A standalone program that writes the same table without lakecompat (`repro`)."""
 
-    def not_applicable(self, scenario: Scenario) -> str | None:
+    @classmethod
+    def not_applicable(cls, scenario: Scenario) -> str | None:
         """Why the scenario has no table in this format (a step only another format has), or
         None."""
         return None

@@ -103,7 +103,8 @@ class IcebergWriter(TableWriter):
             "seed": SEED_WRITE_OPTIONS,
         }
 
-    def not_applicable(self, scenario: sc.Scenario) -> str | None:
+    @classmethod
+    def not_applicable(cls, scenario: sc.Scenario) -> str | None:
         """Why the scenario has no Iceberg table (a Hudi-only step), or None."""
         return not_applicable(scenario.spec)
 
