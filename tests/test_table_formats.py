@@ -126,6 +126,8 @@ def test_a_run_refuses_an_engine_that_reads_none_of_its_formats() -> None:
     with pytest.raises(ValueError, match="--engines names pyiceberg, which reads iceberg"):
         check_formats(RunOptions(engines=("pyiceberg",)))
     check_formats(RunOptions(engines=("spark", "pyiceberg"), formats=("hudi", "iceberg")))
+    with pytest.raises(ValueError, match="--formats names iceberg, whose tables none of the"):
+        check_formats(RunOptions(engines=("hive",), formats=("hudi", "iceberg")))
 
 
 @pytest.mark.parametrize(

@@ -86,8 +86,9 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
     lines += ["", *verdict_sections(judged, limit=None)]
     lines += [*(f"- `{o.value}`: {text}" for o, text in LEGEND.items())]
     lines += differences_markdown(cells)
-    for (engine, version, table_type, variant), group in _sections(cells).items():
-        lines += ["", f"## {engine} {version} · {TABLE_TYPE_NAMES[table_type]} · `{variant}`", ""]
+    for (engine, version, table_format, table_type, variant), group in _sections(cells).items():
+        kind = _kind(table_format, table_type)
+        lines += ["", f"## {engine} {version} · {kind} · `{variant}`", ""]
         lines += _section_table(group)
     lines += _refusals(judged)
     failing = [j for j in judged if j.cell.outcome not in (Outcome.PASS, *NOT_READ)]
@@ -100,27 +101,34 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
 
 def _refusals(judged: list[Judged]) -> list[str]:
     """What the writer refused, once per scenario and table type (not once per reader)."""
-    seen: dict[tuple[str, str], Judged] = {}
+    seen: dict[tuple[str, str, str], Judged] = {}
     for row in judged:
         cell = row.cell
         if cell.outcome is Outcome.REJECTED:
-            seen.setdefault((cell.scenario, cell.table_type), row)
+            seen.setdefault((cell.scenario, cell.format, cell.table_type), row)
     if not seen:
         return []
     lines = ["", "## What the writer refused", ""]
-    for (scenario, table_type), row in seen.items():
-        lines.append(f"- `{scenario}` ({TABLE_TYPE_NAMES[table_type]}): {_md(row.cell.reason)}")
+    for (scenario, table_format, table_type), row in seen.items():
+        kind = _kind(table_format, table_type)
+        lines.append(f"- `{scenario}` ({kind}): {_md(row.cell.reason)}")
         if row.cell.evidence.sql:
             lines += ["", "  ```sql", *(f"  {x}" for x in row.cell.evidence.sql.splitlines())]
             lines += ["  ```"]
     return lines
 
 
-def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str], list[Cell]]:
-    sections: dict[tuple[str, str, str, str], list[Cell]] = defaultdict(list)
-    for cell in cells:
-        sections[(cell.engine, cell.engine_version, cell.table_type, cell.variant)].append(cell)
+def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str, str], list[Cell]]:
+    sections: dict[tuple[str, str, str, str, str], list[Cell]] = defaultdict(list)
+    for c in cells:
+        sections[(c.engine, c.engine_version, c.format, c.table_type, c.variant)].append(c)
     return dict(sections)
+
+
+def _kind(table_format: str, table_type: str) -> str:
+    """`copy-on-write`, and `Iceberg copy-on-write` for a table of another format than Hudi."""
+    name = TABLE_TYPE_NAMES[table_type]
+    return name if table_format == "hudi" else f"{table_format.capitalize()} {name}"
 
 
 def _column(cell: Cell) -> str:
@@ -159,7 +167,7 @@ def _evidence(row: Judged) -> list[str]:
     cell = row.cell
     lines = [
         "",
-        f"### {cell.engine} · {cell.table_type} · {cell.query_type}"
+        f"### {cell.engine} · {_kind(cell.format, cell.table_type)} · {cell.query_type}"
         + ("" if cell.shape == "all" else f" ({cell.shape})")
         + f" · `{cell.scenario}` [{cell.variant}]",
         "",
@@ -170,7 +178,7 @@ def _evidence(row: Judged) -> list[str]:
         lines += ["", f"Known {row.known.outcome.value}: {_md(row.known.reason)}{link}"]
     if cell.evidence.sql:
         # The library readers' evidence is the Python code of their read, not SQL.
-        python = cell.evidence.sql.startswith(("import ", "from "))
+        python = cell.evidence.sql.startswith(("import ", "from ", "# "))
         lines += ["", "```python" if python else "```sql", cell.evidence.sql.rstrip("\n"), "```"]
     if cell.evidence.sample:
         lines += ["", "Diff sample:", "", "```json"]

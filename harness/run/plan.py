@@ -104,6 +104,13 @@ def check_formats(options: RunOptions) -> None:
                 f"--engines names {name}, which reads {' and '.join(cls.formats)} tables; this "
                 f"run writes {' and '.join(options.formats)} (--formats)"
             )
+    for table_format in options.formats:
+        if not any(engine_class(n).reads_format(table_format) for n in options.engines):
+            raise ValueError(
+                f"--formats names {table_format}, whose tables none of the engines "
+                f"({', '.join(options.engines)}) reads: add a reader of it to --engines "
+                f"(`lakecompat run --help` lists them) or leave it out of --formats"
+            )
     if options.formats == ("hudi",):
         return
     if options.attachments.any:
