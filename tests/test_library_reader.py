@@ -30,7 +30,7 @@ class PlainPython(LibraryReader):
     imports = ("pyarrow",)
     query_types = {"cow": ("snapshot",)}  # noqa: RUF012 - the base declares it a ClassVar
 
-    def read_sql(self, table, query_type):
+    def shaped_sql(self, table, query_type, shape):
         raise NotImplementedError
 
 

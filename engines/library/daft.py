@@ -45,13 +45,6 @@ class DaftEngine(LibraryReader):
         "time_travel": "Daft's read_hudi has no time travel",
     }
 
-    def read_sql(self, table: TableRef, query_type: str) -> str:
-        return self.shaped_sql(table, query_type, ALL)
-
-    @classmethod
-    def shape_unsupported(cls, shape: Shape) -> str | None:
-        return None
-
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code; a shape's predicate and columns are Daft expressions (`where`,
         `select`), which Daft pushes into its scan."""

@@ -17,7 +17,7 @@ from typing import ClassVar
 from engines.base import Variant
 from engines.errors import QueryError
 from engines.library.reader import LibraryReader
-from engines.shape import ALL, COUNT_COLUMN, Shape
+from engines.shape import COUNT_COLUMN, Shape
 from engines.table import TableRef, reference_instant
 
 _READER_VERSION = "hoodie.read.file.group.reader.version"
@@ -97,9 +97,6 @@ class HudiRsEngine(LibraryReader):
         Variant("file_group_reader_v2", {_READER_VERSION: "2"}),
         Variant("file_group_reader_v1", {_READER_VERSION: "1"}),
     )
-
-    def read_sql(self, table: TableRef, query_type: str) -> str:
-        return self.shaped_sql(table, query_type, ALL)
 
     @classmethod
     def shape_unsupported(cls, shape: Shape) -> str | None:

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import ClassVar
 
 from engines.library.reader import LibraryReader
-from engines.shape import ALL, COUNT_COLUMN, Shape
+from engines.shape import COUNT_COLUMN, Shape
 from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
 
 _OPEN = """\
@@ -43,13 +43,6 @@ class PyIcebergEngine(LibraryReader):
     takes_settings = False
     formats = ("iceberg",)
     query_types: ClassVar[dict[str, tuple[str, ...]]] = FORMAT_QUERY_TYPES["iceberg"]
-
-    def read_sql(self, table: TableRef, query_type: str) -> str:
-        return self.shaped_sql(table, query_type, ALL)
-
-    @classmethod
-    def shape_unsupported(cls, shape: Shape) -> str | None:
-        return None
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code: the scan of the current snapshot (time travel: of the reference

@@ -15,6 +15,7 @@ import os
 import re
 import urllib.error
 import urllib.request
+from abc import abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
@@ -152,6 +153,20 @@ class LibraryReader(Engine):
         if self.takes_settings:
             header += f"settings = {dict(variant.settings)!r}\n"
         return header + self.shaped_sql(table, query_type, shape)
+
+    def read_sql(self, table: TableRef, query_type: str) -> str:
+        """The read's Python code: `shaped_sql` with no shape."""
+        return self.shaped_sql(table, query_type, ALL)
+
+    @classmethod
+    def shape_unsupported(cls, shape: Shape) -> str | None:
+        """None: a library reader writes its shaped reads itself (`shaped_sql`); one whose
+        library lacks a filter says so here."""
+        return None
+
+    @abstractmethod
+    def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
+        """The read's Python code, the shape's filter and columns in the library's terms."""
 
     @staticmethod
     def path_of(table: TableRef) -> str:
