@@ -156,7 +156,7 @@ def test_diff_lists_exactly_the_cells_an_engine_setting_changes(
     expected = set()
     for cell in old_cells:
         if cell.variant == "schema_on_read_off":
-            twin = by_key[(*cell.key[:4], "schema_on_read", cell.shape)]
+            twin = by_key[(*cell.key[:4], "schema_on_read", cell.shape, cell.format)]
             if twin.outcome != cell.outcome:
                 expected.add((cell.key, cell.outcome.value, twin.outcome.value))
     assert expected, "schema-on-read must matter for a renamed column"
