@@ -57,8 +57,9 @@ def add_run_parser(commands: Subcommands) -> None:
     run = commands.add_parser(
         "run",
         help="run the matrix and write reports/latest/",
-        description="Write every selected scenario as a Hudi table, read it with every engine, "
-        "and write the run folder (reports/runs/<id>/) and reports/latest/.",
+        description="Write every selected scenario as a Hudi table (and, with --formats, as an "
+        "Iceberg table), read it with every engine that reads its format, and write the run "
+        "folder (reports/runs/<id>/) and reports/latest/.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
