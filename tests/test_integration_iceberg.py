@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support import INSTANT, SCENARIOS
+from support import INSTANT, SCENARIOS, SocketWatch, is_loopback
 
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
@@ -30,6 +30,17 @@ SUBSET = (
     "keys_partitions/partitioned_add_column",
 )
 ENGINES = ("spark", "trino", "pyiceberg")
+
+
+class IcebergWatch(SocketWatch):
+    """The listening sockets at the first Iceberg cell: every process of both formats is up."""
+
+    def cell(self, cell: Cell) -> None:
+        if cell.format == "iceberg":
+            super().cell(cell)
+
+
+WATCH = IcebergWatch()
 EXPECTATIONS = SCENARIOS.parent / "expectations"
 
 
@@ -47,8 +58,22 @@ def options(reports: Path, reverse: bool = False) -> RunOptions:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Cell]]:
-    result = Runner(options(tmp_path_factory.mktemp("iceberg")), Progress(quiet=True)).run()
+    result = Runner(options(tmp_path_factory.mktemp("iceberg")), WATCH).run()
     return result.run_dir, load_run(result.run_dir)[1]
+
+
+def test_every_process_of_both_formats_listens_on_loopback_only(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    # Hudi's Spark (writer and reader), Iceberg's reading Spark, the Metastore, Trino and
+    # PyIceberg's worker; Iceberg's writing Spark too where a table was not in the table cache
+    # (it starts with the first table it writes), in the same SparkRuntime as the others.
+    commands = list(WATCH.commands.values())
+    assert sum("pyspark-shell" in c for c in commands) >= 2, [c[-300:] for c in commands]
+    for main_class in ("HiveMetaStore", "TrinoMain", "library/worker.py"):
+        assert any(main_class in c for c in commands), (main_class, WATCH.commands)
+    exposed = [(pid, a, WATCH.commands.get(pid)) for pid, a in WATCH.sockets if not is_loopback(a)]
+    assert exposed == []
 
 
 def cells_of(cells: list[Cell], scenario: str, table_format: str = "iceberg") -> list[Cell]:
