@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import Cell, Outcome
+from harness.results.outcomes import Cell, Outcome, table_kind
 
 
 def case_id(cell: Cell) -> str:
@@ -22,7 +22,7 @@ def case_id(cell: Cell) -> str:
     (`trino.cow.snapshot.filter.type_change/int_to_long[column_names]`) and the table format
     before the table type where it is not Hudi (`spark.iceberg.cow.snapshot...`)."""
     query = cell.query_type if cell.shape == "all" else f"{cell.query_type}.{cell.shape}"
-    kind = cell.table_type if cell.format == "hudi" else f"{cell.format}.{cell.table_type}"
+    kind = table_kind(cell.format, cell.table_type, ".")
     return f"{cell.engine}.{kind}.{query}.{cell.scenario}[{cell.variant}]"
 
 
@@ -65,7 +65,7 @@ def render_junit(judged: list[Judged], run_id: str) -> str:
 def testcase_element(suite: ET.Element, cell: Cell, **attributes: str) -> ET.Element:
     """A cell's `<testcase>` in `suite`: class `engine.table_type.query_type` (the table format
     before the table type where it is not Hudi), name `scenario[variant]`."""
-    kind = cell.table_type if cell.format == "hudi" else f"{cell.format}.{cell.table_type}"
+    kind = table_kind(cell.format, cell.table_type, ".")
     return ET.SubElement(
         suite,
         "testcase",

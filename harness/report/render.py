@@ -125,11 +125,6 @@ def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str, str], list[Ce
     return dict(sections)
 
 
-def _short_kind(cell: Cell) -> str:
-    """`mor`, and `iceberg mor` for a table of another format than Hudi."""
-    return cell.table_type if cell.format == "hudi" else f"{cell.format} {cell.table_type}"
-
-
 def _kind(table_format: str, table_type: str) -> str:
     """`copy-on-write`, and `Iceberg copy-on-write` for a table of another format than Hudi."""
     name = TABLE_TYPE_NAMES[table_type]
@@ -172,7 +167,7 @@ def _evidence(row: Judged) -> list[str]:
     cell = row.cell
     lines = [
         "",
-        f"### {cell.engine} · {_short_kind(cell)} · {cell.query_type}"
+        f"### {cell.engine} · {cell.table_kind} · {cell.query_type}"
         + ("" if cell.shape == "all" else f" ({cell.shape})")
         + f" · `{cell.scenario}` [{cell.variant}]",
         "",

@@ -15,6 +15,12 @@ BASELINE_NOTE = "fails without any schema change"
 ROWS_LOST = "rows lost without an error"
 
 
+def table_kind(table_format: str, table_type: str, separator: str = " ") -> str:
+    """How a table is named to users: its table type (`mor`), after its format where that is
+    not Hudi (`iceberg mor`; `iceberg.mor` with `separator` "." in ids)."""
+    return table_type if table_format == "hudi" else f"{table_format}{separator}{table_type}"
+
+
 class Outcome(StrEnum):
     """What happened in a cell (see the README for the meaning of each)."""
 
@@ -69,6 +75,11 @@ class Cell:
     #: The table format the writer wrote (`harness.writer.FORMATS`): `hudi` in every results
     #: file written before lakecompat wrote other formats.
     format: str = "hudi"
+
+    @property
+    def table_kind(self) -> str:
+        """`mor`, or `iceberg mor` for a table of another format than Hudi."""
+        return table_kind(self.format, self.table_type)
 
     @property
     def key(self) -> tuple[str, ...]:

@@ -76,7 +76,7 @@ class Progress:
         """What to say of one cell ("" for nothing)."""
         if cell.outcome in (Outcome.PASS, Outcome.UNSUPPORTED):
             return ""
-        kind = cell.table_type if cell.format == "hudi" else f"{cell.format} {cell.table_type}"
+        kind = cell.table_kind
         if cell.outcome is Outcome.REJECTED:
             table = (cell.scenario, cell.format, cell.table_type)
             if table in self._refused:

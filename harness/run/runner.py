@@ -27,7 +27,7 @@ from engines.context import RunContext
 from engines.errors import describe_error
 from engines.spark.runtime import SparkRuntime
 from harness.report.render import write_reports
-from harness.results.outcomes import Cell
+from harness.results.outcomes import Cell, table_kind
 from harness.results.store import ResultsWriter, load_run, record_event, write_run_info
 from harness.run import cells, interrupt
 from harness.run import folder as run_folder
@@ -354,7 +354,7 @@ class Runner:
                     pipeline.drain()
                     self.fleet.restart_everything(context, engines)
                 previous = scenario
-                kind = table_type if table_format == "hudi" else f"{table_format} {table_type}"
+                kind = table_kind(table_format, table_type)
                 self.progress.stage(f"writing {scenario.id} ({kind})")
                 if not context.spark.alive():  # Spark died since its last job
                     record_event(context.run_dir, {"event": "restart", "engine": "spark-writer"})

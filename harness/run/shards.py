@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.results.outcomes import table_kind
 from harness.scenario.model import Scenario
 
 #: The file in every run folder with the seconds each table cost (writing and reading).
@@ -57,8 +58,7 @@ def table_id(scenario: Scenario | str, table_type: str, table_format: str = "hud
     """`scenario/id (cow)`: how shards, cost files and merges name a table; another format
     than Hudi comes before the table type (`scenario/id (iceberg mor)`)."""
     name = scenario if isinstance(scenario, str) else scenario.id
-    kind = table_type if table_format == "hudi" else f"{table_format} {table_type}"
-    return f"{name} ({kind})"
+    return f"{name} ({table_kind(table_format, table_type)})"
 
 
 def estimate(scenario: Scenario, table_type: str, cells: int) -> float:
