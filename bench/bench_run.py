@@ -114,6 +114,8 @@ PROCESS_MARKERS = {
     "lakecompat.TrinoMain": "trino",
     "readers/hudi-rs": "hudi-rs",
     "readers/daft": "daft",
+    "readers/pyiceberg": "pyiceberg",
+    "readers/polars": "polars",
     "lakecompat.FlinkSqlServer": "flink",
 }
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

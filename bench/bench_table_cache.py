@@ -47,6 +47,7 @@ QUERY_PROCESSES = {
     "hudi-rs": "hudi-rs",
     "daft": "daft",
     "pyiceberg": "pyiceberg",
+    "polars": "polars",
 }
 
 

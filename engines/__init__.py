@@ -12,6 +12,7 @@ _REGISTRY = {
     "flink": "engines.flink.reader:FlinkEngine",
     "hive": "engines.hive.reader:HiveEngine",
     "hudi-rs": "engines.library.hudi_rs:HudiRsEngine",
+    "polars": "engines.library.polars:PolarsEngine",
     "presto": "engines.presto.reader:PrestoEngine",
     "pyiceberg": "engines.library.pyiceberg:PyIcebergEngine",
     "spark": "engines.spark.reader:SparkEngine",

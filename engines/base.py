@@ -282,6 +282,8 @@ class Engine(ABC):
         """The reason of an UNSUPPORTED cell."""
         kind = f"{table_format} {table_type}" if table_format not in (None, "hudi") else table_type
         default = f"{cls.name} has no {query_type} query for {kind} tables"
+        if table_format not in (None, cls.formats[0]):
+            return default  # `unsupported` speaks for the first format
         return cls.unsupported.get(query_type, default)
 
 

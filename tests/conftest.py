@@ -29,7 +29,7 @@ def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     test_integration_shards (the whole run the shards must add up to)."""
     return console_run(
         tmp_path_factory.mktemp("shared-run"),
-        *("--scenarios", ",".join(SHARED_SCENARIOS)),
+        *("--scenarios", ",".join(SHARED_SCENARIOS), "--formats", "hudi"),
         quiet=False,
     )
 
@@ -46,6 +46,7 @@ def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     return console_run(
         tmp_path_factory.mktemp("lagging-readers"),
         *("--engines", ",".join(SHARED_ENGINES), "--scenarios", "rename_column/rename"),
+        *("--formats", "hudi"),
         # SELECT * only: the older readers' shaped reads have no reviewed known outcomes yet
         *("--shapes", "all"),
         *("--hive-hudi-version", "0.15.0", "--spark-hudi-version", "0.15.0"),

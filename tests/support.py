@@ -141,6 +141,7 @@ def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Pat
         scenarios_dir=SCENARIOS,
         pattern=pattern,
         engines=(engine,),
+        formats=("hudi",),
         table_types=("cow",),
         shapes=("all",),
         reports_dir=reports,
@@ -164,6 +165,7 @@ def quiet_run(
         scenarios_dir=SCENARIOS,
         pattern=pattern,
         engines=engines,
+        formats=("hudi",),
         shapes=shapes,
         reports_dir=reports,
         keep_tables=True,  # some tests look at the written files

@@ -40,7 +40,8 @@ CASES = [
     case(
         "unknown_engine",
         "known[0].engine",
-        "unknown engine 'sparkk'; known: daft, flink, hive, hudi-rs, presto, pyiceberg, spark, "
+        "unknown engine 'sparkk'; known: daft, flink, hive, hudi-rs, polars, presto, pyiceberg, "
+        "spark, "
         "trino",
     ),
     case("scenario_matches_nothing", "known[0].scenario", "'rename_colum/*' matches no scenario"),

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = "rename_column/rename,add_column/at_end"
 MANAGED_SCENARIOS = ("baseline/no_change", *SCENARIOS.split(","))
-OPTIONS = ("--scenarios", SCENARIOS, "--shapes", "all", "--quiet")
+OPTIONS = ("--scenarios", SCENARIOS, "--formats", "hudi", "--shapes", "all", "--quiet")
 #: First use provisions Trino, Hive and Spark's Hudi bundle (downloads): allow for it.
 START_TIMEOUT = 1200
 

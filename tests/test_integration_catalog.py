@@ -63,6 +63,7 @@ def order_options(order: str, reports: Path) -> RunOptions:
         scenarios_dir=SCENARIOS,
         pattern=",".join(SUBSET),
         engines=ENGINES,
+        formats=("hudi",),
         shapes=("all",) if restarted else DEFAULT_SHAPES,
         variants="default" if restarted else "all",
         reports_dir=reports,

@@ -40,6 +40,7 @@ def faulty_run(
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
         engines=engines,
+        formats=("hudi",),
         table_types=("cow",),
         reports_dir=reports,
         query_timeout=options.get("query_timeout", 120),
@@ -108,6 +109,7 @@ def test_a_writer_step_that_runs_too_long_is_an_error_not_a_rejection(tmp_path: 
         scenarios_dir=SCENARIOS,
         pattern="rename_column/rename",
         engines=("spark",),
+        formats=("hudi",),
         table_types=("cow",),
         reports_dir=tmp_path,
         step_timeout=0.5,  # no Hudi write finishes this fast

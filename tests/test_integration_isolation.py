@@ -27,6 +27,7 @@ def run(reports: Path, **options: object) -> RunResult:
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
         engines=("spark", "hive"),
+        formats=("hudi",),
         table_types=("cow",),
         reports_dir=reports,
         **options,  # type: ignore[arg-type]

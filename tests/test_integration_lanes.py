@@ -41,6 +41,7 @@ def test_two_hiveservers_and_a_spark_of_its_own_give_the_cells_of_one_run(
         scenarios_dir=SCENARIOS,
         pattern=",".join(SHARED_SCENARIOS),
         engines=engines,
+        formats=("hudi",),
         reports_dir=tmp_path,
         lanes=True,
     )

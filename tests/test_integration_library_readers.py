@@ -42,6 +42,7 @@ def run(
         scenarios_dir=SCENARIOS,
         pattern=pattern,
         engines=engines,
+        formats=("hudi",),
         reports_dir=reports,
         **options,  # type: ignore[arg-type]
     )

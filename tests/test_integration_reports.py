@@ -38,6 +38,8 @@ def spark_run(reports: Path, *extra: str | Path) -> tuple[subprocess.CompletedPr
         "run",
         "--engines",
         "spark",
+        "--formats",
+        "hudi",
         "--scenarios",
         SCENARIO,
         "--table-types",

@@ -36,6 +36,7 @@ def spark_run(reports: Path, engines: tuple[str, ...] = ("spark",)) -> tuple[Pat
         scenarios_dir=SCENARIOS,
         pattern=PATTERN,
         engines=engines,
+        formats=("hudi",),
         table_types=("cow",),
         reports_dir=reports,
     )

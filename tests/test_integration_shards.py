@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 OPTIONS = (
     *("--engines", ",".join(SHARED_ENGINES)),
     *("--scenarios", ",".join(SHARED_SCENARIOS)),
+    *("--formats", "hudi"),
     "--quiet",
 )
 

@@ -177,6 +177,7 @@ def test_a_table_without_old_files_gives_errors_naming_the_precondition(tmp_path
         shapes=("all",),
         scenarios_dir=scenarios.parent,
         engines=("spark",),
+        formats=("hudi",),
         reports_dir=tmp_path / "reports",
     )
     cells = Runner(options, Progress(quiet=True)).run().cells

@@ -1,5 +1,6 @@
 """Integration: cells read from cached tables equal those read from freshly written ones, for
-every default engine, and a changed scenario is written afresh."""
+every default engine of both table formats (Hudi tables are copied from the cache, Iceberg
+tables read where they were written into it), and a changed scenario is written afresh."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from support import SCENARIOS
 
 from harness.results.outcomes import Cell
-from harness.run.options import DEFAULT_ENGINES, RunOptions
+from harness.run.options import DEFAULT_FORMATS, RunOptions, default_engines
 from harness.run.progress import Progress
 from harness.run.runner import Runner
 
@@ -75,13 +76,16 @@ def test_cells_of_cached_tables_equal_those_of_fresh_ones_for_every_default_engi
     fresh, cached = fresh_and_cached
     assert {c.table_from for c in fresh} == {"written"}
     assert {c.table_from for c in cached} == {"cache"}
-    assert {c.engine for c in fresh} == set(DEFAULT_ENGINES)
+    assert {c.engine for c in fresh} == set(default_engines(DEFAULT_FORMATS))
+    assert {c.format for c in fresh} == set(DEFAULT_FORMATS)
     by_key = {c.key: c for c in cached}
     assert set(by_key) == {c.key for c in fresh}
     differing = [c.key for c in fresh if comparable(c) != comparable(by_key[c.key])]
     assert differing == []
     # Both kinds of table are there: read by the engines, and refused by the writer.
-    outcomes = {c.scenario: c.outcome.value for c in fresh if c.engine == "spark"}
+    outcomes = {
+        c.scenario: c.outcome.value for c in fresh if c.engine == "spark" and c.format == "hudi"
+    }
     assert outcomes["add_column/first"] == "REJECTED"
     assert outcomes["rename_column/rename"] != "REJECTED"
 
@@ -93,7 +97,12 @@ def test_a_changed_scenario_is_written_afresh_and_read_as_changed(
     # scenarios finds where its content is the same (here: the baseline's).
     scenarios = tmp_path / "scenarios"
     shutil.copytree(SCENARIOS, scenarios)
-    spark_cow = {"engines": ("spark",), "table_types": ("cow",), "pattern": "rename_column/rename"}
+    spark_cow = {
+        "engines": ("spark",),
+        "formats": ("hudi",),
+        "table_types": ("cow",),
+        "pattern": "rename_column/rename",
+    }
     renamed = scenarios / "rename_column" / "rename.yaml"
     renamed.write_text(renamed.read_text().replace("title:", "title: (edited)", 1))
     changed = run(tmp_path / "r2", cache, scenarios, **spark_cow)

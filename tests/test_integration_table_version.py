@@ -28,6 +28,7 @@ def test_a_run_asked_for_table_version_6_writes_and_reads_version_6_tables(
         scenarios_dir=SCENARIOS,
         pattern="rename_column/rename",
         engines=("spark",),
+        formats=("hudi",),
         table_types=("cow",),
         shapes=("all",),
         reports_dir=tmp_path / "reports",

@@ -30,6 +30,8 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
         SCENARIO,
         "--engines",
         "spark",
+        "--formats",
+        "hudi",
         "--table-types",
         "mor",
         "--shapes",

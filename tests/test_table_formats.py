@@ -12,6 +12,7 @@ import pytest
 from support import SCENARIOS
 
 from engines import engine_class
+from engines.attached import Attachments
 from engines.library.pyiceberg import PyIcebergEngine
 from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef, iceberg_metadata
@@ -55,8 +56,19 @@ def test_each_engine_reads_the_formats_it_declares() -> None:
     assert engine_class("pyiceberg").formats == ("iceberg",)
     assert engine_class("hive").formats == ("hudi",)
     assert default_engines(("hudi",)) == ("spark", "hive", "trino", "hudi-rs", "daft")
-    assert default_engines(("iceberg",)) == ("spark", "trino", "pyiceberg")
-    assert default_engines(("hudi", "iceberg"))[-1] == "pyiceberg"
+    assert default_engines(("iceberg",)) == ("spark", "trino", "pyiceberg", "daft", "polars")
+    assert default_engines(("hudi", "iceberg"))[-2:] == ("pyiceberg", "polars")
+
+
+def test_a_run_writes_every_format_one_of_its_engines_reads_unless_told() -> None:
+    assert RunOptions().formats == ("hudi", "iceberg")
+    assert RunOptions().engines == default_engines(("hudi", "iceberg"))
+    assert RunOptions(engines=("hive", "hudi-rs")).formats == ("hudi",)
+    assert RunOptions(engines=("polars",)).formats == ("iceberg",)
+    assert RunOptions(engines=("hive", "polars")).formats == ("hudi", "iceberg")
+    assert RunOptions(engines=("spark",), formats=("hudi",)).formats == ("hudi",)
+    attached = Attachments(trino="http://127.0.0.1:8080")
+    assert RunOptions(attachments=attached).formats == ("hudi",)
 
 
 def test_an_iceberg_table_is_read_with_its_own_query_types_and_variants() -> None:
@@ -124,7 +136,7 @@ def test_a_run_refuses_an_engine_that_reads_none_of_its_formats() -> None:
     with pytest.raises(ValueError, match="--engines names hive, which reads hudi tables"):
         check_formats(RunOptions(engines=("spark", "hive"), formats=("iceberg",)))
     with pytest.raises(ValueError, match="--engines names pyiceberg, which reads iceberg"):
-        check_formats(RunOptions(engines=("pyiceberg",)))
+        check_formats(RunOptions(engines=("pyiceberg",), formats=("hudi",)))
     check_formats(RunOptions(engines=("spark", "pyiceberg"), formats=("hudi", "iceberg")))
     with pytest.raises(ValueError, match="--formats names iceberg, whose tables none of the"):
         check_formats(RunOptions(engines=("hive",), formats=("hudi", "iceberg")))

@@ -1,19 +1,23 @@
-"""Daft as a reader: `daft.read_hudi`, Daft's own reader of Hudi tables (PyPI `daft`).
+"""Daft as a reader: `daft.read_hudi` and `daft.read_iceberg`, Daft's own readers of Hudi and
+Iceberg tables (PyPI `daft`; PyIceberg opens an Iceberg table for it).
 
-It reads a table from its location, with no catalog: a snapshot of a copy-on-write table. Its
-Hudi reader (`daft/io/hudi/pyhudi`, pure Python) refuses merge-on-read tables ("Only support
-COPY_ON_WRITE table") and tables of other versions than 5 and 6 ("Only support table version
-5 and 6", that is Hudi 0.12 to 0.15); it has no incremental query and no time travel. Daft
-reads with no settings of its own, so it has one variant.
+It reads a table with no catalog: a Hudi table from its location, an Iceberg table from its
+current metadata file. Its Hudi reader (`daft/io/hudi/pyhudi`, pure Python) reads a snapshot of
+a copy-on-write table: it refuses merge-on-read tables ("Only support COPY_ON_WRITE table") and
+tables of other versions than 5 and 6 ("Only support table version 5 and 6", that is Hudi 0.12
+to 0.15); it has no incremental query and no time travel. Its Iceberg reader plans with
+PyIceberg and reads the files itself; time travel is `snapshot_id=`. Daft reads with no
+settings of its own, so it has one variant.
 """
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from engines.library.reader import LibraryReader
 from engines.shape import ALL, COUNT_COLUMN, Shape
-from engines.table import TableRef
+from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
 
 _READ = "import daft\n\nanswer = {call}.to_arrow()\n"
 #: What a shaped read's literals need (decimals and dates are written as Python values).
@@ -32,9 +36,23 @@ class DaftEngine(LibraryReader):
     default_version = "0.7.26"
     version_variable = "LAKECOMPAT_DAFT_VERSION"
     # Daft's `hudi` extra names no package, but its Hudi reader imports sortedcontainers.
-    extra_packages = ("sortedcontainers",)
+    # Its `iceberg` extra is PyIceberg, which opens an Iceberg table's metadata for it.
+    extra_packages = ("sortedcontainers", "pyiceberg==0.12.0")
     imports = ("daft", "daft.io.hudi.pyhudi.table")
     takes_settings = False
+    formats = ("hudi", "iceberg")
+    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
+        "iceberg": FORMAT_QUERY_TYPES["iceberg"]
+    }
+    # Which data file fails first, and how, depends on which of Daft's parallel reads of a
+    # table's files gets there first.
+    unstable_errors = (
+        (
+            re.compile(r"^DaftCoreException: DaftError::CorruptFile Failed to decode parquet"),
+            "DaftCoreException: DaftError::CorruptFile Failed to decode a parquet column of one "
+            "of the table's data files",
+        ),
+    )
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
     probe_only: ClassVar[dict[tuple[str, str], str]] = {
         ("mor", "snapshot"): _COW_ONLY,
@@ -51,9 +69,16 @@ class DaftEngine(LibraryReader):
         path = self.path_of(table)
         if table.format == "parquet":
             return _READ.format(call=f"daft.read_parquet({path + '/*.parquet'!r})")
+        if table.format == "iceberg":
+            arguments = [repr(str(iceberg_metadata(table.path)))]
+            if query_type == "time_travel":
+                arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+            read = f"daft.read_iceberg({', '.join(arguments)})"
+        else:
+            read = f"daft.read_hudi({path!r})"
         if shape == ALL:
-            return _READ.format(call=f"daft.read_hudi({path!r})")
-        lines = [_SHAPED_IMPORTS, f"df = daft.read_hudi({path!r})"]
+            return _READ.format(call=read)
+        lines = [_SHAPED_IMPORTS, f"df = {read}"]
         predicate = shape.predicate
         if predicate is not None:
             name, *fields = predicate.path

@@ -42,6 +42,7 @@ from harness.run.options import (
     RunOptions,
     RunResult,
     default_engines,
+    default_formats,
 )
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
@@ -57,9 +58,9 @@ def add_run_parser(commands: Subcommands) -> None:
     run = commands.add_parser(
         "run",
         help="run the matrix and write reports/latest/",
-        description="Write every selected scenario as a Hudi table (and, with --formats, as an "
-        "Iceberg table), read it with every engine that reads its format, and write the run "
-        "folder (reports/runs/<id>/) and reports/latest/.",
+        description="Write every selected scenario as a Hudi table and as an Iceberg table "
+        "(--formats: one of them), read each table with every engine that reads its format, "
+        "and write the run folder (reports/runs/<id>/) and reports/latest/.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -67,10 +68,10 @@ def add_run_parser(commands: Subcommands) -> None:
     run.add_argument(
         "--formats",
         type=csv,
-        default=DEFAULT_FORMATS,
+        default=None,
         help=f"comma-separated table formats to write each scenario in (known: "
-        f"{', '.join(FORMATS)}; default: {','.join(DEFAULT_FORMATS)}); each format's tables are "
-        "read by the engines that read it",
+        f"{', '.join(FORMATS)}; default: {','.join(DEFAULT_FORMATS)}, less a format none of "
+        "--engines reads); each format's tables are read by the engines that read it",
     )
     run.add_argument(
         "--engines",
@@ -268,11 +269,7 @@ def selection(args: argparse.Namespace) -> dict[str, Any]:
     odd = [s for s in args.shapes if s not in SHAPES]
     if odd:
         raise ValueError(f"unknown query shape {odd[0]!r} in --shapes; known: {', '.join(SHAPES)}")
-    formats = tuple(getattr(args, "formats", DEFAULT_FORMATS))
-    strange = [f for f in formats if f not in FORMATS]
-    if strange or not formats:
-        named = f"unknown table format {strange[0]!r}" if strange else "no table format"
-        raise ValueError(f"{named} in --formats; known: {', '.join(FORMATS)}")
+    formats = _formats(args)
     return {
         "scenarios_dir": args.scenario_dir,
         "pattern": args.scenarios,
@@ -284,6 +281,22 @@ def selection(args: argparse.Namespace) -> dict[str, Any]:
         "expectations_dir": expectations_dir(args),
         "table_cache": None if args.no_table_cache else default_location(),
     }
+
+
+def _formats(args: argparse.Namespace) -> tuple[str, ...]:
+    """`--formats`, or the formats written without it: Hudi's alone for `qualify` (its version
+    points set Hudi releases) and with attached engines (they read Hudi tables only); else
+    the default formats that one of `--engines` reads."""
+    if not hasattr(args, "formats"):
+        return ("hudi",)
+    if args.formats is None:
+        return ("hudi",) if _attachments(args).any else default_formats(args.engines)
+    formats = tuple(args.formats)
+    strange = [f for f in formats if f not in FORMATS]
+    if strange or not formats:
+        named = f"unknown table format {strange[0]!r}" if strange else "no table format"
+        raise ValueError(f"{named} in --formats; known: {', '.join(FORMATS)}")
+    return formats
 
 
 def add_merge_parser(commands: Subcommands) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines import UnknownEngineError, engine_class
 from engines.attached import Attachments
 from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
@@ -14,15 +15,35 @@ from harness.scenario.shapes import DEFAULT_SHAPES
 from harness.writer.cache import default_location
 
 DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
-#: The table formats a run writes unless `--formats` says otherwise.
-DEFAULT_FORMATS = ("hudi",)
+#: The table formats a run writes unless `--formats` says otherwise (those of them that one
+#: of the run's engines reads: `default_formats`).
+DEFAULT_FORMATS = ("hudi", "iceberg")
 #: The engines each table format is read with unless `--engines` names others.
-DEFAULT_READERS = {"hudi": DEFAULT_ENGINES, "iceberg": ("spark", "trino", "pyiceberg")}
+DEFAULT_READERS = {
+    "hudi": DEFAULT_ENGINES,
+    "iceberg": ("spark", "trino", "pyiceberg", "daft", "polars"),
+}
 
 
 def default_engines(formats: tuple[str, ...]) -> tuple[str, ...]:
     """The engines a run of `formats` reads with when `--engines` names none, in order."""
     return tuple(dict.fromkeys(name for f in formats for name in DEFAULT_READERS[f]))
+
+
+def default_formats(engines: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The formats a run writes when `--formats` names none: the default formats that one of
+    `engines` reads (None: every default format, read by each one's default readers)."""
+    if engines is None:
+        return DEFAULT_FORMATS
+
+    def reads(name: str, table_format: str) -> bool:
+        try:
+            return engine_class(name).reads_format(table_format)
+        except UnknownEngineError:  # refused with the known names before the run starts
+            return False
+
+    chosen = tuple(f for f in DEFAULT_FORMATS if any(reads(n, f) for n in engines))
+    return chosen or DEFAULT_FORMATS
 
 
 @dataclass
@@ -31,10 +52,11 @@ class RunOptions:
 
     scenarios_dir: Path = Path("scenarios")
     pattern: str | None = None
-    engines: tuple[str, ...] = DEFAULT_ENGINES
+    engines: tuple[str, ...] = default_engines(DEFAULT_FORMATS)
     #: The table formats written (`harness.writer.FORMATS`), each scenario once per format
-    #: that has its steps; each format's tables are read by the engines that read it.
-    formats: tuple[str, ...] = DEFAULT_FORMATS
+    #: that has its steps; each format's tables are read by the engines that read it. Left
+    #: out (None): the default formats that one of `engines` reads (`default_formats`).
+    formats: tuple[str, ...] = None  # type: ignore[assignment]  # set in __post_init__
     table_types: tuple[str, ...] = ("cow", "mor")
     #: The query shapes to read (`harness.scenario.shapes`): `all` is `SELECT *` with every
     #: query type and variant; the others read the snapshot under each engine's default.
@@ -91,6 +113,11 @@ class RunOptions:
     #: in several instances at once. None: when the run reads at least `LANES_FROM_TABLES`
     #: tables, where the time saved outweighs starting another instance.
     lanes: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.formats is None:
+            attached = self.attachments.any  # attached engines read Hudi tables only
+            self.formats = ("hudi",) if attached else default_formats(self.engines)
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""

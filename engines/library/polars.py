@@ -1,0 +1,69 @@
+"""Polars as a reader: `polars.scan_iceberg` (PyPI `polars`, with `polars-iceberg`, Polars' own
+planner of Iceberg scans, and PyIceberg, which it needs to open a table).
+
+It reads a table from its current metadata file, with no catalog and no service: a lazy scan
+that Polars plans and reads itself. Time travel is the scan of the reference snapshot
+(`snapshot_id=`). A shape's filter and columns are Polars expressions on the lazy scan
+(`filter`, `select`), which Polars pushes into it. Polars reads with no settings of its own,
+so it has one variant. It has no reader of Hudi tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import ClassVar
+
+from engines.library.reader import LibraryReader
+from engines.shape import COUNT_COLUMN, Shape
+from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
+
+#: The control check reads the plain Parquet table with Polars' Parquet reader.
+_PARQUET = "import polars as pl\n\nanswer = pl.read_parquet({path!r}).to_arrow()\n"
+
+
+class PolarsEngine(LibraryReader):
+    """Polars, scanning each table from its metadata file."""
+
+    name = "polars"
+    display_name = "Polars"
+    distribution = "polars"
+    default_version = "2.1.0"
+    version_variable = "LAKECOMPAT_POLARS_VERSION"
+    extra_packages = ("polars-iceberg==0.1.0", "pyiceberg==0.12.0", "pyarrow")
+    imports = ("polars", "pyarrow")
+    takes_settings = False
+    formats = ("iceberg",)
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = FORMAT_QUERY_TYPES["iceberg"]
+
+    def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
+        """The read's code: the lazy scan of the current snapshot (time travel: of the reference
+        snapshot), a shape's filter and columns as expressions on it."""
+        if table.format == "parquet":
+            return _PARQUET.format(path=f"{self.path_of(table)}/*.parquet")
+        imports = ["import polars as pl"]
+        arguments = [repr(str(iceberg_metadata(table.path)))]
+        if query_type == "time_travel":
+            arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+        lines = [f"scan = pl.scan_iceberg({', '.join(arguments)})"]
+        predicate = shape.predicate
+        if predicate is not None:
+            name, *fields = predicate.path
+            column = f"pl.col({name!r})" + "".join(f".struct.field({f!r})" for f in fields)
+            if predicate.op == "is null":
+                lines.append(f"scan = scan.filter({column}.is_null())")
+            elif predicate.op == "=":
+                lines.append(f"scan = scan.filter({column} == {predicate.values[0]!r})")
+            else:
+                low, high = predicate.values
+                lines.append(f"scan = scan.filter({column}.is_between({low!r}, {high!r}))")
+            if any(isinstance(v, Decimal) for v in predicate.values):
+                imports.insert(0, "from decimal import Decimal")
+            if any(isinstance(v, dt.date) for v in predicate.values):
+                imports.insert(0, "import datetime")
+        if shape.columns:
+            lines.append(f"scan = scan.select({', '.join(map(repr, shape.columns))})")
+        if shape.counts:
+            lines.append(f"scan = scan.select(pl.len().cast(pl.Int64).alias({COUNT_COLUMN!r}))")
+        lines.append("answer = scan.collect().to_arrow()")
+        return "\n".join(imports) + "\n\n" + "\n".join(lines) + "\n"
