@@ -20,6 +20,7 @@ from harness.cli import main
 from harness.report.junit import case_id
 from harness.results.expectations import ExpectationError, Known, load_expectations
 from harness.results.outcomes import Cell, Outcome
+from harness.run.command import tables_line
 from harness.run.options import RunOptions, default_engines
 from harness.run.plan import check_formats
 from harness.run.reads import table_reads
@@ -209,3 +210,15 @@ def test_pyiceberg_has_no_such_table_without_metadata(tmp_path: Path) -> None:
     engine = PyIcebergEngine.__new__(PyIcebergEngine)
     with pytest.raises(Exception, match="no Iceberg metadata found"):
         engine.shaped_sql(table, "snapshot", ALL)
+
+
+def test_the_tables_line_counts_each_format_s_tables() -> None:
+    cells = [
+        cell(format="hudi", table_from="written"),
+        cell(format="hudi", table_from="written", engine="hive"),
+        cell(table_from="cache"),
+    ]
+    assert tables_line(cells) == (
+        "tables: 1 of 2 read from the table cache, 1 written (--no-table-cache writes every one)"
+    )
+    assert tables_line(cells[:2]) == ""

@@ -31,7 +31,7 @@ from harness.options import (
     table_cache_option,
 )
 from harness.report.command import judgement
-from harness.results.outcomes import summary_line
+from harness.results.outcomes import Cell, summary_line
 from harness.run.fleet import REGISTER_LIMIT
 from harness.run.folder import resume_options
 from harness.run.merge import merge as merge_shards
@@ -416,16 +416,25 @@ def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str
     return grouped
 
 
+def tables_line(cells: list[Cell]) -> str:
+    """How many of the run's tables (of every format) came from the table cache; "" when none
+    did."""
+    tables = {(c.format, c.scenario, c.table_type): c.table_from for c in cells}
+    cached = sum(1 for source in tables.values() if source == "cache")
+    if not cached:
+        return ""
+    return (
+        f"tables: {cached} of {len(tables)} read from the table cache, "
+        f"{len(tables) - cached} written (--no-table-cache writes every one)"
+    )
+
+
 def _finish(result: RunResult, args: argparse.Namespace) -> int:
     latest = args.reports / "latest"
     print(summary_line(result.cells))
-    tables = {(c.scenario, c.table_type): c.table_from for c in result.cells}
-    cached = sum(1 for source in tables.values() if source == "cache")
-    if cached:
-        print(
-            f"tables: {cached} of {len(tables)} read from the table cache, "
-            f"{len(tables) - cached} written (--no-table-cache writes every one)"
-        )
+    line = tables_line(result.cells)
+    if line:
+        print(line)
     print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
     return judgement(result.judged, args.strict)
 
