@@ -12,10 +12,13 @@ import pytest
 from support import SCENARIOS
 
 from engines.spark.runtime import iceberg_catalog_name
+from harness.run.plan import format_tables
 from harness.scenario import model as sc
 from harness.scenario.load import load_scenarios
+from harness.scenario.shapes import shapes_for
 from harness.scenario.types import parse_type
 from harness.writer import layout
+from harness.writer.hudi.writer import HudiWriter
 from harness.writer.iceberg.files import current_snapshot, live_files
 from harness.writer.iceberg.statements import (
     create_statement,
@@ -145,3 +148,30 @@ def test_live_files_are_data_and_delete_files_with_their_schemas(tmp_path: Path)
         "steps[1] upsert, after the schema change: 1 data file [id int, product string]",
         "the scenario needs old_files and new_files: present",
     ]
+
+
+def test_partition_evolution_is_an_alter_table_of_iceberg_and_no_hudi_table() -> None:
+    scenarios = {s.id: s for s in load_scenarios(SCENARIOS)}
+    replaced = scenarios["keys_partitions/partition_evolution_replace_field"]
+    drop, add = replaced.spec.steps[:2]
+    assert ddl("t", drop) == "ALTER TABLE `t` DROP PARTITION FIELD `region`"
+    added = ddl("t", add, identifier="c.`n`.`t`")
+    assert added == "ALTER TABLE c.`n`.`t` ADD PARTITION FIELD `name`"
+    assert not_applicable(replaced.spec) is None
+    assert sc.partition_columns(replaced.spec) == ["name"]
+    assert "partition fields are fixed" in (HudiWriter.not_applicable(replaced) or "")
+    assert HudiWriter.not_applicable(scenarios["rename_column/rename"]) is None
+    # The run leaves the scenario out of the Hudi tables and writes it as an Iceberg table.
+    chosen = [replaced, scenarios["rename_column/rename"]]
+    planned = {(s.id, f) for s, _, f in format_tables(chosen, ("cow",), ("hudi", "iceberg"))}
+    assert (replaced.id, "hudi") not in planned and (replaced.id, "iceberg") in planned
+
+
+def test_a_filter_on_a_new_partition_field_is_among_the_shapes() -> None:
+    scenarios = {s.id: s for s in load_scenarios(SCENARIOS)}
+    added = scenarios["keys_partitions/partition_evolution_add_field"]
+    shapes = {shape.name: shape for shape in shapes_for(added.spec)}
+    assert shapes["partition"].predicate is not None
+    assert shapes["partition"].predicate.column == "region"
+    assert shapes["filter"].predicate is not None and shapes["filter"].predicate.column == "region"
+    assert "region" in shapes["project"].columns

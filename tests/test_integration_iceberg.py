@@ -2,7 +2,8 @@
 and Polars.
 
 A rename, a drop then re-add, a promotion Iceberg allows and one it refuses, a new nested field
-and a partitioned table, each written in both formats; the run is judged by the reviewed known
+and a partitioned table, each written in both formats, and a partition evolution (Iceberg
+only); the run is judged by the reviewed known
 outcomes, and run again in the reverse order, which must give the same cells.
 """
 
@@ -29,6 +30,7 @@ SUBSET = (
     "type_change/int_to_string",
     "add_column/nested_struct_field",
     "keys_partitions/partitioned_add_column",
+    "keys_partitions/partition_evolution_add_field",
 )
 ENGINES = ("spark", "trino", "pyiceberg", "daft", "polars")
 
@@ -132,6 +134,26 @@ def test_what_iceberg_refuses_is_rejected_and_what_it_allows_is_read(
     assert "Cannot change column type" in refused[0].reason or "NOT_SUPPORTED" in refused[0].reason
     promoted = cells_of(cells, "type_change/int_to_long")
     assert promoted and all(c.outcome is Outcome.PASS for c in promoted)
+
+
+def test_a_filter_on_a_partition_field_added_later_reads_old_and_new_files(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    _, cells = run
+    evolved = [c for c in cells if c.scenario == "keys_partitions/partition_evolution_add_field"]
+    assert {c.format for c in evolved} == {"iceberg"}  # no Hudi table: Hudi has no such step
+    spark = next(c for c in evolved if c.engine == "spark" and c.query_type == "snapshot")
+    # Files of both partitionings are live: the insert's, before the change, and the upsert's.
+    groups = {(g["written_by"], g["when"]) for g in spark.evidence.files["groups"]}
+    assert ("steps[0] insert", "before the schema change") in groups, groups
+    assert ("steps[2] upsert", "after the schema change") in groups, groups
+    filters = {c.engine: c for c in evolved if c.shape == "filter" and c.table_type == "cow"}
+    assert set(filters) == set(ENGINES)
+    for engine in ("spark", "trino", "pyiceberg", "polars"):
+        assert filters[engine].outcome is Outcome.PASS, filters[engine].reason
+    # Daft answers from partition values alone and keeps an old file's other rows (known).
+    assert filters["daft"].outcome is Outcome.WRONG
+    assert "do not match it" in filters["daft"].reason
 
 
 def test_known_outcomes_judge_both_formats_and_the_reports_show_each(

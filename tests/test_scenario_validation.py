@@ -54,6 +54,12 @@ CASES = [
     case("drop_unknown_column", "steps[1].column", "no column 'name'"),
     case("change_type_unknown_column", "steps[0].column", "no column 'quantity'"),
     case("add_column_after_unknown", "steps[0].after", "no column 'nme'"),
+    case("partition_field_unknown_column", "steps[0].column", "'regio' is not a column"),
+    case(
+        "drop_partition_field_not_partitioned",
+        "steps[0].column",
+        "the table is not partitioned by 'name' (region)",
+    ),
     case("table_types_unknown", "table_types[1]", "Input should be 'cow' or 'mor'"),
     case("needs_without_change", "needs", "no step changes the schema"),
     case(

@@ -45,13 +45,13 @@ def test_the_catalog_is_dealt_once_and_evenly_over_four_shards() -> None:
     plans = [shard_plan(replace(options, shard=Shard(k, 4)), scenarios) for k in range(1, 5)]
     assert len({plan["plan"] for plan in plans if plan}) == 1
     shares = [set(plan["tables"]) for plan in plans if plan]
-    every = {table_id(s, t) for s, t in tables(scenarios, ("cow", "mor")) if not s.spec.baseline}
+    hudi = [(s, t) for s, t, _ in format_tables(scenarios, ("cow", "mor"), ("hudi",))]
+    every = {table_id(s, t) for s, t in hudi if not s.spec.baseline}
     assert set().union(*shares) == every and sum(map(len, shares)) == len(every)
+    # Iceberg's partition evolution has no Hudi table: not dealt in a Hudi run.
+    assert "keys_partitions/partition_evolution_add_field (cow)" not in every
     cells = sum(len(engine_class(e).variants) for e in options.engines)
-    cost = {
-        table_id(s, t): estimate(s, t, cells * len(TABLE_QUERY_TYPES[t]))
-        for s, t in tables(scenarios, ("cow", "mor"))
-    }
+    cost = {table_id(s, t): estimate(s, t, cells * len(TABLE_QUERY_TYPES[t])) for s, t in hudi}
     loads = [sum(cost[name] for name in share) for share in shares]
     assert max(loads) <= 1.15 * min(loads), loads
 

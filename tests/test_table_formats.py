@@ -22,7 +22,7 @@ from harness.results.expectations import ExpectationError, Known, load_expectati
 from harness.results.outcomes import Cell, Outcome
 from harness.run.command import tables_line
 from harness.run.options import RunOptions, default_engines
-from harness.run.plan import check_formats
+from harness.run.plan import check_formats, select_scenarios
 from harness.run.reads import table_reads
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
@@ -222,3 +222,22 @@ def test_the_tables_line_counts_each_format_s_tables() -> None:
         "tables: 1 of 2 read from the table cache, 1 written (--no-table-cache writes every one)"
     )
     assert tables_line(cells[:2]) == ""
+
+
+def test_a_choice_of_scenarios_with_no_table_in_the_run_s_formats_is_refused(
+    tmp_path: Path,
+) -> None:
+    reports = tmp_path / "r"
+    chosen = ["run", "--scenarios", "keys_partitions/partition_evolution_*", "--engines", "hive"]
+    assert main([*chosen, "--reports", str(reports)]) == 2
+    assert not reports.exists()  # refused before a run folder is made
+    options = RunOptions(
+        scenarios_dir=SCENARIOS, pattern="keys_partitions/partition_evolution_*", formats=("hudi",)
+    )
+    with pytest.raises(ValueError, match="Iceberg's partition evolution"):
+        select_scenarios(options)
+    both = RunOptions(scenarios_dir=SCENARIOS, pattern="keys_partitions/partition_evolution_*")
+    assert [s.id for s in select_scenarios(both) if not s.spec.baseline] == [
+        "keys_partitions/partition_evolution_add_field",
+        "keys_partitions/partition_evolution_replace_field",
+    ]

@@ -31,12 +31,34 @@ def select_scenarios(options: RunOptions) -> list[Scenario]:
     for glob in [g.strip() for g in (options.pattern or "").split(",") if g.strip()]:
         if not any(fnmatch.fnmatch(s.id, glob) for s in everything):
             raise ValueError(f"no scenario matches {glob!r} (one of the --scenarios globs; {hint})")
+    _check_formats_have_tables(options, chosen)
     baselines = [s for s in everything if s.spec.baseline and s not in chosen]
     if options.reverse_order:
         chosen = [s for s in chosen if s.spec.baseline] + [
             s for s in reversed(chosen) if not s.spec.baseline
         ]
     return baselines + chosen
+
+
+def _check_formats_have_tables(options: RunOptions, chosen: list[Scenario]) -> None:
+    """A `--scenarios` choice whose scenarios have no table in any format the run writes (an
+    Iceberg-only step in a Hudi run, say) is refused with the reason, not run as nothing."""
+    if options.pattern is None:
+        return
+    written = [
+        s
+        for s in chosen
+        if s.spec.baseline or any(format_lacks(f, s) is None for f in options.formats)
+    ]
+    if written:
+        return
+    first = chosen[0]
+    why = "; ".join(f"{f}: {format_lacks(f, first)}" for f in options.formats)
+    raise ValueError(
+        f"--scenarios {options.pattern!r} chooses no scenario with a table in the formats this "
+        f"run writes ({', '.join(options.formats)}): {first.id} has none ({why}); write another "
+        "format with --formats (or leave --formats and --engines out)"
+    )
 
 
 def tables(

@@ -142,6 +142,23 @@ class ChangeType(_Strict):
         return value if isinstance(value, ColumnType) else parse_type(value)
 
 
+class AddPartitionField(_Strict):
+    """Iceberg's partition evolution: `ALTER TABLE ... ADD PARTITION FIELD <column>`. Files
+    written before keep their partitioning; later writes are partitioned by the column too.
+    Hudi has no partition evolution (a table's partition fields are fixed when it is made)."""
+
+    op: Literal["add_partition_field"]
+    column: Identifier
+
+
+class DropPartitionField(_Strict):
+    """Iceberg's partition evolution: `ALTER TABLE ... DROP PARTITION FIELD <column>`; later
+    writes are no longer partitioned by the column."""
+
+    op: Literal["drop_partition_field"]
+    column: Identifier
+
+
 class Compaction(_Strict):
     """Schedule and run a compaction (merge-on-read only; nothing to do for copy-on-write)."""
 
@@ -173,6 +190,8 @@ Step = Annotated[
     | MoveColumn
     | RenameColumn
     | ChangeType
+    | AddPartitionField
+    | DropPartitionField
     | Compaction
     | Clustering
     | UpgradeWriter,
@@ -185,7 +204,11 @@ SCHEMA_OPS = (
     "move_column",
     "rename_column",
     "change_type",
+    "add_partition_field",
+    "drop_partition_field",
 )
+#: The schema-change steps that change the table's partitioning, not its columns.
+PARTITION_OPS = ("add_partition_field", "drop_partition_field")
 OPS = ("insert", "upsert", "delete", *SCHEMA_OPS, "compaction", "clustering", "upgrade_writer")
 
 
@@ -242,6 +265,18 @@ class Scenario:
 def table_name(scenario_id: str, table_type: str) -> str:
     """The table's name in every engine: `t_<scenario id, / as _>_<table type>`."""
     return f"t_{scenario_id.replace('/', '_')}_{table_type}"
+
+
+def partition_columns(spec: ScenarioSpec) -> list[str]:
+    """The table's partition columns after every step (`partition_by`, then each partition
+    field added or dropped)."""
+    columns = list(spec.partition_by)
+    for step in spec.steps:
+        if isinstance(step, AddPartitionField):
+            columns.append(step.column)
+        elif isinstance(step, DropPartitionField) and step.column in columns:
+            columns.remove(step.column)
+    return columns
 
 
 def changes(spec: ScenarioSpec) -> list[int]:

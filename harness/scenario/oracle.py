@@ -48,6 +48,9 @@ class TableState:
     written: dict[Any, int] = field(default_factory=dict)
     #: The state index being built.
     index: int = 0
+    #: The columns later writes are partitioned by (`partition_by`, as partition evolution
+    #: leaves it).
+    partition_by: list[str] = field(default_factory=list)
 
     def table(self, rows: dict[Any, Row]) -> pa.Table:
         ordered = [rows[k] for k in sorted(rows, key=_sort_key)]
@@ -65,7 +68,7 @@ def evolve(spec: sc.ScenarioSpec) -> list[TableState]:
     """The state after the seed rows, then after each step (len(steps) + 1 states)."""
     schema = schema_of(spec.schema_)
     _require_columns(schema, spec, "schema")
-    state = TableState(schema)
+    state = TableState(schema, partition_by=list(spec.partition_by))
     _write(state, spec, spec.rows, "rows", new_keys_only=True)
     states = [copy.deepcopy(state)]
     for index, step in enumerate(spec.steps):
@@ -146,8 +149,23 @@ def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> N
         case sc.RenameColumn(column=name, to=new_name):
             state.schema = state.schema.rename(name, new_name)
             _for_all_rows(state, lambda row: row.__setitem__(new_name, row.pop(name)))
+            # A partition field follows its column (Iceberg's fields name the column's id).
+            state.partition_by = [new_name if c == name else c for c in state.partition_by]
         case sc.ChangeType(column=name, to=target):
             _retype(state, name, target, spec.key)
+        case sc.AddPartitionField(column=name):
+            if name not in state.schema.names:
+                raise StepError(f"{where}.column", f"{name!r} is not a column of the table")
+            if name in state.partition_by:
+                raise StepError(f"{where}.column", f"the table is already partitioned by {name!r}")
+            state.partition_by.append(name)  # the rows stay as they are
+        case sc.DropPartitionField(column=name):
+            if name not in state.partition_by:
+                partitioned = ", ".join(state.partition_by) or "nothing"
+                raise StepError(
+                    f"{where}.column", f"the table is not partitioned by {name!r} ({partitioned})"
+                )
+            state.partition_by.remove(name)
         case sc.UpgradeWriter():
             pass  # the data stays as it is; only the release that writes next changes
         case sc.Compaction() | sc.Clustering():

@@ -66,7 +66,8 @@ class Change:
 
 def changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> list[Change]:
     """The latest change of every column the final table has and a step changed (added,
-    renamed, retyped, moved, or put in the place of a dropped column), in schema order."""
+    renamed, retyped, moved, put in the place of a dropped column, or made or unmade a
+    partition field), in schema order."""
     states = states or evolve(spec)
     found: dict[str, Change] = {}
     for index, step in enumerate(spec.steps, start=1):
@@ -87,6 +88,10 @@ def changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> li
                 _took_place(found, before, after, [name], index)
             case sc.DropColumns(columns=names):
                 _took_place(found, before, after, names, index)
+            case sc.AddPartitionField(column=name):
+                found[name] = Change(name, index, "made a partition field")
+            case sc.DropPartitionField(column=name):
+                found[name] = Change(name, index, "no longer a partition field")
     final = states[-1].schema.names
     kept = [c for c in found.values() if c.column in final]
     return sorted(kept, key=lambda c: final.index(c.column))
@@ -169,7 +174,7 @@ def shapes_for(spec: sc.ScenarioSpec) -> list[Shape]:
             shapes.append(Shape("range", predicate=between))
         if equal is not None:
             shapes.append(Shape("count", predicate=equal))
-    if spec.partition_by:
+    if final.partition_by:
         partition = _partition_predicate(spec, final)
         if partition is not None:
             shapes.append(Shape("partition", predicate=partition))
@@ -215,8 +220,10 @@ def _predicates(
 
 
 def _partition_predicate(spec: sc.ScenarioSpec, final: TableState) -> Predicate | None:
-    """`partition column = value` of the first row (by key) that has one."""
-    name = spec.partition_by[0]
+    """`partition column = value` of the first row (by key) that has one; the column is the
+    partition field added last (partition evolution), else the first of `partition_by`."""
+    added = [s.column for s in spec.steps if isinstance(s, sc.AddPartitionField)]
+    name = next((c for c in reversed(added) if c in final.partition_by), final.partition_by[0])
     if name not in final.schema.names:
         return None
     for key in sorted(final.rows, key=_order):

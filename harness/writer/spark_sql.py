@@ -61,6 +61,10 @@ def ddl(table: str, step: Any, identifier: str | None = None) -> str:
             return f"{target} RENAME COLUMN {quote_path(name)} TO {quote(new_name)}"
         case sc.ChangeType(column=name, to=new_type):
             return f"{target} ALTER COLUMN {quote_path(name)} TYPE {new_type.spark_sql()}"
+        case sc.AddPartitionField(column=name):
+            return f"{target} ADD PARTITION FIELD {quote(name)}"
+        case sc.DropPartitionField(column=name):
+            return f"{target} DROP PARTITION FIELD {quote(name)}"
     raise TypeError(f"not a schema change: {step!r}")
 
 

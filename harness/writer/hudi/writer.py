@@ -95,6 +95,17 @@ class HudiWriter(TableWriter):
         self.table_version = table_version
         self._older_writers: dict[str, SparkProcess] = {}
 
+    @classmethod
+    def not_applicable(cls, scenario: sc.Scenario) -> str | None:
+        """Why the scenario has no Hudi table (a step only Iceberg has), or None."""
+        for index, step in enumerate(scenario.spec.steps):
+            if step.op in sc.PARTITION_OPS:
+                return (
+                    f"steps[{index}] ({step.op}) is Iceberg's partition evolution; a Hudi "
+                    "table's partition fields are fixed when it is created"
+                )
+        return None
+
     @property
     def versions(self) -> dict[str, str]:
         """Spark's and Hudi's releases, and the table version where the run chose one."""

@@ -244,7 +244,11 @@ class _Steps:
                 )
                 frame.writeTo(identifier).options(**SEED_WRITE_OPTIONS).append()
             case sc.Insert(rows=rows):
-                self._with_rows(before.schema, rows, statements, insert_statement(identifier))
+                # One Spark partition: an insert of a few rows into an unpartitioned table
+                # is one data file, as a small batch is (rows of several partitions-to-be in
+                # one file is what partition evolution has to read correctly).
+                insert = insert_statement(identifier)
+                self._with_rows(before.schema, rows, statements, insert, partitions=1)
             case sc.Upsert(rows=rows, schema_=declared):
                 schema = schema_of(declared) if declared else before.schema
                 merge = merge_statement(identifier, spec.key, spec.precombine)
@@ -261,13 +265,20 @@ class _Steps:
                 session.sql(statement).collect()
 
     def _with_rows(
-        self, schema: Schema, rows: list[dict[str, Any]], statements: list[str], statement: str
+        self,
+        schema: Schema,
+        rows: list[dict[str, Any]],
+        statements: list[str],
+        statement: str,
+        partitions: int = 0,
     ) -> None:
-        """Run `statement` with `rows` as the source view."""
+        """Run `statement` with `rows` as the source view (in `partitions` Spark partitions;
+        0: Spark's choice)."""
         columns = ", ".join(f"{c.name} {c.type.spark_sql()}" for c in schema.columns)
         statements.append(describe_rows(rows, columns))
         statements.append(statement)
-        dataframe(self.runtime, schema, rows).createOrReplaceTempView(SOURCE_VIEW)
+        view = dataframe(self.runtime, schema, rows, partitions=partitions)
+        view.createOrReplaceTempView(SOURCE_VIEW)
         try:
             self._session().sql(statement).collect()
         finally:
