@@ -13,6 +13,8 @@ from support import SCENARIOS
 
 from engines import engine_class
 from engines.attached import Attachments
+from engines.library.daft import DaftEngine
+from engines.library.polars import PolarsEngine
 from engines.library.pyiceberg import PyIcebergEngine
 from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef, iceberg_metadata
@@ -203,6 +205,35 @@ def test_pyiceberg_gives_a_shape_to_its_scan(tmp_path: Path) -> None:
     )
     assert "row_filter=IsNull('c')" in count
     assert "answer = pa.table({'count': pa.array([answer.num_rows], pa.int64())})" in count
+
+
+def test_polars_and_daft_scan_the_current_metadata_file_with_the_shape(tmp_path: Path) -> None:
+    path = tmp_path / "tables" / "t"
+    write_metadata(path, 2)
+    metadata = repr(str(path / "metadata" / "v2.metadata.json"))
+    table = TableRef("t", path, "cow", "id", "iceberg", reference_instant=("000001", "99"))
+    polars = PolarsEngine.__new__(PolarsEngine)
+    daft = DaftEngine.__new__(DaftEngine)
+    assert f"scan = pl.scan_iceberg({metadata}, snapshot_id=99)" in polars.shaped_sql(
+        table, "time_travel", ALL
+    )
+    assert f"daft.read_iceberg({metadata}, snapshot_id=99)" in daft.shaped_sql(
+        table, "time_travel", ALL
+    )
+    day = dt.date(2024, 1, 2)
+    nested = Shape("range", ("id", "p"), Predicate("p.x", "date", "between", (day, day)))
+    code = polars.shaped_sql(table, "snapshot", nested)
+    assert code.startswith("import datetime\nimport polars as pl\n")
+    within = "pl.col('p').struct.field('x').is_between(datetime.date(2024, 1, 2), "
+    assert f"scan = scan.filter({within}datetime.date(2024, 1, 2)))" in code
+    assert "scan = scan.select('id', 'p')" in code
+    counted = Shape("count", predicate=Predicate("c", "string", "is null"))
+    code = polars.shaped_sql(table, "snapshot", counted)
+    assert "scan = scan.filter(pl.col('c').is_null())" in code
+    assert "scan.select(pl.len().cast(pl.Int64).alias('count'))" in code
+    three = Shape("filter", predicate=Predicate("n", "int", "=", (3,)))
+    code = daft.shaped_sql(table, "snapshot", three)
+    assert f"df = daft.read_iceberg({metadata})\ndf = df.where(daft.col('n') == 3)" in code
 
 
 def test_pyiceberg_has_no_such_table_without_metadata(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from engines.library.reader import LibraryReader
+from engines.library.reader import LibraryReader, filter_expression
 from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
 
@@ -83,13 +83,7 @@ class DaftEngine(LibraryReader):
         if predicate is not None:
             name, *fields = predicate.path
             column = f"daft.col({name!r})" + "".join(f"[{f!r}]" for f in fields)
-            if predicate.op == "is null":
-                lines.append(f"df = df.where({column}.is_null())")
-            elif predicate.op == "=":
-                lines.append(f"df = df.where({column} == {predicate.values[0]!r})")
-            else:
-                low, high = predicate.values
-                lines.append(f"df = df.where({column}.between({low!r}, {high!r}))")
+            lines.append(f"df = df.where({filter_expression(predicate, column, 'between')})")
         if shape.columns:
             lines.append(f"df = df.select({', '.join(map(repr, shape.columns))})")
         if shape.counts:

@@ -14,7 +14,7 @@ import datetime as dt
 from decimal import Decimal
 from typing import ClassVar
 
-from engines.library.reader import LibraryReader
+from engines.library.reader import LibraryReader, filter_expression
 from engines.shape import COUNT_COLUMN, Shape
 from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
 
@@ -50,13 +50,8 @@ class PolarsEngine(LibraryReader):
         if predicate is not None:
             name, *fields = predicate.path
             column = f"pl.col({name!r})" + "".join(f".struct.field({f!r})" for f in fields)
-            if predicate.op == "is null":
-                lines.append(f"scan = scan.filter({column}.is_null())")
-            elif predicate.op == "=":
-                lines.append(f"scan = scan.filter({column} == {predicate.values[0]!r})")
-            else:
-                low, high = predicate.values
-                lines.append(f"scan = scan.filter({column}.is_between({low!r}, {high!r}))")
+            expression = filter_expression(predicate, column, "is_between")
+            lines.append(f"scan = scan.filter({expression})")
             if any(isinstance(v, Decimal) for v in predicate.values):
                 imports.insert(0, "from decimal import Decimal")
             if any(isinstance(v, dt.date) for v in predicate.values):

@@ -27,7 +27,7 @@ from engines.context import RunContext
 from engines.errors import QueryError, log_tail
 from engines.infra.supervisor import HttpReady, Service, free_port
 from engines.library.environment import provision
-from engines.shape import ALL, Shape
+from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -172,6 +172,18 @@ class LibraryReader(Engine):
     def path_of(table: TableRef) -> str:
         """The table's location as the read's code names it."""
         return str(table.path)
+
+
+def filter_expression(predicate: Predicate, column: str, between: str) -> str:
+    """A shape's predicate as a dataframe library's expression on `column` (the column's own
+    expression, e.g. `pl.col('price')`): `.is_null()`, `== value`, or the library's
+    `between` method with both ends."""
+    if predicate.op == "is null":
+        return f"{column}.is_null()"
+    if predicate.op == "=":
+        return f"{column} == {predicate.values[0]!r}"
+    low, high = predicate.values
+    return f"{column}.{between}({low!r}, {high!r})"
 
 
 def comparable(answer: pa.Table) -> pa.Table:
