@@ -96,7 +96,7 @@ def test_sigterm_stops_every_service_and_the_run_resumes(
 ) -> None:
     reports = tmp_path / "reports"
     command = [str(SCRIPT), "run", "--engines", "spark", "--scenarios", PATTERN, "--shapes", "all"]
-    command += ["--table-types", "cow", "--reports", str(reports), "--quiet"]
+    command += ["--formats", "hudi", "--table-types", "cow", "--reports", str(reports), "--quiet"]
     process = subprocess.Popen(command, cwd=tmp_path, stdin=subprocess.DEVNULL, env={**os.environ})
     results = None
     deadline = time.monotonic() + 600
@@ -127,7 +127,8 @@ def test_ctrl_c_stops_the_run_and_the_command_it_prints_completes_it(
     reports = tmp_path / "reports"
     command = [str(SCRIPT), "run", "--engines", engines, "--scenarios", PATTERN, "--shapes", "all"]
     # Written afresh, so that the signal meets the writer's Spark jobs.
-    command += ["--table-types", "cow", "--reports", str(reports), "--no-table-cache"]
+    command += ["--formats", "hudi", "--table-types", "cow", "--reports", str(reports)]
+    command += ["--no-table-cache"]
     process = subprocess.Popen(
         command,
         cwd=tmp_path,
