@@ -15,6 +15,7 @@ from engines.spark.runtime import iceberg_catalog_name
 from harness.run.plan import format_tables
 from harness.scenario import model as sc
 from harness.scenario.load import load_scenarios
+from harness.scenario.oracle import evolve
 from harness.scenario.shapes import shapes_for
 from harness.scenario.types import parse_type
 from harness.writer import layout
@@ -158,7 +159,7 @@ def test_partition_evolution_is_an_alter_table_of_iceberg_and_no_hudi_table() ->
     added = ddl("t", add, identifier="c.`n`.`t`")
     assert added == "ALTER TABLE c.`n`.`t` ADD PARTITION FIELD `name`"
     assert not_applicable(replaced.spec) is None
-    assert sc.partition_columns(replaced.spec) == ["name"]
+    assert evolve(replaced.spec)[-1].partition_by == ["name"]
     assert "partition fields are fixed" in (HudiWriter.not_applicable(replaced) or "")
     assert HudiWriter.not_applicable(scenarios["rename_column/rename"]) is None
     # The run leaves the scenario out of the Hudi tables and writes it as an Iceberg table.

@@ -285,12 +285,11 @@ def selection(args: argparse.Namespace) -> dict[str, Any]:
 
 def _formats(args: argparse.Namespace) -> tuple[str, ...]:
     """`--formats`, or the formats written without it: Hudi's alone for `qualify` (its version
-    points set Hudi releases) and with attached engines (they read Hudi tables only); else
-    the default formats that one of `--engines` reads."""
+    points set Hudi releases), else `default_formats`."""
     if not hasattr(args, "formats"):
         return ("hudi",)
     if args.formats is None:
-        return ("hudi",) if _attachments(args).any else default_formats(args.engines)
+        return default_formats(args.engines, _attachments(args).any)
     formats = tuple(args.formats)
     strange = [f for f in formats if f not in FORMATS]
     if strange or not formats:

@@ -30,9 +30,12 @@ def default_engines(formats: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for f in formats for name in DEFAULT_READERS[f]))
 
 
-def default_formats(engines: tuple[str, ...] | None) -> tuple[str, ...]:
-    """The formats a run writes when `--formats` names none: the default formats that one of
-    `engines` reads (None: every default format, read by each one's default readers)."""
+def default_formats(engines: tuple[str, ...] | None, attached: bool = False) -> tuple[str, ...]:
+    """The formats a run writes when `--formats` names none: Hudi's alone for a run `attached`
+    to engines a user runs (their catalogs know no other format yet), else the default
+    formats that one of `engines` reads (None: every default format)."""
+    if attached:
+        return ("hudi",)
     if engines is None:
         return DEFAULT_FORMATS
 
@@ -116,8 +119,7 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         if self.formats is None:
-            attached = self.attachments.any  # attached engines read Hudi tables only
-            self.formats = ("hudi",) if attached else default_formats(self.engines)
+            self.formats = default_formats(self.engines, self.attachments.any)
 
     def reader_hudi(self, engine: str) -> str | None:
         """The Hudi release `engine` reads with when the run sets one (version skew)."""

@@ -267,18 +267,6 @@ def table_name(scenario_id: str, table_type: str) -> str:
     return f"t_{scenario_id.replace('/', '_')}_{table_type}"
 
 
-def partition_columns(spec: ScenarioSpec) -> list[str]:
-    """The table's partition columns after every step (`partition_by`, then each partition
-    field added or dropped)."""
-    columns = list(spec.partition_by)
-    for step in spec.steps:
-        if isinstance(step, AddPartitionField):
-            columns.append(step.column)
-        elif isinstance(step, DropPartitionField) and step.column in columns:
-            columns.remove(step.column)
-    return columns
-
-
 def changes(spec: ScenarioSpec) -> list[int]:
     """The indices of the steps that change the schema (DDL, or a write with its own schema)."""
     return [
