@@ -44,6 +44,8 @@ class Engine(ABC):
     partition_columns_last: ClassVar[bool] = False
     #: Why the engine lacks a query type, where there is more to say than "it has none".
     unsupported: ClassVar[dict[str, str]] = {}
+    #: The same for each further format the engine reads.
+    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {}
     #: The engine's name as its project spells it, for bug reports ("": `name`).
     display_name: ClassVar[str] = ""
     #: Reader configurations to run every cell of the first format under.
@@ -283,7 +285,7 @@ class Engine(ABC):
         kind = f"{table_format} {table_type}" if table_format not in (None, "hudi") else table_type
         default = f"{cls.name} has no {query_type} query for {kind} tables"
         if table_format not in (None, cls.formats[0]):
-            return default  # `unsupported` speaks for the first format
+            return cls.format_unsupported.get(table_format, {}).get(query_type, default)
         return cls.unsupported.get(query_type, default)
 
 

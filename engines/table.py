@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
 from engines.errors import QueryError
 
-QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel")
+QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel", "time_travel_timestamp")
 
 
 #: The query types Hudi defines per table type (copy-on-write has no separate read-optimized
 #: view); every engine gets a cell for each, UNSUPPORTED where it lacks one.
 TABLE_QUERY_TYPES = {
     "cow": ("snapshot", "incremental", "time_travel"),
-    "mor": QUERY_TYPES,
+    "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
 }
 
-#: The query types of each table format, per table type. Iceberg has no read-optimized view
-#: (a merge-on-read table's delete files always apply). Its incremental read (Spark's
-#: `start-snapshot-id`, PyIceberg's append scans) returns only rows of append snapshots,
-#: which is another question than Hudi's incremental query; lakecompat does not ask it yet.
+#: The query types of Iceberg tables. Iceberg has no read-optimized view (a merge-on-read
+#: table's delete files always apply). Its incremental read is an append scan (Spark's
+#: `start-snapshot-id`, PyIceberg's `incremental_append_scan`): the rows the `append`
+#: snapshots after the reference added, as they were written, not Hudi's "every row written
+#: since". Time travel goes to a snapshot by its id (`time_travel`) or by a time
+#: (`time_travel_timestamp`: the table as it was at a moment after the reference commit).
+ICEBERG_QUERY_TYPES = ("snapshot", "incremental", "time_travel", "time_travel_timestamp")
+
+#: The query types of each table format, per table type.
 FORMAT_QUERY_TYPES = {
     "hudi": TABLE_QUERY_TYPES,
-    "iceberg": {"cow": ("snapshot", "time_travel"), "mor": ("snapshot", "time_travel")},
+    "iceberg": {"cow": ICEBERG_QUERY_TYPES, "mor": ICEBERG_QUERY_TYPES},
 }
 
 
@@ -47,6 +53,15 @@ class TableRef:
     #: completion time): incremental queries start after it, time travel reads as of it.
     #: Iceberg: (the snapshot's sequence number, its snapshot id).
     reference_instant: tuple[str, str] | None = None
+    #: A moment at which the table was in its reference state (UTC, `YYYY-MM-DD
+    #: HH:MM:SS.fff`): time travel by timestamp reads as of it. Iceberg: halfway between the
+    #: reference snapshot's commit and the next one's, as a user picks a time between commits.
+    reference_time: str | None = None
+    #: The states (0 = seed rows, i = after steps[i-1]) after the reference whose commit only
+    #: appended data files (Iceberg's `append` snapshots): what an incremental read of a
+    #: format that reads appends returns. None: the format's incremental query returns every
+    #: row written after the reference (Hudi).
+    appended: tuple[int, ...] | None = None
     #: Partition columns, and the partition folders below `path` (`region=eu`, ...).
     partition_by: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
@@ -61,6 +76,28 @@ def iceberg_metadata(table: Path) -> Path:
     except OSError as exc:
         raise QueryError(f"no Iceberg metadata found: cannot read {hint}: {exc}") from None
     return table / "metadata" / f"v{version}.metadata.json"
+
+
+def query_types_except(table_format: str, *left_out: str) -> dict[str, tuple[str, ...]]:
+    """The query types of `table_format` per table type, without `left_out` (what an engine
+    lacks)."""
+    return {
+        table_type: tuple(q for q in types if q not in left_out)
+        for table_type, types in FORMAT_QUERY_TYPES[table_format].items()
+    }
+
+
+def reference_time(table: TableRef) -> str:
+    """The moment time travel by timestamp reads the table as of (UTC, `reference_time`)."""
+    if table.reference_time is None:
+        raise QueryError(f"no commit time of the reference snapshot found in {table.path}")
+    return table.reference_time
+
+
+def reference_time_ms(table: TableRef) -> int:
+    """`reference_time` as milliseconds since the epoch."""
+    moment = dt.datetime.fromisoformat(reference_time(table)).replace(tzinfo=dt.UTC)
+    return round(moment.timestamp() * 1000)
 
 
 def reference_instant(table: TableRef) -> tuple[str, str]:

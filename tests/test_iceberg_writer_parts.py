@@ -20,7 +20,13 @@ from harness.scenario.shapes import shapes_for
 from harness.scenario.types import parse_type
 from harness.writer import layout
 from harness.writer.hudi.writer import HudiWriter
-from harness.writer.iceberg.files import current_snapshot, live_files
+from harness.writer.iceberg.files import (
+    appended_states,
+    current_snapshot,
+    live_files,
+    moment_after,
+    snapshot_log,
+)
 from harness.writer.iceberg.statements import (
     create_statement,
     delete_statement,
@@ -106,6 +112,34 @@ def test_the_current_snapshot_is_its_sequence_number_and_id(tmp_path: Path) -> N
     assert current_snapshot(empty) is None
     with pytest.raises(TableFileError, match=r"missing/metadata: no current Iceberg metadata"):
         current_snapshot(tmp_path / "missing")
+
+
+def test_appends_and_the_moment_of_the_reference_come_from_the_snapshot_log(
+    tmp_path: Path,
+) -> None:
+    table = tmp_path / "t"
+
+    def snapshot(number: int, at: int, operation: str) -> dict[str, object]:
+        summary = {"operation": operation}
+        return {"snapshot-id": number, "timestamp-ms": at, "summary": summary}
+
+    snapshots = [
+        snapshot(11, 1_795_000_000_000, "append"),  # the seed rows: the reference
+        snapshot(22, 1_795_000_001_000, "append"),
+        snapshot(33, 1_795_000_002_001, "overwrite"),
+    ]
+    metadata(table, {"current-snapshot-id": 33, "snapshots": snapshots})
+    log = snapshot_log(table)
+    assert log["22"] == (1_795_000_001_000, "append")
+    # State 1 is a schema change (no snapshot), 2 appended, 3 overwrote.
+    instants = [("1", "11"), ("1", "11"), ("2", "22"), ("3", "33")]
+    assert appended_states(instants, 0, log) == (2,)
+    assert appended_states(instants, 2, log) == ()
+    # Halfway between the reference's commit and the next snapshot's, in UTC.
+    assert moment_after(instants, 0, log) == "2026-11-18 11:06:40.500"
+    assert moment_after(instants, 2, log) == "2026-11-18 11:06:41.500"
+    assert moment_after(instants, 3, log) == "2026-11-18 11:06:42.001"  # none after it
+    assert moment_after([None, *instants], 0, log) is None
 
 
 def test_live_files_are_data_and_delete_files_with_their_schemas(tmp_path: Path) -> None:

@@ -325,6 +325,38 @@ def test_incremental_leaves_out_deleted_rows_and_follows_a_retyped_key() -> None
     assert changed.schema.field("id").type == pa.int64()
 
 
+def test_an_append_scan_returns_the_appended_rows_as_written_in_the_latest_schema() -> None:
+    # Iceberg's incremental read: only the commits that appended (state 2, the insert, and
+    # state 4, an upsert of a new key) count; the rows come as they were written, so a later
+    # update (state 5 changes row 4) is not in them, and a later rename applies.
+    scenario = spec(
+        add_column("color", "string"),
+        {"op": "insert", "rows": [row(4, color="brown", ts=200)]},
+        {"op": "rename_column", "column": "color", "to": "colour"},
+        upsert({"id": 5, "name": "elder", "qty": 50, "ts": 300, "colour": "purple"}),
+        upsert({"id": 4, "name": "date", "qty": 41, "ts": 400, "colour": "red"}),
+    )
+    appended = expected(scenario, "cow", "incremental", appended=(2, 4))
+    assert appended.column_names == ["id", "name", "qty", "ts", "colour"]
+    assert column(appended, "id") == [4, 5]
+    assert column(appended, "colour") == ["brown", "purple"]
+    assert column(appended, "qty") == [40, 50]
+    # Hudi's incremental query: every row written after the reference, its latest version.
+    changed = expected(scenario, "cow", "incremental")
+    assert column(changed, "qty") == [41, 50]
+    # No append after the reference: no rows, in the latest schema.
+    nothing = expected(scenario, "mor", "incremental", appended=())
+    assert nothing.num_rows == 0 and nothing.column_names == appended.column_names
+
+
+def test_time_travel_by_timestamp_returns_the_reference_state() -> None:
+    rename = {"op": "rename_column", "column": "name", "to": "product"}
+    scenario = spec(upsert(row(1, qty=11, ts=150)), rename)
+    by_time = expected(scenario, "mor", "time_travel_timestamp")
+    assert by_time.equals(expected(scenario, "mor", "time_travel"))
+    assert by_time.column_names == ["id", "name", "qty", "ts"]
+
+
 def test_move_column_changes_only_the_order() -> None:
     after = snapshot(spec({"op": "move_column", "column": "qty", "after": "id"}))
     assert after.column_names == ["id", "qty", "name", "ts"]

@@ -13,11 +13,14 @@ from support import SCENARIOS
 
 from engines import engine_class
 from engines.attached import Attachments
+from engines.errors import QueryError
 from engines.library.daft import DaftEngine
 from engines.library.polars import PolarsEngine
 from engines.library.pyiceberg import PyIcebergEngine
 from engines.shape import ALL, Predicate, Shape
-from engines.table import TableRef, iceberg_metadata
+from engines.spark.reader import iceberg_read_sql
+from engines.table import TableRef, iceberg_metadata, reference_time_ms
+from engines.trino.reader import TrinoEngine
 from harness.cli import main
 from harness.report.junit import case_id
 from harness.results.expectations import ExpectationError, Known, load_expectations
@@ -84,7 +87,12 @@ def test_an_iceberg_table_is_read_with_its_own_query_types_and_variants() -> Non
         "incremental",
         "time_travel",
     }
-    assert {r.query_type for r in iceberg if r.shape == ALL} == {"snapshot", "time_travel"}
+    assert {r.query_type for r in iceberg if r.shape == ALL} == {
+        "snapshot",
+        "incremental",
+        "time_travel",
+        "time_travel_timestamp",
+    }
     assert {r.variant.name for r in iceberg} == {"default"}  # no hoodie.* variants
     # Hudi's pushdown settings are not Iceberg's: no `+pushdown_off` read of an Iceberg table.
     assert not [r for r in iceberg if "pushdown" in r.variant.name]
@@ -178,6 +186,55 @@ def test_pyiceberg_reads_the_current_metadata_file_and_the_reference_snapshot(
     )
     assert "answer = table.scan().to_arrow()" in snapshot
     assert "table.scan(snapshot_id=4711).to_arrow()" in engine.shaped_sql(table, "time_travel", ALL)
+
+
+def test_iceberg_readers_spell_incremental_reads_and_time_travel_by_timestamp(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tables" / "t"
+    write_metadata(path, 2)
+    metadata = repr(str(path / "metadata" / "v2.metadata.json"))
+    table = TableRef(
+        "t",
+        path,
+        "cow",
+        "id",
+        "iceberg",
+        reference_instant=("000001", "4711"),
+        reference_time="2026-11-18 11:06:40.500",
+        appended=(2,),
+    )
+    assert reference_time_ms(table) == 1_795_000_000_500
+    pyiceberg = PyIcebergEngine.__new__(PyIcebergEngine)
+    code = pyiceberg.shaped_sql(table, "incremental", ALL)
+    assert "table.incremental_append_scan(from_snapshot_id_exclusive=4711).to_arrow()" in code
+    code = pyiceberg.shaped_sql(table, "time_travel_timestamp", ALL)
+    assert "as_of = table.snapshot_as_of_timestamp(1795000000500)" in code
+    assert "table.scan(snapshot_id=as_of.snapshot_id).to_arrow()" in code
+    polars = PolarsEngine.__new__(PolarsEngine)
+    assert f"pl.scan_iceberg({metadata}, from_snapshot_id_exclusive=4711)" in (
+        polars.shaped_sql(table, "incremental", ALL)
+    )
+    spark = iceberg_read_sql(table, "incremental")
+    assert "USING iceberg OPTIONS ('path' '" in spark and "'start-snapshot-id' '4711'" in spark
+    assert spark.endswith("SELECT * FROM `t_incremental`")
+    assert iceberg_read_sql(table, "time_travel_timestamp").endswith(
+        "TIMESTAMP AS OF '2026-11-18 11:06:40.500'"
+    )
+    # What an engine lacks is said per format, with the reason a user can act on.
+    assert not PolarsEngine.supports("cow", "time_travel_timestamp", "iceberg")
+    assert "by its id only" in PolarsEngine.unsupported_reason("cow", "time_travel_timestamp")
+    assert not TrinoEngine.supports("mor", "incremental", "iceberg")
+    assert "no incremental read" in TrinoEngine.unsupported_reason("mor", "incremental", "iceberg")
+    assert TrinoEngine.unsupported_reason("mor", "incremental", "hudi").startswith(
+        "Trino's Hudi connector"
+    )
+    assert "by its id only" in DaftEngine.unsupported_reason(
+        "cow", "time_travel_timestamp", "iceberg"
+    )
+    without = TableRef("t", path, "cow", "id", "iceberg")
+    with pytest.raises(QueryError, match="no commit time of the reference snapshot"):
+        pyiceberg.shaped_sql(without, "time_travel_timestamp", ALL)
 
 
 def test_pyiceberg_gives_a_shape_to_its_scan(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from engines.library.reader import LibraryReader, filter_expression
 from engines.shape import ALL, COUNT_COLUMN, Shape
-from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
+from engines.table import TableRef, iceberg_metadata, query_types_except, reference_instant
 
 _READ = "import daft\n\nanswer = {call}.to_arrow()\n"
 #: What a shaped read's literals need (decimals and dates are written as Python values).
@@ -42,7 +42,16 @@ class DaftEngine(LibraryReader):
     takes_settings = False
     formats = ("hudi", "iceberg")
     format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": FORMAT_QUERY_TYPES["iceberg"]
+        "iceberg": query_types_except("iceberg", "incremental", "time_travel_timestamp")
+    }
+    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {
+        "iceberg": {
+            "incremental": "Daft's read_iceberg reads one snapshot: it has no incremental read",
+            "time_travel_timestamp": (
+                "Daft's read_iceberg chooses a snapshot by its id only (`snapshot_id=`), not "
+                "by a time"
+            ),
+        }
     }
     # Which data file fails first, and how, depends on which of Daft's parallel reads of a
     # table's files gets there first.

@@ -1,11 +1,12 @@
 """Polars as a reader: `polars.scan_iceberg` (PyPI `polars`, with `polars-iceberg`, Polars' own
 planner of Iceberg scans, and PyIceberg, which it needs to open a table).
 
-It reads a table from its current metadata file, with no catalog and no service: a lazy scan
-that Polars plans and reads itself. Time travel is the scan of the reference snapshot
-(`snapshot_id=`). A shape's filter and columns are Polars expressions on the lazy scan
-(`filter`, `select`), which Polars pushes into it. Polars reads with no settings of its own,
-so it has one variant. It has no reader of Hudi tables.
+It reads a table from its current metadata file, with no catalog and no service: a lazy scan that
+Polars plans and reads itself. Time travel is the scan of the reference snapshot (`snapshot_id=`),
+the incremental read the scan of the snapshots after it (`from_snapshot_id_exclusive=`); it has no
+time travel by timestamp. A shape's filter and columns are Polars expressions on the lazy scan
+(`filter`, `select`), which Polars pushes into it. Polars reads with no settings of its own, so it
+has one variant. It has no reader of Hudi tables.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import ClassVar
 
 from engines.library.reader import LibraryReader, filter_expression
 from engines.shape import COUNT_COLUMN, Shape
-from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
+from engines.table import TableRef, iceberg_metadata, query_types_except, reference_instant
 
 #: The control check reads the plain Parquet table with Polars' Parquet reader.
 _PARQUET = "import polars as pl\n\nanswer = pl.read_parquet({path!r}).to_arrow()\n"
@@ -34,7 +35,14 @@ class PolarsEngine(LibraryReader):
     imports = ("polars", "pyarrow")
     takes_settings = False
     formats = ("iceberg",)
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = FORMAT_QUERY_TYPES["iceberg"]
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = query_types_except(
+        "iceberg", "time_travel_timestamp"
+    )
+    unsupported: ClassVar[dict[str, str]] = {
+        "time_travel_timestamp": (
+            "Polars' scan_iceberg chooses a snapshot by its id only (`snapshot_id=`), not by a time"
+        )
+    }
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code: the lazy scan of the current snapshot (time travel: of the reference
@@ -45,6 +53,9 @@ class PolarsEngine(LibraryReader):
         arguments = [repr(str(iceberg_metadata(table.path)))]
         if query_type == "time_travel":
             arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+        elif query_type == "incremental":
+            reference = int(reference_instant(table)[1])
+            arguments.append(f"from_snapshot_id_exclusive={reference}")
         lines = [f"scan = pl.scan_iceberg({', '.join(arguments)})"]
         predicate = shape.predicate
         if predicate is not None:

@@ -1,10 +1,11 @@
 """PyIceberg as a reader: Iceberg's own Python implementation (PyPI `pyiceberg`).
 
-It reads a table from its current metadata file (`StaticTable.from_metadata`), with no catalog
-and no service, and returns Arrow. Time travel is a scan of the reference snapshot
-(`scan(snapshot_id=...)`). A shape's filter and columns go to the scan (`row_filter`,
-`selected_fields`), where PyIceberg prunes files by their statistics. PyIceberg reads with no
-settings of its own, so it has one variant.
+It reads a table from its current metadata file (`StaticTable.from_metadata`), with no catalog and
+no service, and returns Arrow. Time travel is a scan of the reference snapshot
+(`scan(snapshot_id=...)`), by timestamp of the snapshot `snapshot_as_of_timestamp` finds; the
+incremental read is `incremental_append_scan` from the reference snapshot. A shape's filter and
+columns go to the scan (`row_filter`, `selected_fields`), where PyIceberg prunes files by their
+statistics. PyIceberg reads with no settings of its own, so it has one variant.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from typing import ClassVar
 
 from engines.library.reader import LibraryReader
 from engines.shape import COUNT_COLUMN, Shape
-from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
+from engines.table import (
+    FORMAT_QUERY_TYPES,
+    TableRef,
+    iceberg_metadata,
+    reference_instant,
+    reference_time,
+    reference_time_ms,
+)
 
 _OPEN = """\
 {imports}from pyiceberg.table import StaticTable
@@ -50,8 +58,14 @@ class PyIcebergEngine(LibraryReader):
         if table.format == "parquet":
             return _PARQUET.format(path=self.path_of(table))
         arguments = []
+        scan = "scan"
         if query_type == "time_travel":
             arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+        elif query_type == "time_travel_timestamp":
+            arguments.append("snapshot_id=as_of.snapshot_id")
+        elif query_type == "incremental":
+            scan = "incremental_append_scan"
+            arguments.append(f"from_snapshot_id_exclusive={int(reference_instant(table)[1])}")
         imports = ""
         predicate = shape.predicate
         if predicate is not None:
@@ -77,7 +91,10 @@ class PyIcebergEngine(LibraryReader):
             arguments.append(f"selected_fields={tuple(shape.columns)!r}")
         metadata = str(iceberg_metadata(table.path))
         code = _OPEN.format(imports=imports, metadata=metadata)
-        code += f"answer = table.scan({', '.join(arguments)}).to_arrow()\n"
+        if query_type == "time_travel_timestamp":
+            moment, shown = reference_time_ms(table), reference_time(table)
+            code += f"as_of = table.snapshot_as_of_timestamp({moment})  # {shown} UTC\n"
+        code += f"answer = table.{scan}({', '.join(arguments)}).to_arrow()\n"
         if shape.counts:
             code = "import pyarrow as pa\n" + code
             count = "pa.array([answer.num_rows], pa.int64())"

@@ -25,7 +25,7 @@ from engines.spark.runtime import (
     iceberg_catalog_name,
     iceberg_catalog_settings,
 )
-from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant
+from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant, reference_time
 
 
 def dataframe_to_arrow(df: Any) -> pa.Table:
@@ -283,8 +283,19 @@ class SparkEngine(Engine):
 
 def iceberg_read_sql(table: TableRef, query_type: str) -> str:
     """The read of an Iceberg table as a user of spark-sql writes it: the Hadoop catalog of
-    the table's folder (`SET`s, which the session keeps), then `SELECT` from the table, as of
-    the reference snapshot for time travel (`VERSION AS OF <snapshot id>`)."""
+    the table's folder (`SET`s, which the session keeps), then `SELECT` from the table; time
+    travel as of the reference snapshot (`VERSION AS OF <snapshot id>`) or a moment after it
+    (`TIMESTAMP AS OF`, in the session's time zone, UTC). The incremental read is a view of
+    the table's folder with Iceberg's `start-snapshot-id` read option (the appends after the
+    reference snapshot), the way Spark SQL passes read options."""
+    if query_type == "incremental":
+        view = f"{table.name}_incremental"
+        options = {"path": str(table.path), "start-snapshot-id": reference_instant(table)[1]}
+        spelled = ", ".join(f"'{key}' '{value}'" for key, value in options.items())
+        return (
+            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING iceberg OPTIONS ({spelled});\n"
+            f"SELECT * FROM `{view}`"
+        )
     warehouse = table.path.parent.parent
     catalog = iceberg_catalog_name(warehouse)
     sets = "".join(
@@ -294,4 +305,6 @@ def iceberg_read_sql(table: TableRef, query_type: str) -> str:
     select = f"SELECT * FROM {catalog}.`{table.path.parent.name}`.`{table.name}`"
     if query_type == "time_travel":
         select += f" VERSION AS OF {reference_instant(table)[1]}"
+    elif query_type == "time_travel_timestamp":
+        select += f" TIMESTAMP AS OF '{reference_time(table)}'"
     return sets + select

@@ -38,7 +38,13 @@ from engines.metastore.ddl import registration_ddl
 from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
 from engines.shape import ALL, PUSHDOWN_OFF, TRINO, Shape
-from engines.table import FORMAT_QUERY_TYPES, TableRef, iceberg_metadata, reference_instant
+from engines.table import (
+    TableRef,
+    iceberg_metadata,
+    query_types_except,
+    reference_instant,
+    reference_time,
+)
 from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
 
 NESTED = ("row", "array", "map")
@@ -203,7 +209,15 @@ class TrinoEngine(MetastoreReader):
         "mor": ("read_optimized",),
     }
     format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": FORMAT_QUERY_TYPES["iceberg"]
+        "iceberg": query_types_except("iceberg", "incremental")
+    }
+    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {
+        "iceberg": {
+            "incremental": (
+                "Trino's Iceberg connector has no incremental read: a query reads one snapshot "
+                "(`FOR VERSION AS OF`, `FOR TIMESTAMP AS OF`)"
+            )
+        }
     }
     format_variants: ClassVar[dict[str, tuple[Variant, ...]]] = {
         "iceberg": (Variant("default", {CATALOG: ICEBERG_CATALOG}),)
@@ -414,6 +428,9 @@ class TrinoEngine(MetastoreReader):
             name += f".{quote(table.name)}"
             if query_type == "time_travel":
                 return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[1]}"
+            if query_type == "time_travel_timestamp":
+                moment = f"TIMESTAMP '{reference_time(table)} UTC'"
+                return f"SELECT * FROM {name} FOR TIMESTAMP AS OF {moment}"
             return f"SELECT * FROM {name}"
         name = quote(table_for(table, query_type))
         if table.format == "parquet":

@@ -31,6 +31,7 @@ QUERY_TYPE_WORDS = {
     "read_optimized": "read-optimized",
     "incremental": "incremental",
     "time_travel": "time travel",
+    "time_travel_timestamp": "time travel by timestamp",
 }
 DEFAULT_FORMAT = "hudi"
 

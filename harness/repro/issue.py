@@ -37,6 +37,7 @@ QUERY_TYPES = {
     "read_optimized": "read-optimized query",
     "incremental": "incremental query",
     "time_travel": "time-travel query",
+    "time_travel_timestamp": "time-travel query by timestamp",
 }
 #: The title's words for the first difference, by `_kind`.
 SYMPTOMS = {

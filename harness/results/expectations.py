@@ -64,7 +64,9 @@ class Known(BaseModel):
     )
     scenario: str = Field(min_length=1)
     table_type: Literal["cow", "mor", "*"] = "*"
-    query_type: Literal["snapshot", "read_optimized", "incremental", "time_travel", "*"] = "*"
+    query_type: Literal[
+        "snapshot", "read_optimized", "incremental", "time_travel", "time_travel_timestamp", "*"
+    ] = "*"
     variant: str = "*"
     #: The query shape (`harness.scenario.shapes`): an entry without one speaks for `SELECT *`
     #: only, so that a filter's new failure is never masked by what `SELECT *` is known to do.

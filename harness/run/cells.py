@@ -253,7 +253,7 @@ def judge(
 ) -> Cell:
     """PASS when the answer equals the oracle's table (in the query's shape), else WRONG with
     the differences; a filter's lost or extra rows are said in its words (`shape_reasons`)."""
-    expected = expected_shape(scenario.spec, table.table_type, query_type, shape)
+    expected = expected_shape(scenario.spec, table.table_type, query_type, shape, table.appended)
     if shape.counts:
         return _judge_count(cell, scenario, expected, answer, sql, shape)
     compared = compare(in_engine_order(expected, last), answer, table.key)

@@ -20,6 +20,7 @@ declared (latest) schema's semantics (`expected_shape`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,10 +239,15 @@ def _order(value: Any) -> tuple[str, Any]:
 
 
 def expected_shape(
-    spec: sc.ScenarioSpec, table_type: str, query_type: str, shape: Shape
+    spec: sc.ScenarioSpec,
+    table_type: str,
+    query_type: str,
+    shape: Shape,
+    appended: Sequence[int] | None = None,
 ) -> pa.Table:
-    """The table a correct engine returns for this query type and shape."""
-    table = expected(spec, table_type, query_type)
+    """The table a correct engine returns for this query type and shape (`appended`: as
+    `oracle.expected` takes it)."""
+    table = expected(spec, table_type, query_type, appended)
     if shape.predicate is not None:
         keep = [shape.predicate.holds(row) for row in table.to_pylist()]
         table = table.filter(pa.array(keep, pa.bool_()))

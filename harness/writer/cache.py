@@ -301,6 +301,8 @@ def _result_from(data: dict[str, Any], table_dir: Path) -> WriteResult:
     table["columns"] = tuple(tuple(column) for column in table.get("columns", ()))
     if table.get("reference_instant") is not None:
         table["reference_instant"] = tuple(table["reference_instant"])
+    if table.get("appended") is not None:
+        table["appended"] = tuple(table["appended"])
     table["partition_by"] = tuple(table.get("partition_by", ()))
     table["partitions"] = tuple(table.get("partitions", ()))
     instants = [tuple(i) if i is not None else None for i in data.pop("instants", [])]

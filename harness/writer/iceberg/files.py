@@ -8,6 +8,7 @@ applies to where the entry names it. A data file's columns come from its own Par
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -66,3 +67,47 @@ def live_files(entries: list[dict[str, Any]], table_path: Path) -> list[DataFile
         group = relative_path(local_path(target), table_path) if target else shown
         found.append(DataFile(shown, "delete", group, number, ()))
     return found
+
+
+def snapshot_log(table_path: Path) -> dict[str, tuple[int, str]]:
+    """Each snapshot of the table's current metadata: its id (as text) → (commit time in
+    milliseconds since the epoch, operation: `append`, `overwrite`, `delete`, ...)."""
+    found = {}
+    for snapshot in current_metadata(table_path).get("snapshots", []):
+        operation = snapshot.get("summary", {}).get("operation", "")
+        found[str(snapshot["snapshot-id"])] = (int(snapshot["timestamp-ms"]), operation)
+    return found
+
+
+def appended_states(
+    instants: list[tuple[str, str] | None], reference: int, log: dict[str, tuple[int, str]]
+) -> tuple[int, ...]:
+    """The states after `reference` (indexes of `instants`, the snapshot after each step)
+    whose step committed an `append` snapshot: what an incremental (append) scan reads."""
+    found = []
+    for index in range(reference + 1, len(instants)):
+        current, before = instants[index], instants[index - 1]
+        if current is None or current == before:
+            continue  # a schema change commits no snapshot
+        if log.get(current[1], (0, ""))[1] == "append":
+            found.append(index)
+    return tuple(found)
+
+
+def moment_after(
+    instants: list[tuple[str, str] | None], reference: int, log: dict[str, tuple[int, str]]
+) -> str | None:
+    """A moment at which the table was in its `reference` state (UTC, milliseconds): halfway
+    between the reference snapshot's commit and the next snapshot's, or the reference's own
+    commit time when no snapshot came after it; None without a reference snapshot."""
+    if instants[reference] is None or instants[reference][1] not in log:
+        return None
+    committed = log[instants[reference][1]][0]
+    later = [
+        log[i[1]][0]
+        for i in instants[reference + 1 :]
+        if i is not None and i != instants[reference]
+    ]
+    moment = (committed + later[0]) // 2 if later else committed
+    shown = dt.datetime.fromtimestamp(moment / 1000, dt.UTC)
+    return shown.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment % 1000:03d}"

@@ -37,7 +37,13 @@ from harness.scenario.schema import Schema
 from harness.scenario.types import coerce
 from harness.writer import layout as file_layout
 from harness.writer.base import DataFile, TableWriter, WriteResult
-from harness.writer.iceberg.files import current_snapshot, live_files
+from harness.writer.iceberg.files import (
+    appended_states,
+    current_snapshot,
+    live_files,
+    moment_after,
+    snapshot_log,
+)
 from harness.writer.iceberg.statements import (
     DEFAULT_FORMAT_VERSION,
     SEED_WRITE_OPTIONS,
@@ -193,10 +199,13 @@ class _Steps:
                 where = f"steps[{index - 1}] ({step.op})"
                 return replace(done, failed_at=where, message=unapplied, rejected=True)
         columns = spark_columns(self._session().table(identifier))
+        reference, log = reference_index(spec), snapshot_log(table.path)
         table = replace(
             table,
             columns=columns,
-            reference_instant=done.instants[reference_index(spec)],
+            reference_instant=done.instants[reference],
+            reference_time=moment_after(done.instants, reference, log),
+            appended=appended_states(done.instants, reference, log),
             partition_by=tuple(spec.partition_by),
         )
         files = self._inspect(identifier, table, spec, done.instants)
