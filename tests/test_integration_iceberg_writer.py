@@ -16,10 +16,12 @@ import pytest
 from support import SCENARIOS
 
 from engines.spark.runtime import SparkRuntime
+from engines.table import reference_time_ms
 from harness.scenario.load import load_scenarios
+from harness.scenario.oracle import expected
 from harness.writer import create_writer
 from harness.writer.base import TableWriter, WriteResult
-from harness.writer.iceberg.files import current_metadata
+from harness.writer.iceberg.files import current_metadata, snapshot_log
 
 pytestmark = pytest.mark.integration
 
@@ -58,9 +60,34 @@ def test_a_rename_then_delete_keeps_files_of_both_names(
         assert any("DELETE FROM" in s for s in result.sql or [])
     else:
         assert deletes == [], summary
-    # The reference snapshot is the seed rows'; the delete made a later one.
+    # The reference snapshot is the seed rows'; the delete made a later one, which is no
+    # append: an incremental read after the reference has nothing to return.
     assert result.table.reference_instant == result.instants[0]
     assert result.instants[-1] > result.instants[0]  # type: ignore[operator]
+    assert result.table.appended == ()
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_rows_appended_before_a_rename_are_what_an_incremental_read_returns(
+    writer: TableWriter, table_type: str
+) -> None:
+    result = write(writer, "rename_column/after_appended_rows", table_type)
+    assert result.ok, result.message
+    table = result.table
+    # Seed rows (the reference), add_column (no snapshot), the insert (an append), the rename.
+    assert table.appended == (2,)
+    log = snapshot_log(table.path)
+    assert log[result.instants[2][1]][1] == "append"  # type: ignore[index]
+    # Time travel by timestamp names a moment between the reference commit and the insert's.
+    committed = log[table.reference_instant[1]][0]  # type: ignore[index]
+    inserted = log[result.instants[2][1]][0]  # type: ignore[index]
+    assert committed <= reference_time_ms(table) < inserted
+    (scenario,) = load_scenarios(SCENARIOS, "rename_column/after_appended_rows")
+    appended = expected(scenario.spec, table_type, "incremental", table.appended)
+    assert appended.to_pylist() == [
+        {"id": 4, "name": "date", "price": 3.0, "ts": 200, "colour": "brown"},
+        {"id": 5, "name": "elderberry", "price": 6.0, "ts": 200, "colour": "purple"},
+    ]
 
 
 def test_a_dropped_and_readded_column_is_a_new_column(writer: TableWriter) -> None:
