@@ -355,7 +355,9 @@ class Runner:
                     self.fleet.restart_everything(context, engines)
                 previous = scenario
                 kind = table_kind(table_format, table_type)
-                self.progress.stage(f"writing {scenario.id} ({kind})")
+                cached = writer.holds(scenario, table_type)
+                doing = "from the table cache:" if cached else "writing"
+                self.progress.stage(f"{doing} {scenario.id} ({kind})")
                 if not context.spark.alive():  # Spark died since its last job
                     record_event(context.run_dir, {"event": "restart", "engine": "spark-writer"})
                     context.spark.restart()
