@@ -23,6 +23,7 @@ from harness.writer.hudi.writer import HudiWriter
 from harness.writer.iceberg.files import (
     appended_states,
     current_snapshot,
+    delete_files_note,
     live_files,
     moment_after,
     snapshot_log,
@@ -210,3 +211,10 @@ def test_a_filter_on_a_new_partition_field_is_among_the_shapes() -> None:
     assert shapes["partition"].predicate.column == "region"
     assert shapes["filter"].predicate is not None and shapes["filter"].predicate.column == "region"
     assert "region" in shapes["project"].columns
+
+
+def test_the_evidence_says_which_kind_of_delete_files_a_table_has() -> None:
+    assert delete_files_note(["data/a-deletes.puffin", "data/a-deletes.puffin"]) == (
+        "deletes: 2 deletion vector(s) in Puffin files"
+    )
+    assert delete_files_note(["data/b-deletes.parquet"]) == "deletes: 1 position-delete file(s)"

@@ -1,4 +1,5 @@
-"""Integration: `lakecompat qualify` runs a small catalog at two Hudi releases with real Spark.
+"""Integration: `lakecompat qualify` runs a small catalog at two Hudi releases with real Spark,
+and Iceberg tables at two format versions with real Spark and Daft.
 
 Hudi 0.15.0 and 1.2.0 read a renamed column differently (time travel after a rename fails on
 0.15.0), so the two points differ. The qualification must list exactly the cells whose outcome
@@ -13,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support import SCENARIOS as SCENARIO_DIR
 from support import SharedRun, headless_chromium, lakecompat
 
 from engines.metastore.service import hive_version
@@ -129,3 +131,63 @@ def test_hive_reads_with_older_hudi_jars_than_the_writer(lagging_readers_run: Sh
     # Hudi 0.15.0 cannot read a 1.x timeline (its layout version check throws): no cell passes.
     assert all(c.outcome.value in ("ERROR", "UNSUPPORTED") for c in cells)
     assert any("IllegalArgumentException" in c.reason for c in cells)
+
+
+@pytest.fixture(scope="module")
+def iceberg_qualified(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    """The project's `versions/iceberg-format-2-to-3.yaml` on one merge-on-read scenario whose
+    delete leaves delete files, read by Spark and Daft."""
+    reports = tmp_path_factory.mktemp("qualify-iceberg")
+    done = lakecompat(
+        "qualify",
+        "--versions",
+        SCENARIO_DIR.parent / "versions" / "iceberg-format-2-to-3.yaml",
+        "--engines",
+        "spark,daft",
+        "--scenarios",
+        "rename_column/then_delete",
+        "--table-types",
+        "mor",
+        "--shapes",
+        "all",
+        "--reports",
+        reports,
+        "--quiet",
+        cwd=reports,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return done.returncode, reports
+
+
+def test_iceberg_format_version_3_points_show_what_deletion_vectors_break(
+    iceberg_qualified: tuple[int, Path],
+) -> None:
+    """A qualification of Iceberg tables (the points' fields are Iceberg's): format version 2
+    against 3. Spark reads deletion vectors as it reads position deletes; Daft 0.7.26 reads a
+    deletion vector's Puffin file as Parquet, so its snapshot cell newly fails. Each point's
+    cells are judged by the project's known outcomes without a regression."""
+    code, reports = iceberg_qualified
+    points = {}
+    for name in ("format-2", "format-3"):
+        info, cells = load_cells(reports / "points" / name / "latest")
+        assert info["formats"] == ["iceberg"]
+        assert cells and {c.format for c in cells} == {"iceberg"}
+        document = json.loads((reports / "points" / name / "latest" / "results.json").read_text())
+        assert {c["verdict"] for c in document["cells"]} == {"as expected"}, name
+        points[name] = {case_id(c): c for c in cells}
+    old, new = points["format-2"], points["format-3"]
+    assert {c.writer["format_version"] for c in old.values()} == {"2"}
+    assert {c.writer["format_version"] for c in new.values()} == {"3"}
+    snapshot = "spark.iceberg.mor.snapshot.rename_column/then_delete[default]"
+    assert "1 position-delete file(s)" in old[snapshot].evidence.files["summary"]
+    assert "deletion vector(s) in Puffin files" in new[snapshot].evidence.files["summary"]
+    spark = [key for key in old if key.startswith("spark.")]
+    assert spark and all(old[k].outcome == new[k].outcome for k in spark)
+    daft = "daft.iceberg.mor.snapshot.rename_column/then_delete[default]"
+    assert old[daft].outcome.value == "PASS"
+    assert new[daft].outcome.value == "ERROR" and "puffin" in new[daft].reason
+    document = json.loads((reports / "qualify" / "qualify.json").read_text())
+    breaks = {c["id"] for c in document["cells"] if c["change"] == "newly failing"}
+    # The baseline scenario runs at every point; its merge-on-read table has a delete too.
+    assert breaks == {daft, daft.replace("rename_column/then_delete", "baseline/no_change")}
+    assert code == 1

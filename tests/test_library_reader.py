@@ -26,7 +26,7 @@ class PlainPython(LibraryReader):
     name = "plain"
     distribution = "pyarrow"
     default_version = pa.__version__
-    version_variable = "LAKECOMPAT_TEST_UNUSED"
+    release_env = "LAKECOMPAT_TEST_UNUSED"
     imports = ("pyarrow",)
     query_types = {"cow": ("snapshot",)}  # noqa: RUF012 - the base declares it a ClassVar
 

@@ -148,7 +148,7 @@ def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
         (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",
             "points[1].spark: unknown field; a point may set hudi, table_version, hive_hudi, "
-            "spark_hudi, hive, trino",
+            "spark_hudi, iceberg, format_version, daft, hive, hudi_rs, polars, pyiceberg, trino",
         ),
         (
             "points:\n  - {name: a, hudi: latest}\n  - {name: b}\n",

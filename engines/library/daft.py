@@ -34,7 +34,8 @@ class DaftEngine(LibraryReader):
     display_name = "Daft"
     distribution = "daft"
     default_version = "0.7.26"
-    version_variable = "LAKECOMPAT_DAFT_VERSION"
+    release_env = "LAKECOMPAT_DAFT_VERSION"
+    release_help = "the Daft release (PyPI daft)"
     # Daft's `hudi` extra names no package, but its Hudi reader imports sortedcontainers.
     # Its `iceberg` extra is PyIceberg, which opens an Iceberg table's metadata for it.
     extra_packages = ("sortedcontainers", "pyiceberg==0.12.0")

@@ -78,7 +78,8 @@ class HudiRsEngine(LibraryReader):
     name = "hudi-rs"
     distribution = "hudi"
     default_version = "0.5.0"
-    version_variable = "LAKECOMPAT_HUDI_RS_VERSION"
+    release_env = "LAKECOMPAT_HUDI_RS_VERSION"
+    release_help = "the hudi-rs release (PyPI hudi)"
     imports = ("hudi",)
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental", "time_travel"),

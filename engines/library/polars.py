@@ -30,7 +30,8 @@ class PolarsEngine(LibraryReader):
     display_name = "Polars"
     distribution = "polars"
     default_version = "2.1.0"
-    version_variable = "LAKECOMPAT_POLARS_VERSION"
+    release_env = "LAKECOMPAT_POLARS_VERSION"
+    release_help = "the Polars release (PyPI polars)"
     extra_packages = ("polars-iceberg==0.1.0", "pyiceberg==0.12.0", "pyarrow")
     imports = ("polars", "pyarrow")
     takes_settings = False

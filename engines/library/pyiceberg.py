@@ -45,7 +45,8 @@ class PyIcebergEngine(LibraryReader):
     display_name = "PyIceberg"
     distribution = "pyiceberg"
     default_version = "0.12.0"
-    version_variable = "LAKECOMPAT_PYICEBERG_VERSION"
+    release_env = "LAKECOMPAT_PYICEBERG_VERSION"
+    release_help = "the PyIceberg release the pyiceberg reader reads with (PyPI pyiceberg)"
     extra_packages = ("pyarrow",)
     imports = ("pyiceberg.table", "pyarrow")
     takes_settings = False

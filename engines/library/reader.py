@@ -44,9 +44,10 @@ class LibraryReader(Engine):
     scratch_folders = ("readers",)
     #: The PyPI distribution whose version is the engine's version.
     distribution: ClassVar[str]
-    #: Its release, unless the environment variable `version_variable` names another.
+    #: Its release, unless the environment variable `release_env` names another (a version
+    #: point's `<name>` field sets it: `pyiceberg: 0.11.0`).
     default_version: ClassVar[str]
-    version_variable: ClassVar[str]
+    release_env: ClassVar[str]
     #: Other packages the reads need (pip requirement strings).
     extra_packages: ClassVar[tuple[str, ...]] = ()
     #: Modules the worker imports before it reports ready: a broken install fails the start.
@@ -62,9 +63,25 @@ class LibraryReader(Engine):
         self._service: Service | None = None
         self._port = 0
 
+    @classmethod
+    def release(cls) -> str:
+        """The library's release: `$<release_env>`, else its default."""
+        return os.environ.get(cls.release_env) or cls.default_version
+
+    @classmethod
+    def package_list(cls) -> tuple[str, ...]:
+        """What the engine's environment holds, at the release in force."""
+        return (f"{cls.distribution}=={cls.release()}", *cls.extra_packages)
+
+    @classmethod
+    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+        """Install the library's environment (once per release), so that a release pip cannot
+        install stops a qualification before its first point runs."""
+        provision(cls.name, cls.package_list())
+
     @property
     def version(self) -> str:
-        return os.environ.get(self.version_variable) or self.default_version
+        return self.release()
 
     @property
     def java(self) -> str:
@@ -73,7 +90,7 @@ class LibraryReader(Engine):
     @property
     def packages(self) -> tuple[str, ...]:
         """What the engine's environment holds."""
-        return (f"{self.distribution}=={self.version}", *self.extra_packages)
+        return self.package_list()
 
     def start(self) -> None:
         python = provision(self.name, self.packages)

@@ -17,7 +17,7 @@ from harness.options import (
 from harness.qualify.compare import counts_line
 from harness.qualify.report import write_qualification
 from harness.run.command import selection, shapes_option
-from harness.run.options import DEFAULT_ENGINES, RunOptions
+from harness.run.options import DEFAULT_FORMATS, DEFAULT_READERS, RunOptions
 from harness.scenario.model import TABLE_TYPES
 
 EPILOG = """\
@@ -27,11 +27,16 @@ examples:
   lakecompat qualify --versions versions/readers-lag-writer-1.2.yaml   # readers on older jars
   lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
 
-A version point may set: hudi (the release Spark writes with), hive_hudi (the Hudi jars
-HiveServer2 reads with; default: the writer's), spark_hudi (the Hudi release the Spark reader
-reads with; default: the writer's), trino, hive. A field a point leaves out keeps
-the default release. Points that differ only in hive_hudi and spark_hudi share one run: the
-tables are written once and each distinct reader reads them once.
+  lakecompat qualify --versions versions/iceberg-format-2-to-3.yaml   # Iceberg tables
+
+A version point may set: hudi (the release Spark writes Hudi tables with), table_version,
+hive_hudi (the Hudi jars HiveServer2 reads with; default: the writer's), spark_hudi (the Hudi
+release the Spark reader reads with; default: the writer's), iceberg (the Iceberg release Spark
+writes and reads Iceberg tables with), format_version (Iceberg's: 2 or 3), and the releases of
+trino, hive, pyiceberg, polars, daft and hudi_rs. A field a point leaves out keeps the default
+release. Points whose fields are Iceberg's qualify Iceberg tables (--formats to choose).
+Points that differ only in hive_hudi and spark_hudi share one run: the tables are written once
+and each distinct reader reads them once.
 
 exit codes:
   0  the candidate breaks no cell that passed on the baseline
@@ -75,10 +80,20 @@ def add_parser(commands: Subcommands) -> None:
     )
     scenario_options(qualify)
     qualify.add_argument(
+        "--formats",
+        type=csv,
+        default=None,
+        help="comma-separated table formats to qualify (hudi, iceberg); default: the formats "
+        "the points' fields concern (Iceberg's for iceberg and format_version, Hudi's "
+        "otherwise), every format when two runs are compared",
+    )
+    qualify.add_argument(
         "--engines",
         type=csv,
-        default=DEFAULT_ENGINES,
-        help=f"comma-separated engines to read with (default: {','.join(DEFAULT_ENGINES)})",
+        default=None,
+        help="comma-separated engines to read with (default: "
+        f"{','.join(DEFAULT_READERS['hudi'])} for Hudi tables, "
+        f"{','.join(DEFAULT_READERS['iceberg'])} for Iceberg tables)",
     )
     qualify.add_argument(
         "--table-types", type=csv, default=TABLE_TYPES, help="cow and/or mor (default: both)"
@@ -121,10 +136,14 @@ def handle(args: argparse.Namespace) -> int:
         if len(args.runs) != 2:
             raise ValueError(f"qualify compares two runs; {len(args.runs)} given")
         baseline, candidate = args.runs
+        args.formats = args.formats or list(DEFAULT_FORMATS)
         chosen = selection(args)
-        keep = selected(chosen["pattern"], chosen["engines"], chosen["table_types"])
+        keep = selected(
+            chosen["pattern"], chosen["engines"], chosen["table_types"], chosen["formats"]
+        )
     else:
         plan = load_versions(args.versions) if args.versions else parse_points(args.points)
+        args.formats = args.formats or list(plan.formats())
         runs = run_points(plan, RunOptions(**selection(args)), args.quiet)
         base, cand = plan.baseline_point(), plan.candidate_point()
         baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir

@@ -69,9 +69,15 @@ class Point:
 
     @classmethod
     def of_run(cls, name: str, info: dict[str, Any], cells: list[Cell]) -> Point:
-        """The point of a run: its writer's versions, then each engine's (from its cells)."""
+        """The point of a run: its writer's versions (each format's, for a run of several
+        formats), then each engine's (from its cells)."""
         writer = info.get("writer") or (cells[0].writer if cells else {})
-        versions = {f"writer {k}": str(v) for k, v in sorted(writer.items())}
+        writers = info.get("writers") or {"": writer}
+        versions = {
+            f"{table_format} writer {k}".lstrip(): str(v)
+            for table_format, one in writers.items()
+            for k, v in sorted(one.items())
+        }
         for cell in cells:
             versions.setdefault(cell.engine, cell.engine_version)
             if cell.reader_hudi and cell.reader_hudi != writer.get("hudi"):

@@ -23,6 +23,12 @@ from engines.infra.hudi_jars import (
     hudi_bundle,
     hudi_version,
 )
+from engines.infra.iceberg_jars import (
+    DEFAULT_FORMAT_VERSION,
+    check_format_version,
+    iceberg_spark_runtime,
+    iceberg_version,
+)
 from harness.qualify.compare import Point, Qualification, qualify
 from harness.qualify.versions import (
     CARRY_HUDI,
@@ -40,11 +46,13 @@ from harness.run.runner import Runner
 
 
 def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
-    """The run options of one point: its Hudi release and its own reports folder."""
+    """The run options of one point: its writers' releases and its own reports folder (the
+    releases a point sets through the environment are `engine_releases`)."""
     return replace(
         options,
         hudi_version=point.hudi or options.hudi_version,
         table_version=point.table_version or options.table_version,
+        format_version=point.format_version or options.format_version,
         reader_hudi_versions={
             **options.reader_hudi_versions,
             **{
@@ -71,25 +79,28 @@ class PointRun:
 def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoint]]:
     """The points in groups that can share one run, in the plan's order of first appearance.
 
-    Points share a run when they write with the same Hudi release and table version and run
-    the same Hive and Trino: they differ at most in the Hudi jars a reader carries
-    (`hive_hudi`, `spark_hudi`), so their tables are the same, written once, and each reader
-    reads them once.
+    Points share a run when they write with the same Hudi release and table version, the same
+    Iceberg release and format version, and run the same releases of the readers that have
+    one: they differ at most in the Hudi jars a reader carries (`hive_hudi`, `spark_hudi`), so
+    their tables are the same, written once, and each reader reads them once.
     """
     groups: dict[tuple[str, ...], list[VersionPoint]] = {}
     for point in plan.points:
         with engine_releases(point):
             writer = point.hudi or options.hudi_version or hudi_version()
             table_version = point.table_version or options.table_version or ""
+            format_version = point.format_version or options.format_version
+            iceberg = (iceberg_version(), format_version or DEFAULT_FORMAT_VERSION)
             releases = tuple(cls.release() for cls in RELEASED.values())
-            groups.setdefault((writer, table_version, *releases), []).append(point)
+            key = (writer, table_version, *iceberg, *releases)
+            groups.setdefault(key, []).append(point)
     return list(groups.values())
 
 
 def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
     """Run the matrix at every point of the plan, each group of points that can share a run
     (`share_groups`) in one run; each point's run by name."""
-    provision_points(plan, options.engines, quiet)
+    provision_points(plan, options.engines, quiet, options.formats)
     runs: dict[str, PointRun] = {}
     groups = share_groups(plan, options)
     for number, group in enumerate(groups, start=1):
@@ -109,10 +120,16 @@ def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str,
     return runs
 
 
-def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -> None:
+def provision_points(
+    plan: VersionPlan,
+    engines: tuple[str, ...],
+    quiet: bool,
+    formats: tuple[str, ...] = ("hudi",),
+) -> None:
     """Fetch what every point needs before the first one runs, so a release that cannot be
     provisioned here stops the qualification at once (`ProvisioningError`), not halfway: the
-    writer's Hudi bundle, then what each engine's `provision` fetches at the point's releases."""
+    writer's Hudi bundle (Spark's session loads it), Iceberg's Spark runtime when Iceberg
+    tables are written, then what each engine's `provision` fetches at the point's releases."""
     for point in plan.points:
         if not quiet:
             print(f"provisioning version point {point.name}")
@@ -127,8 +144,12 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
             for name in engines:
                 if reader_hudi := getattr(point, f"{name}_hudi", None):
                     check_hudi_release(reader_hudi, f"{name}_hudi {reader_hudi}")
+            if point.format_version:
+                check_format_version(point.format_version, f"format_version {point.format_version}")
             fetch(hudi_bundle(hudi))
             with engine_releases(point):
+                if "iceberg" in formats:
+                    fetch(iceberg_spark_runtime(iceberg_version()))
                 for name in engines:
                     reader_hudi = getattr(point, f"{name}_hudi", None)
                     engine_class(name).provision(hudi, reader_hudi)
@@ -140,15 +161,20 @@ def provision_points(plan: VersionPlan, engines: tuple[str, ...], quiet: bool) -
 
 
 def selected(
-    pattern: str | None, engines: tuple[str, ...], table_types: tuple[str, ...]
+    pattern: str | None,
+    engines: tuple[str, ...],
+    table_types: tuple[str, ...],
+    formats: tuple[str, ...] | None = None,
 ) -> Callable[[Cell], bool]:
-    """Whether a finished run's cell is among those `--scenarios`, `--engines` and
-    `--table-types` select (as they select the cells of a run)."""
+    """Whether a finished run's cell is among those `--scenarios`, `--engines`,
+    `--table-types` and `--formats` select (as they select the cells of a run; `formats`
+    None: every format)."""
     globs = [g.strip() for g in (pattern or "").split(",") if g.strip()]
 
     def keep(cell: Cell) -> bool:
         return (
             cell.engine in engines
+            and (formats is None or cell.format in formats)
             and cell.table_type in table_types
             and (not globs or any(fnmatch.fnmatchcase(cell.scenario, g) for g in globs))
         )

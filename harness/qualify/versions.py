@@ -1,10 +1,11 @@
-"""Version points as data: which releases of the writer and the readers a run uses.
+"""Version points as data: which releases of the writers and the readers a run uses.
 
-A version point names the Hudi release Spark writes with and, where a point changes them, the
-table version it writes, the Hudi jars HiveServer2 reads with (older than the writer's:
-version skew) and the Trino and Hive releases. Points come from a file (`versions.yaml`) or
-from the command line (`--point NAME:hudi=1.1.1,trino=476`); a field a point leaves out keeps
-the run's default.
+A version point names, where it changes them, the Hudi release Spark writes Hudi tables with
+and the table version it writes, the Hudi jars HiveServer2 and Spark read with (older than the
+writer's: version skew), the Iceberg release Spark writes and reads Iceberg tables with and the
+format version it writes, and the releases of Trino, Hive and the Python readers. Points come
+from a file (`versions.yaml`) or from the command line (`--point NAME:hudi=1.1.1,trino=476`); a
+field a point leaves out keeps the run's default.
 
     # versions.yaml
     baseline: hudi-1.1     # default: the first point
@@ -28,13 +29,19 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from engines import engine_class, hudi_carriers, known_engines
+from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
-#: The engines a point can set a release of (`trino: 476`), by name: those whose class names the
-#: environment variable that selects it (`Engine.release_env`).
-RELEASED = {name: engine_class(name) for name in known_engines() if engine_class(name).release_env}
+#: The engines a point can set a release of (`trino: 476`, `hudi_rs: 0.4.0`), by field name
+#: (the engine's name, `_` for `-`): those whose class names the environment variable that
+#: selects it (`Engine.release_env`).
+RELEASED = {
+    name.replace("-", "_"): engine_class(name)
+    for name in known_engines()
+    if engine_class(name).release_env
+}
 #: The engines that carry Hudi jars of their own, which a point can set apart from the
 #: writer's (`hive_hudi: 1.0.2`).
 CARRY_HUDI = {name: engine_class(name) for name in hudi_carriers()}
@@ -44,8 +51,17 @@ FIELDS = {
     "table_version": "the Hudi table version the writer writes (hoodie.write.table.version; "
     "a Hudi 1.x writer writes 6, 8 or 9; 6 is what Hudi 0.14/0.15 readers read)",
     **{f"{name}_hudi": cls.reader_hudi_help for name, cls in CARRY_HUDI.items()},
+    "iceberg": "the Iceberg release Spark writes Iceberg tables with and Spark reads them with "
+    "(iceberg-spark-runtime-3.5_2.12)",
+    "format_version": "the Iceberg format version the writer creates tables in (2 or 3; 3 "
+    "writes deletion vectors instead of position-delete files)",
     **{name: cls.release_help for name, cls in RELEASED.items()},
 }
+#: The table format each writer field concerns: a plan whose points set only Iceberg's
+#: fields qualifies Iceberg tables (`plan_formats`). The other fields concern Hudi's writer or
+#: a reader's release.
+ICEBERG_FIELDS = ("iceberg", "format_version")
+HUDI_FIELDS = ("hudi", "table_version", *(f"{name}_hudi" for name in CARRY_HUDI))
 
 
 class VersionsError(InputError):
@@ -114,6 +130,25 @@ class VersionPlan(BaseModel):
             return self.points[default]
         return next(point for point in self.points if point.name == name)
 
+    def formats(self) -> tuple[str, ...]:
+        """The table formats the points concern: a format is qualified when a point sets one
+        of its writer's fields (`hudi`, `iceberg`, ...) or the release of a reader that reads
+        that format alone; a point that sets only readers of both (Trino, Daft), or nothing,
+        qualifies Hudi's tables."""
+        fields = {field for point in self.points for field in point.releases()}
+        chosen = {table_format for field in fields for table_format in _formats_of(field)}
+        return tuple(f for f in ("hudi", "iceberg") if f in chosen) or ("hudi",)
+
+
+def _formats_of(field: str) -> tuple[str, ...]:
+    """The format a field concerns alone (none for a reader of several formats)."""
+    if field in HUDI_FIELDS:
+        return ("hudi",)
+    if field in ICEBERG_FIELDS:
+        return ("iceberg",)
+    formats = RELEASED[field].formats
+    return formats if len(formats) == 1 else ()
+
 
 def load_versions(path: Path) -> VersionPlan:
     """The version plan in `path`; `VersionsError` naming the file and field when invalid."""
@@ -155,8 +190,10 @@ def _validate(data: dict[str, Any], path: Path) -> VersionPlan:
 
 @contextmanager
 def engine_releases(point: VersionPoint) -> Iterator[None]:
-    """Run the block with this point's engine releases in force (`Engine.release_env`)."""
+    """Run the block with this point's engine releases (`Engine.release_env`) and Iceberg
+    release in force."""
     environment = {name: cls.release_env for name, cls in RELEASED.items() if cls.release_env}
+    environment["iceberg"] = ICEBERG_VERSION_ENV
     saved = {key: os.environ.get(key) for key in environment.values()}
     try:
         for field, variable in environment.items():

@@ -62,6 +62,12 @@ class Known(BaseModel):
     reader_hudi: str = Field(
         default="", description="Hudi versions of the reader's own Hudi jars, e.g. '<1.0'"
     )
+    iceberg: str = Field(
+        default="", description="Iceberg versions the writer used (Iceberg tables), e.g. '>=1.12'"
+    )
+    format_version: str = Field(
+        default="", description="Iceberg format versions the writer wrote, e.g. '==3'"
+    )
     scenario: str = Field(min_length=1)
     table_type: Literal["cow", "mor", "*"] = "*"
     query_type: Literal[
@@ -76,7 +82,9 @@ class Known(BaseModel):
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
     _source: tuple[Path, int] | None = PrivateAttr(default=None)
 
-    @field_validator("versions", "hudi", "table_version", "reader_hudi")
+    @field_validator(
+        "versions", "hudi", "table_version", "reader_hudi", "iceberg", "format_version"
+    )
     @classmethod
     def _check_range(cls, value: str) -> str:
         for part in filter(None, (p.strip() for p in value.split(","))):
@@ -111,6 +119,8 @@ class Known(BaseModel):
             and in_range(cell.writer.get("hudi", ""), self.hudi)
             and in_range(written_table_version(cell.writer), self.table_version)
             and in_range(cell.reader_hudi, self.reader_hudi)
+            and in_range(cell.writer.get("iceberg", ""), self.iceberg)
+            and in_range(cell.writer.get("format_version", ""), self.format_version)
         )
 
     def to_yaml_dict(self) -> dict[str, str]:
@@ -186,7 +196,7 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
                 path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
             )
         where = (entry.format, entry.engine, entry.versions, entry.hudi, entry.table_version)
-        where += (entry.reader_hudi,)
+        where += (entry.reader_hudi, entry.iceberg, entry.format_version)
         where += (entry.scenario,)
         where += (entry.table_type,)
         where += (entry.query_type, entry.variant, entry.shape)

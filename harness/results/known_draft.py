@@ -7,11 +7,12 @@ is ever covered. Entries are ordered so that "the first matching entry wins" hol
 
 From runs at several version points (`lakecompat known RUN RUN ...`), each run is drafted on
 its own; an entry every run drafted holds for every point, and the others are scoped to the
-versions of their point (`hudi`, `table_version`, `reader_hudi`, `versions`: whichever differ
-between the points), narrowed to exactly that release, and listed first.
+versions of their point (`hudi`, `table_version`, `iceberg`, `format_version`, `reader_hudi`,
+`versions`: whichever differ between the points), narrowed to exactly that release, and listed
+first.
 
 On top of reviewed known outcomes (`lakecompat known RUN --against expectations/`), only the
-cells those outcomes misjudge get entries, scoped to the run's Hudi release: the additions a
+cells those outcomes misjudge get entries, scoped to the run's writer release: the additions a
 version point needs, to be listed before the reviewed entries. A query shape's entry whose
 tables' `SELECT *` snapshot the reviewed outcomes know to give the same outcome takes that
 entry's reviewed reason and link, saying so; the others keep the engine's first line.
@@ -163,6 +164,9 @@ def _run_scope(cells: list[Cell]) -> dict[str, str]:
     scope = {"hudi": f"=={cell.writer['hudi']}"} if cell.writer.get("hudi") else {}
     if cell.writer.get("table_version"):
         scope["table_version"] = f"=={cell.writer['table_version']}"
+    for field in ("iceberg", "format_version"):  # Iceberg's writer release and format version
+        if cell.writer.get(field):
+            scope[field] = f"=={cell.writer[field]}"
     engines = {c.engine for c in cells}
     readers = {c.reader_hudi for c in cells}
     reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
@@ -181,6 +185,8 @@ def _signature(cells: list[Cell]) -> dict[str, str]:
     for cell in cells:
         found.setdefault("hudi", cell.writer.get("hudi", ""))
         found.setdefault("table_version", written_table_version(cell.writer))
+        for field in ("iceberg", "format_version"):
+            found.setdefault(field, cell.writer.get(field, ""))
         found.setdefault(f"versions:{cell.engine}", cell.engine_version)
         found.setdefault(f"reader_hudi:{cell.engine}", cell.reader_hudi)
     return found
@@ -196,7 +202,7 @@ def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[s
         value = mine.get(field) or ""
         return value[:1].isdigit() and any(s.get(field) != value for s in signatures)
 
-    for field in ("hudi", "table_version"):
+    for field in ("hudi", "table_version", "iceberg", "format_version"):
         if differs(field):
             scope[field] = f"=={mine[field]}"
     if entry.engine != "*":

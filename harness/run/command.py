@@ -16,6 +16,11 @@ from engines.infra.hudi_jars import (
     check_table_version,
     hudi_version,
 )
+from engines.infra.iceberg_jars import (
+    DEFAULT_ICEBERG_VERSION,
+    ICEBERG_VERSION_ENV,
+    check_format_version,
+)
 from harness.options import (
     DEFAULT_SCENARIOS,
     EXIT_CODES,
@@ -108,6 +113,13 @@ def add_run_parser(commands: Subcommands) -> None:
         help="Hudi table version to write (hoodie.write.table.version; a Hudi 1.x writer "
         "writes 6, 8 or 9): 6 keeps the tables readable by Hudi 0.14/0.15 readers "
         "(default: the writer release's own, 9 for Hudi 1.2)",
+    )
+    run.add_argument(
+        "--format-version",
+        metavar="N",
+        help="Iceberg format version to create Iceberg tables in: 2 (the default; deletes as "
+        "position-delete files) or 3 (deletion vectors). The Iceberg release is "
+        f"${ICEBERG_VERSION_ENV} (default: {DEFAULT_ICEBERG_VERSION})",
     )
     for name in hudi_carriers():
         run.add_argument(
@@ -205,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
         variants=args.variants,
         hudi_version=args.hudi_version,
         table_version=args.table_version,
+        format_version=args.format_version,
         reader_hudi_versions=_reader_hudi_versions(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
@@ -238,6 +251,8 @@ def check_releases(options: RunOptions) -> None:
             options.table_version,
             f"--table-version {options.table_version}",
         )
+    if options.format_version:
+        check_format_version(options.format_version, f"--format-version {options.format_version}")
     for name in options.engines:
         cls = engine_class(name)
         chosen = os.environ.get(cls.release_env) if cls.release_env else None

@@ -170,6 +170,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         reports_dir=reports_dir,
         hudi_version=info["writer"].get("hudi"),
         table_version=info["writer"].get("table_version"),
+        format_version=(info.get("writers") or {}).get("iceberg", {}).get("format_version"),
         reader_hudi_versions={
             name: info[f"{name}_hudi"] for name in hudi_carriers() if info.get(f"{name}_hudi")
         },

@@ -72,6 +72,8 @@ class RunOptions:
     #: The table version the writer writes (Hudi 1.x: `hoodie.write.table.version`, e.g. 6,
     #: which Hudi 0.14/0.15 readers read); None: the writer release's own.
     table_version: str | None = None
+    #: The Iceberg format version the Iceberg writer creates tables in ("2" or "3"); None: 2.
+    format_version: str | None = None
     #: The Hudi release an engine reads with where it is not the writer's (version skew), by
     #: engine (`hive`: the jars on HiveServer2's classpath); an engine left out: the writer's.
     reader_hudi_versions: dict[str, str] = field(default_factory=dict)

@@ -149,7 +149,9 @@ class Runner:
                 options.step_timeout,
                 table_format=table_format,
                 cache=options.table_cache,
-                table_version=options.table_version if table_format == "hudi" else None,
+                table_version=(
+                    options.table_version if table_format == "hudi" else options.format_version
+                ),
             )
             for table_format in options.formats
         }

@@ -69,6 +69,17 @@ def live_files(entries: list[dict[str, Any]], table_path: Path) -> list[DataFile
     return found
 
 
+def delete_files_note(paths: list[str]) -> str:
+    """What the live delete files of a table (one path per delete entry) are: deletion
+    vectors in Puffin files (format version 3) or position-delete files (version 2)."""
+    puffin = sum(1 for p in paths if p.endswith(".puffin"))
+    kinds = [
+        f"{puffin} deletion vector(s) in Puffin files" if puffin else "",
+        f"{len(paths) - puffin} position-delete file(s)" if len(paths) > puffin else "",
+    ]
+    return "deletes: " + ", ".join(k for k in kinds if k)
+
+
 def snapshot_log(table_path: Path) -> dict[str, tuple[int, str]]:
     """Each snapshot of the table's current metadata: its id (as text) → (commit time in
     milliseconds since the epoch, operation: `append`, `overwrite`, `delete`, ...)."""

@@ -12,10 +12,6 @@ from typing import Any
 from harness.scenario import model as sc
 from harness.writer.spark_sql import quote
 
-#: The format version every table is written in (the table type sets how changes are written).
-DEFAULT_FORMAT_VERSION = "2"
-FORMAT_VERSIONS = ("2", "3")
-
 #: A merge-on-read table writes delete files for its deletes, updates and merges (position
 #: deletes in format version 2, deletion vectors in 3); copy-on-write rewrites the data files
 #: they touch, Iceberg's default.

@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from engines.infra.iceberg_jars import iceberg_version
+from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, iceberg_version
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -40,12 +40,12 @@ from harness.writer.base import DataFile, TableWriter, WriteResult
 from harness.writer.iceberg.files import (
     appended_states,
     current_snapshot,
+    delete_files_note,
     live_files,
     moment_after,
     snapshot_log,
 )
 from harness.writer.iceberg.statements import (
-    DEFAULT_FORMAT_VERSION,
     SEED_WRITE_OPTIONS,
     SOURCE_VIEW,
     create_statement,
@@ -208,8 +208,11 @@ class _Steps:
             appended=appended_states(done.instants, reference, log),
             partition_by=tuple(spec.partition_by),
         )
-        files = self._inspect(identifier, table, spec, done.instants)
+        deletes: list[str] = []
+        files = self._inspect(identifier, table, spec, done.instants, deletes)
         file_layout.note(files, f"Iceberg format version {self.format_version}")
+        if deletes:
+            file_layout.note(files, delete_files_note(deletes))
         return replace(done, table=table, files=files)
 
     def _unapplied_change(self, identifier: str, step: Any, after: TableState) -> str | None:
@@ -306,12 +309,16 @@ class _Steps:
         table: TableRef,
         spec: sc.ScenarioSpec,
         instants: list[tuple[str, str] | None],
+        deletes: list[str],
     ) -> dict[str, Any]:
-        """What the table's live files hold (Iceberg lists them, their footers say the schema)."""
+        """What the table's live files hold (Iceberg lists them, their footers say the schema);
+        the paths of its live delete files are put in `deletes`."""
 
         def listed() -> list[DataFile]:
             entries = f"SELECT status, sequence_number, data_file FROM {identifier}.entries"
             found = self._session().sql(entries).collect()
-            return live_files([row.asDict(recursive=True) for row in found], table.path)
+            files = live_files([row.asDict(recursive=True) for row in found], table.path)
+            deletes[:] = [f.path for f in files if f.kind == "delete"]
+            return files
 
         return inspect_files(self.runtime, self.step_timeout, spec, listed, instants)
