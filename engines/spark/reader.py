@@ -198,11 +198,13 @@ class SparkEngine(Engine):
 
     def start(self) -> None:
         # The writer's session starts in the run's thread (PySpark's gateway belongs there):
-        # here when it reads, otherwise at the writer's first job.
-        if self.remote is None:
-            self.context.spark.session()
-        else:
+        # here when it reads Hudi tables, otherwise at the writer's first job (a run of
+        # Iceberg tables alone never starts it: they are written and read in processes of
+        # their own).
+        if self.remote is not None:
             self.remote.start()
+        elif "hudi" in self.context.formats:
+            self.context.spark.session()
         if "iceberg" in self.context.formats:
             self.iceberg.start()
 
@@ -258,6 +260,11 @@ class SparkEngine(Engine):
     def query(self, sql: str, variant: Variant) -> pa.Table:
         if self.remote is not None:
             return self.remote.call(query_in, sql, dict(variant.settings))
+        if "hudi" not in self.context.formats:
+            # A run of Iceberg tables alone (the control check's Parquet table included) reads
+            # with Iceberg's Spark: the writer's Hudi session is never started.
+            self._on_iceberg = True
+            return self.iceberg.call(query_in, sql, dict(variant.settings))
         return run_query(self.context.spark.session(), sql, variant.settings)
 
     def evidence_sql(

@@ -153,7 +153,9 @@ class Fleet:
         for thread in threads:
             thread.start()
         try:
-            if context is not None and not any(s.engine.shares_writer for s in states):
+            hudi = context is not None and "hudi" in context.formats
+            if hudi and not any(s.engine.shares_writer for s in states):
+                # Hudi's writer works in this session; Iceberg's writes in a process of its own.
                 with contextlib.suppress(Exception):  # the writer's first job says why
                     context.spark.session()
             for state in states:
