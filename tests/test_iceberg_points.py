@@ -15,7 +15,7 @@ from engines.library.pyiceberg import PyIcebergEngine
 from harness.cli import main
 from harness.qualify.compare import Point
 from harness.qualify.run import point_options, share_groups
-from harness.qualify.versions import engine_releases, load_versions, parse_points
+from harness.qualify.versions import VersionsError, engine_releases, load_versions, parse_points
 from harness.results.expectations import Known
 from harness.results.known_draft import draft_known_across, draft_on_top
 from harness.results.outcomes import Outcome
@@ -133,3 +133,16 @@ def test_a_point_names_each_formats_writer() -> None:
     assert "hudi writer hudi 1.2.0" in label
     assert "iceberg writer format_version 3" in label
     assert Point.of_run("p", {"writer": {"hudi": "1.2.0"}}, []).label() == "p (writer hudi 1.2.0)"
+
+
+def test_a_format_version_the_writer_cannot_write_is_refused_with_file_and_field(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "versions.yaml"
+    path.write_text("points:\n  - {name: a}\n  - {name: b, format_version: 1}\n")
+    with pytest.raises(VersionsError) as raised:
+        load_versions(path)
+    assert str(raised.value) == (
+        f"{path}: points[1].format_version: '1' is not a format version the Iceberg writer "
+        "writes (2 or 3)"
+    )

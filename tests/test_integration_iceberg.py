@@ -10,12 +10,16 @@ the same cells.
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from support import INSTANT, SCENARIOS, SocketWatch, is_loopback
+from support import INSTANT, SCENARIOS, SocketWatch, is_loopback, lakecompat
 
+from engines.infra.artifacts import maven_repo
+from engines.infra.iceberg_jars import iceberg_spark_runtime
+from harness.report.junit import case_id
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
@@ -231,3 +235,47 @@ def test_no_iceberg_cell_depends_on_what_ran_before(
     assert {c.format for c in again} == {"hudi", "iceberg"}
     assert len([c for c in again if c.format == "iceberg"]) > len(SUBSET) * len(ENGINES)
     assert answers(again) == answers(cells)
+
+
+@pytest.mark.parametrize(
+    ("cell_id", "outcome"),
+    [
+        ("daft.iceberg.mor.snapshot.drop_column/drop_then_readd[default]", "ERROR"),
+        ("trino.iceberg.cow.time_travel.rename_column/after_appended_rows[default]", "PASS"),
+    ],
+)
+def test_an_iceberg_cell_is_reproduced_without_lakecompat(
+    run: tuple[Path, list[Cell]], tmp_path: Path, cell_id: str, outcome: str
+) -> None:
+    """`lakecompat repro` of an Iceberg cell: writer.py (Spark with Iceberg's runtime) makes
+    the table lakecompat's writer makes, and the reader files' query judges as the run did."""
+    run_dir, cells = run
+    cell = {case_id(c): c for c in cells}[cell_id]
+    assert cell.outcome.value == outcome
+    done = lakecompat("repro", run_dir, cell_id, "--out", "repro", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    out = tmp_path / "repro"
+    record = json.loads((out / "repro.json").read_text())
+    assert record["same_table"] is True, record["table_check"]
+    ours, theirs = record["compared"]["lakecompat"], record["compared"]["writer.py"]
+    assert ours["sha256"] == theirs["sha256"] and ours["columns"] == theirs["columns"]
+    assert record["again"] == {"outcome": outcome, "reason": cell.reason}
+    assert record["from_files"] == {"outcome": outcome, "reason": cell.reason}
+    issue = (out / "ISSUE.md").read_text()
+    assert f"Iceberg {cell.writer['iceberg']} (format version 2)" in issue
+    assert f"iceberg-spark-runtime-3.5_2.12:{cell.writer['iceberg']}" in issue
+    assert "Hudi" not in issue, issue
+    runtime = iceberg_spark_runtime(cell.writer["iceberg"]).local_path(maven_repo())
+    assert f"--jars {runtime}" in (out / "writer.py").read_text()
+    table = "/tmp/lakecompat-repro/t_" + cell.scenario.replace("/", "_")
+    if cell.engine == "trino":  # registered in Trino's Iceberg catalog, at the script's table
+        register = (out / "register.sql").read_text()
+        assert f"table_location => 'file://{table}_cow'" in register
+        assert "trino --server http://localhost:8080 -f register.sql" in issue
+        assert "`snapshots` metadata table" in issue  # time travel names a snapshot id
+    else:  # a Python library: reader.py names the packages and the script's table
+        code = (out / "reader.py").read_text()
+        assert code.startswith(f"# daft {cell.engine_version}: pip install daft==")
+        assert f"{table}_mor/metadata/" in code and code.endswith("print(answer)\n")
+        assert "python reader.py" in issue and f"{table}_mor/metadata/" in issue
+    assert not (out / "work" / "script-table").exists()

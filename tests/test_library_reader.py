@@ -139,3 +139,22 @@ def test_an_environment_is_reused_while_it_holds_the_same_packages(
     (home / "lakecompat-packages.txt").write_text("somelib==1.0\nother\n")
     # No pip runs: the marker says the environment holds exactly these packages.
     assert provision("lib", packages, progress=lambda message: None) == home / "bin" / "python"
+
+
+def test_a_reproductions_reader_py_runs_as_written(reader: PlainPython) -> None:
+    """`reader.py` of `lakecompat repro`: the read's code with its settings, which the worker
+    runs as written (it prints the answer when run by hand)."""
+    code = "import pyarrow as pa\nanswer = pa.table({'v': [settings['x']]})\n"
+
+    class Coded(PlainPython):
+        def shaped_sql(self, table, query_type, shape):
+            return code
+
+    coded = Coded(reader.context)
+    files = coded.reproduction(None, "snapshot", Variant("v", {"x": "b"}))  # type: ignore[arg-type]
+    text = files["reader.py"]
+    assert text.startswith("# plain ") and "pip install pyarrow==" in text.splitlines()[0]
+    assert "settings = {'x': 'b'}\n" in text and text.endswith(code + "print(answer)\n")
+    sql, variant = coded.reproduction_query(files)
+    assert sql == code and variant.settings == {"x": "b"}
+    assert reader.query(sql, variant).to_pylist() == [{"v": "b"}]

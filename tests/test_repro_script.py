@@ -1,4 +1,5 @@
-"""The writer part of a reproduction: a script for every scenario of the catalog."""
+"""The writer part of a reproduction: a script for every scenario of the catalog, in every
+table format that has the scenario's table."""
 
 from __future__ import annotations
 
@@ -18,13 +19,9 @@ from harness.repro.reproduce import default_folder, find_cell
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import ResultsError
 from harness.scenario.load import load_scenarios
-from harness.writer.hudi.script import (
-    ReproScriptError,
-    _source,
-    default_path,
-    submit_command,
-    writer_script,
-)
+from harness.writer.hudi.script import writer_script
+from harness.writer.iceberg.script import iceberg_script
+from harness.writer.script_text import ReproScriptError, default_path, source, submit_command
 
 SCENARIOS = load_scenarios(Path(__file__).resolve().parent.parent / "scenarios")
 
@@ -44,6 +41,37 @@ def test_every_scenario_gets_a_script_that_compiles(scenario: object) -> None:
         assert text.count("\nwrite(") + text.count("\nsql(") >= 1 + len(scenario.spec.steps)  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.id)
+def test_every_iceberg_table_gets_a_script_that_compiles(scenario: object) -> None:
+    for table_type in scenario.spec.table_types:  # type: ignore[attr-defined]
+        try:
+            text = iceberg_script(scenario, table_type, "3.5.9", "1.10.0", "3")  # type: ignore[arg-type]
+        except ReproScriptError as exc:
+            assert "has no Iceberg table" in str(exc)
+            continue
+        compile(text, f"{scenario.id}.py", "exec")  # type: ignore[attr-defined]
+        assert "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0" in text
+        assert "'format-version'='3'" in text
+        assert repr(default_path(scenario.id, table_type)) in text  # type: ignore[attr-defined]
+        steps = text.count("\nsql(") + text.count("\nwith_rows(") + text.count(".append()")
+        assert steps >= 2 + len(scenario.spec.steps)  # type: ignore[attr-defined]
+
+
+def test_an_iceberg_script_names_its_table_from_its_path_and_stops_where_the_writer_does() -> None:
+    by_id = {s.id: s for s in SCENARIOS}
+    text = iceberg_script(by_id["rename_column/then_delete"], "mor", "3.5.9", "1.10.0", "2")
+    # The table is <warehouse>/<folder>/<name> in a Hadoop catalog, as the writer names it.
+    assert 'TABLE = f"lakecompat.`{FOLDER}`.`{NAME}`"' in text
+    assert "'write.delete.mode'='merge-on-read'" in text
+    assert "sql('ALTER TABLE ' + TABLE + ' RENAME COLUMN `name` TO `product`')" in text
+    assert "'DELETE FROM ' + TABLE + ' WHERE `id` IN (SELECT `id` FROM lakecompat_rows)'" in text
+    # An upsert with a schema of its own: the script checks the MERGE kept its new column.
+    extra = iceberg_script(by_id["schema_on_write/extra_column"], "cow", "3.5.9", "1.10.0", "2")
+    assert "check_columns([" in extra
+    with pytest.raises(ReproScriptError, match="has no Iceberg table: steps"):
+        iceberg_script(by_id["merge_on_read/add_then_clustering"], "mor", "3.5.9", "1.10.0", "2")
+
+
 def test_values_are_written_as_source_that_gives_them_back() -> None:
     values = [
         1,
@@ -59,11 +87,11 @@ def test_values_are_written_as_source_that_gives_them_back() -> None:
         (7,),
     ]
     scope = {"datetime": dt, "Decimal": Decimal}
-    assert eval(_source(values), scope) == values
-    nan = eval(_source(float("nan")))
-    assert math.isnan(nan) and eval(_source(float("-inf"))) == float("-inf")
+    assert eval(source(values), scope) == values
+    nan = eval(source(float("nan")))
+    assert math.isnan(nan) and eval(source(float("-inf"))) == float("-inf")
     with pytest.raises(ReproScriptError, match="cannot write a value of type object"):
-        _source(object())
+        source(object())
 
 
 def test_a_cell_is_found_by_its_junit_id(tmp_path: Path) -> None:
@@ -94,7 +122,7 @@ def test_the_header_gives_the_offline_command_repro_runs() -> None:
     header = ast.get_docstring(ast.parse(text)) or ""
     start = header.index("JAVA_HOME=")
     spelled = header[start : header.index("[TABLE_PATH]", start)]
-    variables, argv = submit_command("1.2.0")
+    variables, argv = submit_command(hudi_bundle("1.2.0"))
     words = [f"{name}={value}" for name, value in variables.items()] + argv
     assert shlex.split(spelled.replace("\\\n", "")) == words  # as the shell reads it
     # Offline: the cached bundle by its path, PySpark's own spark-submit, the venv's Python.
@@ -131,3 +159,25 @@ def test_a_files_columns_say_which_have_a_bloom_filter(tmp_path: Path) -> None:
     path = tmp_path / "f.parquet"
     pq.write_table(table, path, bloom_filter_options={"price": {"ndv": 10}})
     assert parquet_columns(path) == ("id long", "price double (bloom filter)", "name string")
+
+
+def test_reader_files_are_relocated_to_the_table_the_script_writes(tmp_path: Path) -> None:
+    from engines.spark.reader import iceberg_read_sql
+    from engines.spark.runtime import iceberg_catalog_name
+    from engines.table import TableRef
+    from harness.repro.reproduce import relocated
+
+    written = tmp_path / "work" / "tables" / "t_rename_column_rename_cow"
+    table = TableRef(written.name, written, "cow", "id", "iceberg")
+    target = Path(default_path("rename_column/rename", "cow"))
+    text = relocated(iceberg_read_sql(table, "snapshot"), written, target)
+    # Spark's Hadoop catalog of the script's warehouse, and the table in the script's folder.
+    assert str(tmp_path) not in text
+    assert f"warehouse={target.parent.parent.as_uri()}" in text
+    assert text.endswith(
+        f"SELECT * FROM {iceberg_catalog_name(written.parent.parent)}"
+        "."
+        "`lakecompat-repro`.`t_rename_column_rename_cow`"
+    )
+    hudi = f"CREATE TABLE t USING hudi LOCATION '{written}'"
+    assert relocated(hudi, written, target) == f"CREATE TABLE t USING hudi LOCATION '{target}'"

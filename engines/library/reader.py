@@ -10,6 +10,7 @@ evidence as a user would write it; the worker runs it with the variant's setting
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -31,6 +32,8 @@ from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef
 
 WORKER = Path(__file__).with_name("worker.py")
+#: How `reader.py` of a reproduction ends: the answer shown.
+_PRINT = "print(answer)\n"
 _PANIC = re.compile(r"panicked at (\S+?):?$", re.MULTILINE)
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 #: The types an answer is compared in: the library's large variants are the same values.
@@ -170,6 +173,26 @@ class LibraryReader(Engine):
         if self.takes_settings:
             header += f"settings = {dict(variant.settings)!r}\n"
         return header + self.shaped_sql(table, query_type, shape)
+
+    def reproduction(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> dict[str, str]:
+        """`reader.py`: the read's Python code as it ran (its first line names the packages
+        to install, its `settings` are the variant's), printing the answer."""
+        code = self.evidence_sql(table, query_type, variant, shape)
+        return {"reader.py": f"{code}{_PRINT}"}
+
+    def reproduction_query(self, files: dict[str, str]) -> tuple[str, Variant]:
+        """The code of `reader.py` and its `settings`, as the worker runs them."""
+        lines = files["reader.py"].removesuffix(_PRINT).splitlines(keepends=True)
+        settings: dict[str, str] = {}
+        code = []
+        for line in lines:
+            if line.startswith("settings = "):
+                settings = ast.literal_eval(line.removeprefix("settings = "))
+            elif not line.startswith(f"# {self.name} "):
+                code.append(line)
+        return "".join(code), Variant("reproduction", settings)
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         """The read's Python code: `shaped_sql` with no shape."""

@@ -272,16 +272,27 @@ class SparkEngine(Engine):
     ) -> str:
         """For spark-sql: the session's configuration as its command line (a comment), the
         variant's settings as SETs, then the read."""
+        return self._command_line(table) + super().evidence_sql(table, query_type, variant, shape)
+
+    def reproduction(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
+    ) -> dict[str, str]:
+        """`reader.sql`, its first line the spark-sql command that runs it (the table
+        format's jar and session settings)."""
+        files = super().reproduction(table, query_type, variant, shape)
+        return {**files, "reader.sql": self._command_line(table) + files["reader.sql"]}
+
+    def _command_line(self, table: TableRef) -> str:
+        """The spark-sql command line of the session that reads `table`, as a comment."""
         bundle = hudi_bundle(self.hudi_version)
         settings = SESSION_SETTINGS
         if table.format == "iceberg":
             bundle, settings = iceberg_spark_runtime(iceberg_version()), ICEBERG_SESSION_SETTINGS
         confs = " ".join(f"--conf {key}={value}" for key, value in settings.items())
-        header = (
+        return (
             f"-- Spark {self.version}: spark-sql --packages "
             f"{bundle.group}:{bundle.artifact}:{bundle.version} {confs}\n"
         )
-        return header + super().evidence_sql(table, query_type, variant, shape)
 
     @property
     def log_path(self) -> Path:

@@ -335,7 +335,10 @@ class TrinoEngine(MetastoreReader):
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
     ) -> dict[str, str]:
         """The two catalog files (on a Metastore that has the table registered as Hive sync
-        does: see `register.hql`) and the query with its session properties."""
+        does: see `register.hql`) and the query with its session properties. An Iceberg table:
+        the `iceberg` catalog file, its registration (`register.sql`) and the query."""
+        if table.format == "iceberg":
+            return self._iceberg_reproduction(table, query_type, variant, shape)
         files = {
             f"etc/catalog/{name}.properties": "".join(f"{k}={v}\n" for k, v in props.items())
             for name, props in catalogs("thrift://METASTORE_HOST:9083").items()
@@ -346,6 +349,29 @@ class TrinoEngine(MetastoreReader):
         )
         files["register.hql"] = "".join(f"{statement};\n" for statement in registration_ddl(table))
         return files
+
+    def _iceberg_reproduction(
+        self, table: TableRef, query_type: str, variant: Variant, shape: Shape
+    ) -> dict[str, str]:
+        """The `iceberg` catalog file, the table's registration in it (Trino has no catalog
+        that reads a table by its folder) and the query."""
+        properties = catalogs("thrift://METASTORE_HOST:9083", iceberg=True)[ICEBERG_CATALOG]
+        schema = iceberg_schema(self.context.database)
+        location = json.loads(iceberg_metadata(table.path).read_text())["location"]
+        names = f"schema_name => '{schema}', table_name => '{table.name}'"
+        header = f"-- Trino {self.version}\n"
+        sql = self.shaped_sql(table, query_type, shape)
+        return {
+            f"etc/catalog/{ICEBERG_CATALOG}.properties": "".join(
+                f"{k}={v}\n" for k, v in properties.items()
+            ),
+            "register.sql": (
+                f"CREATE SCHEMA IF NOT EXISTS {ICEBERG_CATALOG}.{quote(schema)};\n"
+                f"CALL {ICEBERG_CATALOG}.system.register_table({names}, "
+                f"table_location => '{location}');\n"
+            ),
+            "reader.sql": f"{header}{self._session_sql(variant)}{sql};\n",
+        }
 
     def evidence_sql(
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL

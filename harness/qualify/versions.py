@@ -26,10 +26,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from engines import engine_class, hudi_carriers, known_engines
-from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
+from engines.infra.iceberg_jars import FORMAT_VERSIONS, ICEBERG_VERSION_ENV
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
@@ -83,6 +91,16 @@ class _Point(BaseModel):
     def describe(self) -> str:
         """`hudi 1.1.1, trino 476`, or `defaults` when the point sets nothing."""
         return ", ".join(f"{k} {v}" for k, v in self.releases().items()) or "defaults"
+
+    @field_validator("format_version", check_fields=False)
+    @classmethod
+    def _check_format_version(cls, value: str | None) -> str | None:
+        if value is not None and value not in FORMAT_VERSIONS:
+            raise ValueError(
+                f"{value!r} is not a format version the Iceberg writer writes "
+                f"({' or '.join(FORMAT_VERSIONS)})"
+            )
+        return value
 
 
 #: A point's model: `name` and one optional release per field of `FIELDS`, so an engine with a
@@ -181,6 +199,8 @@ def _validate(data: dict[str, Any], path: Path) -> VersionPlan:
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             message = f"unknown field; a point may set {', '.join(FIELDS)} (and its name)"
+        elif error["type"] == "value_error":
+            message = message.removeprefix("Value error, ")
         elif error["type"] == "string_pattern_mismatch":
             message = f"{error['input']!r} is not a release number such as 1.2.0 or 483"
             if error["loc"][-1] in ("name", "baseline", "candidate"):

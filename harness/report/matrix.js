@@ -84,8 +84,7 @@ function showCell(i, element) {
     t += '<h4>Table files' + esc(source) + '</h4><pre id="detail-files">' + esc(c.files) + '</pre>';
   }
   if (c.log) t += '<h4>Engine log</h4><pre>' + esc(c.log) + '</pre>';
-  // `lakecompat repro` writes Hudi tables only, for now.
-  if ((c.outcome === 'WRONG' || c.outcome === 'ERROR') && c.format === 'hudi') {
+  if (c.outcome === 'WRONG' || c.outcome === 'ERROR') {
     t += '<h4>Reproduce without lakecompat</h4><p>A folder with the writer as a PySpark script, '
       + 'the SQL of the engine and an ISSUE.md draft:</p><pre id="detail-repro">'
       + esc('lakecompat repro reports/runs/' + RUN_ID + " '" + c.id + "'") + '</pre>';

@@ -16,7 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from engines.base import Engine
+from engines.infra.artifacts import MavenArtifact
 from engines.infra.hudi_jars import hudi_bundle
+from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jdk import find_jdk
 from engines.spark.runtime import SPARK_JAVA_VERSIONS
 from harness.report.grouping import TABLE_TYPE_NAMES
@@ -27,8 +29,8 @@ from harness.scenario import model as sc
 from harness.scenario.compare import compare
 from harness.scenario.model import Scenario
 from harness.writer.base import WriteResult
-from harness.writer.hudi.script import default_path
-from harness.writer.hudi.statements import ddl
+from harness.writer.script_text import default_path
+from harness.writer.spark_sql import ddl
 
 #: Values listed per column in "Actual result" (the CSV files hold all).
 SHOWN_VALUES = 5
@@ -96,6 +98,26 @@ def write_issue(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> 
     (result.folder / "ISSUE.md").write_text("\n".join(lines), encoding="utf-8")
 
 
+def _format_name(cell: Any) -> str:
+    """`Hudi` or `Iceberg`: the table format in the report's words."""
+    return "Iceberg" if cell.format == "iceberg" else "Hudi"
+
+
+def _writer_release(cell: Any) -> str:
+    """`Hudi 1.2.0`, or `Iceberg 1.10.0 (format version 2)`."""
+    if cell.format == "iceberg":
+        version = cell.writer.get("format_version", "?")
+        return f"Iceberg {cell.writer['iceberg']} (format version {version})"
+    return f"Hudi {cell.writer['hudi']}"
+
+
+def _writer_jar(cell: Any) -> MavenArtifact:
+    """The jar the writer's Spark loads: Hudi's Spark bundle, or Iceberg's Spark runtime."""
+    if cell.format == "iceberg":
+        return iceberg_spark_runtime(cell.writer["iceberg"])
+    return hudi_bundle(cell.writer["hudi"])
+
+
 def _engine_name(facts: IssueFacts) -> str:
     return f"{_product(facts.engine)} {facts.engine.version}"
 
@@ -106,11 +128,14 @@ def _product(engine: Engine) -> str:
 
 def _title(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> str:
     cell, written = result.cell, facts.written
-    table = f"a Hudi {TABLE_TYPE_NAMES[cell.table_type]} table"
+    name = _format_name(cell)
+    table = (
+        f"{'an' if name[0] in 'AEIOU' else 'a'} {name} {TABLE_TYPE_NAMES[cell.table_type]} table"
+    )
     if not written.ok:
-        hudi, spark = cell.writer["hudi"], cell.writer["spark"]
+        release, spark = _writer_release(cell), cell.writer["spark"]
         return (
-            f"Hudi {hudi} on Spark {spark} fails at {_step_name(scenario, written.failed_at)} "
+            f"{release} on Spark {spark} fails at {_step_name(scenario, written.failed_at)} "
             f"of {table}: {_cause(written.message or 'no message')}"
         )
     query = QUERY_TYPES.get(cell.query_type, cell.query_type)
@@ -150,25 +175,27 @@ def _kind(entries: list[dict[str, Any]]) -> str:
 
 def _environment(result: Reproduction, facts: IssueFacts) -> list[str]:
     cell, engine = result.cell, facts.engine
-    if cell.reader_hudi:
-        reader_hudi = f"Hudi {cell.reader_hudi} (the Hudi jars the reader loads)"
+    if cell.format != "hudi":
+        reader_hudi = ""
+    elif cell.reader_hudi:
+        reader_hudi = f"- Reader's Hudi: Hudi {cell.reader_hudi} (the Hudi jars the reader loads)"
     else:
         reader_hudi = (
-            f"none of Hudi's release jars: {_engine_name(facts)} reads Hudi tables with its "
-            "own implementation, so the Hudi version is the engine's"
+            f"- Reader's Hudi: none of Hudi's release jars: {_engine_name(facts)} reads Hudi "
+            "tables with its own implementation, so the Hudi version is the engine's"
         )
     settings = ", ".join(f"`{k}={v}`" for k, v in cell.settings.items())
     java = engine.java or (
         f"not known: lakecompat does not record which Java {_product(engine)} runs on"
     )
-    bundle = hudi_bundle(cell.writer["hudi"])
+    bundle = _writer_jar(cell)
     writer_java = find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").describe()
     return [
         f"- Reader: {_engine_name(facts)}",
-        f"- Reader's Hudi: {reader_hudi}",
+        *([reader_hudi] if reader_hudi else []),
         f"- Reader's settings: {settings or 'none (the defaults)'}",
         f"- Reader's Java: {java}",
-        f"- Writer: Spark {cell.writer['spark']} with Hudi {cell.writer['hudi']} "
+        f"- Writer: Spark {cell.writer['spark']} with {_writer_release(cell)} "
         f"(`{bundle.group}:{bundle.artifact}:{bundle.version}`), {writer_java}",
         f"- OS: {platform.system()} {platform.release()} ({platform.machine()}), "
         f"Python {platform.python_version()}",
@@ -177,16 +204,21 @@ def _environment(result: Reproduction, facts: IssueFacts) -> list[str]:
 
 def _steps(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> list[str]:
     cell = result.cell
-    bundle = hudi_bundle(cell.writer["hudi"])
+    bundle = _writer_jar(cell)
     made = ", ".join(f"`{name}`" for name in sorted({*facts.files, "writer.py"}))
+    each = (
+        "one Iceberg snapshot for each write (a schema change commits none)"
+        if cell.format == "iceberg"
+        else "one Hudi commit each"
+    )
     lines = [
         f"The files named here are in the folder of this report ({made}); run the commands there.",
         "",
         f"1. Write the table to `{default_path(scenario.id, cell.table_type)}` with Spark "
-        f"{cell.writer['spark']} and Hudi {cell.writer['hudi']}: `writer.py` writes these "
-        "rows and changes, one Hudi commit each:",
+        f"{cell.writer['spark']} and {_writer_release(cell)}: `writer.py` writes these "
+        f"rows and changes, {each}:",
         "",
-        *(f"   - {step}" for step in _history(scenario, cell.table_type)),
+        *(f"   - {step}" for step in _history(scenario, cell.table_type, cell.format)),
         "",
         "   ```sh",
         f"   spark-submit --packages {bundle.group}:{bundle.artifact}:{bundle.version} \\",
@@ -198,14 +230,19 @@ def _steps(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> list[
     ]
     if not facts.written.ok:
         return [*lines, f"   It fails at {_step_name(scenario, facts.written.failed_at)}."]
-    return lines + _reader_steps(facts.files, cell.query_type)
+    return lines + _reader_steps(facts.files, cell.query_type, cell.format)
 
 
-def _history(scenario: Scenario, table_type: str) -> list[str]:
+def _history(scenario: Scenario, table_type: str, table_format: str = "hudi") -> list[str]:
     """The seed rows and each step in words, schema changes as their Spark SQL."""
     spec = scenario.spec
     table = sc.table_name(scenario.id, table_type)
-    said = [f"insert {len(spec.rows)} rows (a bulk insert creates the table)"]
+    first = (
+        f"create the table and append {len(spec.rows)} rows"
+        if table_format == "iceberg"
+        else f"insert {len(spec.rows)} rows (a bulk insert creates the table)"
+    )
+    said = [first]
     for step in spec.steps:
         match step:
             case sc.Insert(rows=rows) | sc.Upsert(rows=rows):
@@ -223,10 +260,23 @@ def _history(scenario: Scenario, table_type: str) -> list[str]:
     return said
 
 
-def _reader_steps(files: dict[str, str], query_type: str) -> list[str]:
+def _reader_steps(files: dict[str, str], query_type: str, table_format: str = "hudi") -> list[str]:
     """The commands that register the table and run the query, from the files there are."""
     lines: list[str] = []
     number = 2
+    catalogs = sorted(name for name in files if name.startswith("etc/"))
+    if "register.sql" in files:  # Trino's Iceberg catalog: after Trino has started
+        lines += [
+            f"{number}. Give Trino the catalogs {', '.join(f'`{n}`' for n in catalogs)} (copy "
+            "them into Trino's `etc/catalog/`, with `METASTORE_HOST` replaced by a Hive "
+            "Metastore's host), start Trino and register the table in the catalog:",
+            "",
+            "   ```sh",
+            "   trino --server http://localhost:8080 -f register.sql",
+            "   ```",
+        ]
+        number += 1
+        catalogs = []
     if "register.hql" in files:
         lines += [
             f"{number}. Register the table in a Hive Metastore as Hudi's hive sync does, for "
@@ -237,7 +287,6 @@ def _reader_steps(files: dict[str, str], query_type: str) -> list[str]:
             "   ```",
         ]
         number += 1
-    catalogs = sorted(name for name in files if name.startswith("etc/"))
     if catalogs:
         lines += [
             "",
@@ -249,7 +298,7 @@ def _reader_steps(files: dict[str, str], query_type: str) -> list[str]:
     lines += ["", f"{number}. Run the query:", ""]
     if "reader.hql" in files:
         lines += ["   ```sh", "   beeline -u jdbc:hive2://localhost:10000 -f reader.hql", "   ```"]
-    elif catalogs:
+    elif "register.sql" in files or any(name.startswith("etc/") for name in files):
         lines += ["   ```sh", "   trino --server http://localhost:8080 -f reader.sql", "   ```"]
     elif "reader.sql" in files:
         lines += [
@@ -257,9 +306,27 @@ def _reader_steps(files: dict[str, str], query_type: str) -> list[str]:
             *(f"   {line}" for line in files["reader.sql"].splitlines()),
             "   ```",
         ]
+    elif "reader.py" in files:  # a Python library: its first line says what to install
+        lines += [
+            "   ```python",
+            *(f"   {line}" for line in files["reader.py"].splitlines()),
+            "   ```",
+            "",
+            "   ```sh",
+            "   python reader.py",
+            "   ```",
+        ]
     else:
         lines += ["   (No query file: the reader could not spell this read.)"]
-    if query_type in ("incremental", "time_travel"):
+    if table_format == "iceberg" and query_type != "snapshot":
+        lines += [
+            "",
+            "   The query names a snapshot of the table as it was first written (its id, or a "
+            "moment after its commit); a table written again has snapshots of its own: take "
+            "them from its `snapshots` metadata table, the snapshot before the first schema "
+            "change.",
+        ]
+    elif query_type in ("incremental", "time_travel"):
         lines += [
             "",
             "   The query names a commit time of the table as it was first written; a table "

@@ -23,6 +23,8 @@ import re
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,9 @@ from engines import engine_class
 from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import describe_error, error_text
-from engines.infra.artifacts import fetch
-from engines.infra.hudi_jars import hudi_bundle
+from engines.infra.artifacts import MavenArtifact, fetch
+from engines.infra.hudi_jars import hudi_bundle, hudi_version
+from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, iceberg_spark_runtime
 from engines.shape import Shape
 from engines.spark.runtime import SparkRuntime
 from harness.report.junit import case_id
@@ -52,8 +55,9 @@ from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
 from harness.scenario.shapes import expected_shape
 from harness.writer import create_writer
-from harness.writer.base import WriteResult
-from harness.writer.hudi.script import STEP_MARK, default_path, submit_command
+from harness.writer.base import TableWriter, WriteResult
+from harness.writer.iceberg.writer import IcebergWriter
+from harness.writer.script_text import STEP_MARK, default_path, submit_command
 
 #: Seconds `spark-submit writer.py` may take.
 SCRIPT_TIMEOUT = 900
@@ -95,19 +99,47 @@ def reproduce(
     progress = progress or Progress()
     info, cells = load_run(run_dir)
     cell = find_cell(cells, cell_id, run_dir)
-    if cell.format != "hudi":
-        raise ValueError(
-            f"{cell_id}: lakecompat repro reproduces cells of Hudi tables only, for now; this "
-            f"cell reads a {cell.format} table. Its evidence in matrix.html has what ran and "
-            "the table's files"
-        )
     scenario = _scenario(scenarios_dir, cell.scenario)
-    hudi = cell.writer["hudi"]
+    with writer_release(cell):
+        return _reproduce(run_dir, info, cell, scenario, out, progress)
+
+
+@contextmanager
+def writer_release(cell: Cell) -> Iterator[None]:
+    """Run the block with the cell's Iceberg release in force (the Iceberg writer and the Spark
+    reader load it), as the cell's run had it."""
+    saved = os.environ.get(ICEBERG_VERSION_ENV)
+    if cell.writer.get("iceberg"):
+        os.environ[ICEBERG_VERSION_ENV] = cell.writer["iceberg"]
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(ICEBERG_VERSION_ENV, None)
+        else:
+            os.environ[ICEBERG_VERSION_ENV] = saved
+
+
+def _reproduce(
+    run_dir: Path,
+    info: dict[str, Any],
+    cell: Cell,
+    scenario: Scenario,
+    out: Path,
+    progress: Progress,
+) -> Reproduction:
+    """`reproduce` of one cell, its writer's releases in force."""
+    # A Hudi table's writer and readers use the cell's Hudi release; an Iceberg table's Spark
+    # loads the default Hudi bundle beside Iceberg's runtime, as in the cell's run.
+    hudi = cell.writer.get("hudi") or hudi_version()
     out.mkdir(parents=True, exist_ok=True)
     work = out / "work"
     runtime = SparkRuntime(work / "logs", hudi)
-    context = RunContext(work, runtime)
-    writer = create_writer(runtime, work / "tables", table_version=cell.writer.get("table_version"))
+    context = RunContext(work, runtime, formats=(cell.format,))
+    version = cell.writer.get("table_version") or cell.writer.get("format_version")
+    writer = create_writer(
+        runtime, work / "tables", table_format=cell.format, table_version=version
+    )
     script = out / "writer.py"
     script.write_text(writer.script(scenario, cell.table_type), encoding="utf-8")
     engine: Engine | None = None
@@ -115,7 +147,7 @@ def reproduce(
         progress.stage(f"writing {scenario.id} ({cell.table_type}) with lakecompat's writer")
         written = writer.write(scenario, cell.table_type)
         progress.stage("running writer.py with spark-submit, and comparing the two tables")
-        checked = _check_script(runtime, script, work, written)
+        checked = _check_script(writer, runtime, script, work, written)
         progress.stage(f"starting {cell.engine}")
         engine = _engine(cell, context, hudi)
         state = EngineState(engine)
@@ -133,12 +165,16 @@ def reproduce(
         if files and not state.failure:
             progress.stage(f"running the reader files with {cell.engine}")
             answer, from_files = _run_files(engine, files, cell, scenario, written)
-        table_path = default_path(scenario.id, cell.table_type)
-        for name, text in files.items():
+        table_path = Path(default_path(scenario.id, cell.table_type))
+        # What the folder holds (and ISSUE.md shows): the files naming writer.py's table.
+        shown = {
+            name: relocated(text, written.table.path, table_path) for name, text in files.items()
+        }
+        for name, text in shown.items():
             target = out / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text.replace(str(written.table.path), table_path), encoding="utf-8")
-        expected = _expected(scenario, cell, engine)
+            target.write_text(text, encoding="utf-8")
+        expected = _expected(scenario, cell, engine, written)
         key = scenario.spec.key
         write_csv(out / "expected.csv", expected, key)
         if isinstance(answer, pa.Table):
@@ -147,7 +183,7 @@ def reproduce(
             (out / "actual-error.txt").write_text(answer + "\n", encoding="utf-8")
         result = Reproduction(out, cell, again, checked, from_files)
         known = _known(info, cell)
-        facts = IssueFacts(info, known, files, expected, answer, engine, written)
+        facts = IssueFacts(info, known, shown, expected, answer, engine, written)
         write_issue(result, scenario, facts)
         _write_record(result, info, known)
         return result
@@ -197,15 +233,28 @@ def _engine(cell: Cell, context: RunContext, writer_hudi: str) -> Engine:
     return cls(context, reader_hudi)
 
 
+def relocated(text: str, table: Path, target: Path) -> str:
+    """A reader file's text with the table at `target` (where writer.py writes it) instead
+    of `table`: its path, and where a catalog names tables by folder (Iceberg's Hadoop
+    catalog: `<warehouse>/<namespace>/<table>`), the namespace folder and the warehouse too."""
+    text = text.replace(str(table), str(target))
+    text = text.replace(
+        f"`{table.parent.name}`.`{table.name}`", f"`{target.parent.name}`.`{target.name}`"
+    )
+    text = text.replace(str(table.parent), str(target.parent))
+    return text.replace(str(table.parent.parent), str(target.parent.parent))
+
+
 def _check_script(
-    runtime: SparkRuntime, script: Path, work: Path, written: WriteResult
+    writer: TableWriter, runtime: SparkRuntime, script: Path, work: Path, written: WriteResult
 ) -> ScriptCheck:
     """Run writer.py with spark-submit into a folder of its own and hold what it did against
     what lakecompat's writer did: the same table (data columns: names, types and every row),
     or, where lakecompat's writer stopped, a stop at the same step."""
-    target = work / "script-table" / written.table.name
+    # An Iceberg table's folder is `<warehouse>/<namespace>/<name>`, as in a run.
+    target = work / "script-table" / "tables" / written.table.name
     log = work / "logs" / "writer-script.log"
-    code = _spark_submit(script, target, runtime.hudi_version, work / "script-run", log)
+    code = _spark_submit(script, target, script_jar(writer), work / "script-run", log)
     output = log.read_text(errors="replace").splitlines()
     marks = [i for i, line in enumerate(output) if line.startswith(STEP_MARK)]
     reached = output[marks[-1]].removeprefix(STEP_MARK) if marks else "none of its steps"
@@ -225,7 +274,9 @@ def _check_script(
         failed = f"writer.py failed at {reached} (exit code {code}): {error}"
         return ScriptCheck(False, None, failed)
     try:
-        ours, theirs = (_table_summary(runtime, path) for path in (written.table.path, target))
+        ours, theirs = (
+            _table_summary(writer, runtime, path) for path in (written.table.path, target)
+        )
     except Exception as exc:  # noqa: BLE001 - a table that cannot be read is not the same
         return ScriptCheck(False, None, f"the two tables could not be compared: {exc}")
     compared = {"lakecompat": ours, "writer.py": theirs}
@@ -246,19 +297,42 @@ def _script_error(lines: list[str], log: Path) -> str:
     return (java or said or [f"no error in its output ({log})"])[0]
 
 
-def _table_summary(runtime: SparkRuntime, path: Path) -> dict[str, Any]:
-    """A Hudi table's data columns (name and type), its row count and a digest of its rows,
-    as Spark with the writer's Hudi reads it with schema-on-read."""
+def script_jar(writer: TableWriter) -> MavenArtifact:
+    """The jar writer.py is submitted with: Hudi's Spark bundle, or Iceberg's Spark runtime."""
+    if isinstance(writer, IcebergWriter):
+        return iceberg_spark_runtime(writer.iceberg_version)
+    return hudi_bundle(writer.versions["hudi"])
+
+
+def _table_summary(writer: TableWriter, runtime: SparkRuntime, path: Path) -> dict[str, Any]:
+    """A table's data columns, row count and a digest of its rows (`table_summary`), as Spark
+    reads it: an Iceberg table in the Iceberg writer's Spark, a Hudi table in Hudi's."""
+    if isinstance(writer, IcebergWriter):
+        return writer.in_spark(table_summary, path)
+    return table_summary(runtime, path)
+
+
+def table_summary(runtime: SparkRuntime, path: Path) -> dict[str, Any]:
+    """The table's data columns (name and type), its row count and a digest of its rows, as
+    `runtime`'s Spark reads it: an Iceberg table by its folder (Iceberg reads columns by field
+    id), a Hudi table with schema-on-read."""
     session = runtime.session()
+    if runtime.iceberg_version:
+        frame = session.read.format("iceberg").load(str(path))
+        return _summary(path, frame, frame.schema.fields)
     # Without schema-on-read Spark reads a renamed column as NULL from the files written
     # before the rename: two tables would look alike whatever those files hold.
     session.conf.set(SCHEMA_ON_READ, "true")
     try:
         frame = session.read.format("hudi").load(str(path))
         fields = [f for f in frame.schema.fields if not f.name.startswith("_hoodie_")]
-        rows = sorted(map(repr, frame.select(*(f.name for f in fields)).collect()))
+        return _summary(path, frame, fields)
     finally:
         session.conf.unset(SCHEMA_ON_READ)
+
+
+def _summary(path: Path, frame: Any, fields: list[Any]) -> dict[str, Any]:
+    rows = sorted(map(repr, frame.select(*(f.name for f in fields)).collect()))
     return {
         "path": str(path),
         "columns": [f"{f.name} {f.dataType.simpleString()}" for f in fields],
@@ -286,11 +360,11 @@ def _difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     )
 
 
-def _spark_submit(script: Path, target: Path, hudi: str, cwd: Path, log: Path) -> int:
+def _spark_submit(script: Path, target: Path, jar: MavenArtifact, cwd: Path, log: Path) -> int:
     """Run `spark-submit writer.py TARGET` from `cwd` as writer.py's header says (offline,
-    with the cached Hudi bundle); its exit code (-1: it ran out of time), output in `log`."""
-    variables, argv = submit_command(hudi, str(script))  # absolute: its folder is not cwd
-    fetch(hudi_bundle(hudi))  # the header names the cached file: make sure it is there
+    with the cached `jar`); its exit code (-1: it ran out of time), output in `log`."""
+    variables, argv = submit_command(jar, str(script))  # absolute: its folder is not cwd
+    fetch(jar)  # the header names the cached file: make sure it is there
     cwd.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     argv.append(str(target))
@@ -329,7 +403,7 @@ def _run_files(
     lacks the query type: that cell's reason is not about an answer)."""
     sql, variant = engine.reproduction_query(files)
     judged = copy.deepcopy(cell)
-    supported = engine.supports(cell.table_type, cell.query_type)
+    supported = engine.supports(cell.table_type, cell.query_type, cell.format)
     try:
         answer = engine.query(sql, variant)
     except Exception as exc:  # noqa: BLE001 - the error is the answer
@@ -342,11 +416,13 @@ def _run_files(
     return answer, judge(judged, scenario, written.table, cell.query_type, answer, sql, last, shape)
 
 
-def _expected(scenario: Scenario, cell: Cell, engine: Engine) -> pa.Table:
+def _expected(scenario: Scenario, cell: Cell, engine: Engine, written: WriteResult) -> pa.Table:
     """The oracle's table in the cell's shape, its columns in the order the engine lists
-    them."""
+    them (an Iceberg append scan: of the appends the written table's snapshot log names)."""
     shape = shape_named(scenario, cell.shape)
-    expected = expected_shape(scenario.spec, cell.table_type, cell.query_type, shape)
+    expected = expected_shape(
+        scenario.spec, cell.table_type, cell.query_type, shape, written.table.appended
+    )
     return in_engine_order(expected, partitions_last(engine, scenario.spec.partition_by, shape))
 
 

@@ -58,11 +58,14 @@ WRITER_CODE = (
     "engines/errors.py",
 )
 #: Source in those folders that does not take part in writing: this module (a change to what
-#: an entry holds bumps `ENTRY_VERSION` instead), the query shapes (the bloom filter columns
-#: they give the writer are in the key as its `table_settings`), the comparison of an answer
-#: with the oracle's, and Spark as a reader.
+#: an entry holds bumps `ENTRY_VERSION` instead), the writer scripts of `lakecompat repro`, the
+#: query shapes (the bloom filter columns they give the writer are in the key as its
+#: `table_settings`), the comparison of an answer with the oracle's, and Spark as a reader.
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
+    "harness/writer/script_text.py",
+    "harness/writer/hudi/script.py",
+    "harness/writer/iceberg/script.py",
     "harness/scenario/shapes.py",
     "harness/scenario/compare.py",
     "engines/spark/reader.py",

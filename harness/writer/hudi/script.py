@@ -1,6 +1,6 @@
-"""The writer part of a reproduction: a scenario's table as a standalone PySpark script.
+"""The writer part of a reproduction of a Hudi table: a standalone PySpark script.
 
-The script does what `engines.hudi_writer.HudiWriter` does for one scenario and table type,
+The script does what `harness.writer.hudi.writer.HudiWriter` does for one scenario and table type,
 spelled out: the session settings, each DataFrame write with its exact Hudi options and rows,
 and each Spark SQL statement with the settings it runs under. It needs nothing of lakecompat,
 only Spark 3.5 and the Hudi bundle named in its first lines.
@@ -8,18 +8,10 @@ only Spark 3.5 and the Hudi bundle named in its first lines.
 
 from __future__ import annotations
 
-import datetime as dt
-import math
-import shlex
-import sys
-from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-from engines.infra.artifacts import maven_repo
 from engines.infra.hudi_jars import hudi_bundle
-from engines.infra.jdk import find_jdk
-from engines.spark.runtime import SESSION_SETTINGS, SPARK_JAVA_VERSIONS
+from engines.spark.runtime import SESSION_SETTINGS
 from harness.scenario import model as sc
 from harness.scenario.oracle import evolve, schema_of
 from harness.scenario.types import coerce
@@ -37,11 +29,16 @@ from harness.writer.hudi.statements import (
     version_settings,
     write_options,
 )
-
-#: Where the script writes the table unless given a path (the reader files use it too).
-DEFAULT_ROOT = "/tmp/lakecompat-repro"
-#: What the script prints before each step, then the step as `WriteResult.failed_at` names it.
-STEP_MARK = "writer.py step: "
+from harness.writer.script_text import (
+    STEP_MARK,
+    ReproScriptError,
+    coordinates,
+    default_path,
+    literal,
+    shell,
+    source,
+    submit_command,
+)
 
 _HEADER = '''\
 """{title}
@@ -105,53 +102,6 @@ def write(rows, schema, options, mode, partitions=0):
 '''
 
 
-def submit_command(hudi: str, script: str = "writer.py") -> tuple[dict[str, str], list[str]]:
-    """`spark-submit writer.py` as `lakecompat repro` runs it, offline: the environment
-    variables, and PySpark's own spark-submit with the cached Hudi bundle, every socket on
-    127.0.0.1 (the script's TABLE_PATH argument may follow)."""
-    import pyspark  # only here: the header of a script needs it, nothing else in this module
-
-    variables = {
-        "JAVA_HOME": str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home),
-        # The virtualenv's Python, so that the driver finds PySpark without an activated venv.
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-    }
-    argv = [
-        str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
-        *("--master", "local[2]"),
-        *("--jars", str(hudi_bundle(hudi).local_path(maven_repo()))),
-        *("--driver-java-options", "-Duser.timezone=UTC"),
-        *("--conf", "spark.ui.enabled=false"),
-        *("--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"),
-        script,
-    ]
-    return variables, argv
-
-
-def _shell(variables: dict[str, str], argv: list[str], indent: str) -> str:
-    """The command as shell lines: each variable, the program, each option with its value,
-    then the arguments."""
-    program, *rest = argv
-    lines = [f"{name}={shlex.quote(value)}" for name, value in variables.items()]
-    lines.append(shlex.quote(program))
-    while rest:
-        take = 2 if rest[0].startswith("--") else len(rest)
-        lines.append(" ".join(map(shlex.quote, rest[:take])))
-        rest = rest[take:]
-    lines[-1] += " [TABLE_PATH]"
-    return indent + f" \\\\\n{indent}    ".join(lines)
-
-
-class ReproScriptError(ValueError):
-    """A scenario the writer script cannot reproduce (yet); the message says why."""
-
-
-def default_path(scenario_id: str, table_type: str) -> str:
-    """Where the script writes the table unless told otherwise."""
-    return f"{DEFAULT_ROOT}/{sc.table_name(scenario_id, table_type)}"
-
-
 def writer_script(
     scenario: sc.Scenario,
     table_type: str,
@@ -176,14 +126,14 @@ def writer_script(
             table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
             spark=spark,
             hudi=hudi + (f" asking for table version {table_version}" if table_version else ""),
-            coordinates=f"{bundle.group}:{bundle.artifact}:{bundle.version}",
+            coordinates=coordinates(bundle),
             spark_line=".".join(spark.split(".")[:2]),
-            local=_shell(*submit_command(hudi), "    "),
+            local=shell(*submit_command(bundle), "    "),
             STEP_MARK=STEP_MARK,
             path=default_path(scenario.id, table_type),
             table=table,
             # the Parquet bloom filters the writer writes: Hadoop settings, `spark.hadoop.` here
-            session=_literal(
+            session=literal(
                 {
                     **SESSION_SETTINGS,
                     **{f"spark.hadoop.{k}": v for k, v in bloom_filter_settings(spec).items()},
@@ -256,9 +206,9 @@ def _write(
     ddl_schema, values = frame_input(schema, rows)
     lines = [
         "write(",
-        f"    {_literal(values, '    ')},",
+        f"    {literal(values, '    ')},",
         f"    {ddl_schema!r},",
-        f"    {_literal(options, '    ')},",
+        f"    {literal(options, '    ')},",
         f"    {mode!r},",
     ]
     if parts:
@@ -269,32 +219,4 @@ def _write(
 def _sql(statement: str, settings: dict[str, str]) -> str:
     """`sql(...)`; where the statement names the table's path, the script's PATH goes in."""
     spelled = " + PATH + ".join(repr(part) for part in statement.split("{PATH}"))
-    return f"sql({spelled}, {_source(settings)})"
-
-
-def _literal(value: Any, indent: str = "") -> str:
-    """Python source for `value`: a list or dict one item per line, the rest as `_source`."""
-    if isinstance(value, list) and value:
-        return "[\n" + "".join(f"{indent}    {_source(v)},\n" for v in value) + indent + "]"
-    if isinstance(value, dict) and value:
-        items = "".join(f"{indent}    {_source(k)}: {_source(v)},\n" for k, v in value.items())
-        return "{\n" + items + indent + "}"
-    return _source(value)
-
-
-def _source(value: Any) -> str:
-    """Python source that gives `value` back (NaN and infinity too)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"float({str(value)!r})"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_source(k)}: {_source(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_source(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(_source(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if value is None or isinstance(
-        value, dt.datetime | dt.date | Decimal | bytes | str | int | float | bool
-    ):
-        return repr(value)
-    raise ReproScriptError(f"cannot write a value of type {type(value).__name__} in a script")
+    return f"sql({spelled}, {source(settings)})"

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, iceberg_version
 from engines.spark.process import SparkProcess
@@ -45,6 +46,7 @@ from harness.writer.iceberg.files import (
     moment_after,
     snapshot_log,
 )
+from harness.writer.iceberg.script import iceberg_script
 from harness.writer.iceberg.statements import (
     SEED_WRITE_OPTIONS,
     SOURCE_VIEW,
@@ -65,6 +67,8 @@ from harness.writer.spark_sql import (
     spark_columns,
     write_plain_parquet,
 )
+
+T = TypeVar("T")
 
 
 class IcebergWriter(TableWriter):
@@ -135,8 +139,15 @@ class IcebergWriter(TableWriter):
         return self._spark.call(write_plain_parquet, self.tables_dir, name, schema, rows, key)
 
     def script(self, scenario: sc.Scenario, table_type: str) -> str:
-        """Not yet: a reproduction of an Iceberg table is issue 35's next step."""
-        raise NotImplementedError("lakecompat repro does not write Iceberg tables yet")
+        """A PySpark script that writes the same table with this writer's Spark and Iceberg."""
+        return iceberg_script(
+            scenario, table_type, self._spark_version, self.iceberg_version, self.format_version
+        )
+
+    def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(runtime, *args)` in this writer's Spark process, where Iceberg's runtime is
+        loaded (`lakecompat repro` reads the tables it compares there)."""
+        return self._spark.call(fn, *args)
 
     def prepare(self, scenarios: list[sc.Scenario]) -> None:
         """Start Spark's process, so that it warms up while the run goes on."""
