@@ -84,11 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         print(stop.message(), file=sys.stderr)
         return 130
     except KeyboardInterrupt:
-        print(
-            "lakecompat: interrupted; finished cells are kept in the run folder "
-            "(complete it with `lakecompat run --resume RUN_DIR`)",
-            file=sys.stderr,
-        )
+        # Not in a run's cells (those raise RunInterrupted): before a run had its folder, or
+        # a command that keeps nothing half-done worth completing.
+        print("lakecompat: interrupted", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -144,3 +144,23 @@ def test_qualify_names_a_point_release_that_does_not_exist(
     assert "hudi 9.9.9: there is no Hudi release 9.9.9 " in error
     assert error.count("\n") == 1
     assert not (tmp_path / "q" / "runs").exists()
+
+
+def test_an_interrupted_repro_says_its_folder_is_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C during `lakecompat repro` keeps no cells: the message says what to do, not
+    how to resume a run."""
+    from harness.cli import main
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("harness.repro.reproduce.reproduce", interrupted)
+    out = tmp_path / "repro"
+    assert (
+        main(["repro", str(tmp_path), "spark.cow.snapshot.x/y[default]", "--out", str(out)]) == 130
+    )
+    error = capsys.readouterr().err
+    assert f"interrupted; the reproduction in {out} is incomplete: run the same command" in error
+    assert "--resume" not in error

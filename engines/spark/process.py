@@ -84,8 +84,8 @@ def _serve(
             except Exception as exc:  # noqa: BLE001 - the parent's caller says what failed
                 message = "\n".join(message_lines(exc)[:40])[:8000]
                 conn.send(("error", (message, error_trace(exc)[:_TRACE_LIMIT])))
-    except (EOFError, KeyboardInterrupt):
-        pass  # the parent is gone or the run was interrupted
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass  # the parent is gone (an answer finds no one to read it) or the run was stopped
     finally:
         runtime.stop()
 

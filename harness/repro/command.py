@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from harness.options import DEFAULT_SCENARIOS, Command, Subcommands
@@ -47,11 +48,20 @@ def add_parser(commands: Subcommands) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Write the reproduction folder; 0 when the cell reproduced and writer.py agrees."""
     # Reproducing writes with Spark: imported once asked for, not for --help.
-    from harness.repro.reproduce import reproduce, summary
+    from harness.repro.reproduce import default_folder, reproduce, summary
 
-    made = reproduce(
-        args.run_dir, args.cell_id, args.out, args.scenario_dir, Progress(quiet=args.quiet)
-    )
+    try:
+        made = reproduce(
+            args.run_dir, args.cell_id, args.out, args.scenario_dir, Progress(quiet=args.quiet)
+        )
+    except KeyboardInterrupt:
+        folder = args.out or default_folder(args.run_dir, args.cell_id)
+        print(
+            f"lakecompat: interrupted; the reproduction in {folder} is incomplete: run the "
+            "same command again to write it (its engines and Spark are stopped)",
+            file=sys.stderr,
+        )
+        return 130
     print(summary(made))
     return 0 if made.reproduced and made.script.agrees else 1
 
