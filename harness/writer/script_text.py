@@ -12,6 +12,7 @@ import datetime as dt
 import math
 import shlex
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from engines.infra.artifacts import MavenArtifact, maven_repo
 from engines.infra.jdk import find_jdk
 from engines.spark.runtime import SPARK_JAVA_VERSIONS
 from harness.scenario import model as sc
+from harness.scenario.oracle import TableState, evolve
 
 #: Where a script writes its table unless given a path (the reader files use it too).
 DEFAULT_ROOT = "/tmp/lakecompat-repro"
@@ -75,6 +77,28 @@ def shell(variables: dict[str, str], argv: list[str], indent: str) -> str:
         rest = rest[take:]
     lines[-1] += " [TABLE_PATH]"
     return indent + f" \\\\\n{indent}    ".join(lines)
+
+
+#: The lines of one step of a script: given its index (0: the seed rows), the step, and the
+#: table's state before and after it.
+StepLines = Callable[[int, Any, TableState, TableState], list[str]]
+
+
+def script(header: str, spec: sc.ScenarioSpec, step_lines: StepLines, seed_note: str = "") -> str:
+    """A writer script: `header`, then the seed rows and each step, each announced with
+    `step(...)` as `WriteResult.failed_at` names it (`seed_note` follows the seed rows'
+    comment), then a line saying where the table went."""
+    lines = [header]
+    states = evolve(spec)
+    steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
+    for index, step in enumerate(steps):
+        where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
+        lines.append(f"# {where}{'' if index else seed_note}")
+        lines.append(f"step({where!r})")
+        lines += step_lines(index, step, states[max(index - 1, 0)], states[index])
+        lines.append("")
+    lines.append('print(f"wrote {TABLE} to {PATH}")')
+    return "\n".join(lines) + "\n"
 
 
 def coordinates(jar: MavenArtifact) -> str:

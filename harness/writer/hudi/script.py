@@ -13,7 +13,7 @@ from typing import Any
 from engines.infra.hudi_jars import hudi_bundle
 from engines.spark.runtime import SESSION_SETTINGS
 from harness.scenario import model as sc
-from harness.scenario.oracle import evolve, schema_of
+from harness.scenario.oracle import TableState, schema_of
 from harness.scenario.types import coerce
 from harness.writer.hudi.statements import (
     COMPACTION_SETTINGS,
@@ -35,6 +35,7 @@ from harness.writer.script_text import (
     coordinates,
     default_path,
     literal,
+    script,
     shell,
     source,
     submit_command,
@@ -119,39 +120,31 @@ def writer_script(
         )
     table = sc.table_name(scenario.id, table_type)
     bundle = hudi_bundle(hudi)
-    lines = [
-        _HEADER.format(
-            title=spec.title,
-            scenario=scenario.id,
-            table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
-            spark=spark,
-            hudi=hudi + (f" asking for table version {table_version}" if table_version else ""),
-            coordinates=coordinates(bundle),
-            spark_line=".".join(spark.split(".")[:2]),
-            local=shell(*submit_command(bundle), "    "),
-            STEP_MARK=STEP_MARK,
-            path=default_path(scenario.id, table_type),
-            table=table,
-            # the Parquet bloom filters the writer writes: Hadoop settings, `spark.hadoop.` here
-            session=literal(
-                {
-                    **SESSION_SETTINGS,
-                    **{f"spark.hadoop.{k}": v for k, v in bloom_filter_settings(spec).items()},
-                }
-            ),
-        )
-    ]
-    states = evolve(spec)
-    steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
-    for index, step in enumerate(steps):
-        before = states[max(index - 1, 0)]
-        where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
-        lines.append(f"# {where}{'' if index else ': a bulk insert'}")
-        lines.append(f"step({where!r})")
-        lines += _step(table, table_type, spec, step, before, index == 0, table_version)
-        lines.append("")
-    lines.append('print(f"wrote {TABLE} to {PATH}")')
-    return "\n".join(lines) + "\n"
+    header = _HEADER.format(
+        title=spec.title,
+        scenario=scenario.id,
+        table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
+        spark=spark,
+        hudi=hudi + (f" asking for table version {table_version}" if table_version else ""),
+        coordinates=coordinates(bundle),
+        spark_line=".".join(spark.split(".")[:2]),
+        local=shell(*submit_command(bundle), "    "),
+        STEP_MARK=STEP_MARK,
+        path=default_path(scenario.id, table_type),
+        table=table,
+        # the Parquet bloom filters the writer writes: Hadoop settings, `spark.hadoop.` here
+        session=literal(
+            {
+                **SESSION_SETTINGS,
+                **{f"spark.hadoop.{k}": v for k, v in bloom_filter_settings(spec).items()},
+            }
+        ),
+    )
+
+    def step_lines(index: int, step: Any, before: TableState, after: TableState) -> list[str]:
+        return _step(table, table_type, spec, step, before, index == 0, table_version)
+
+    return script(header, spec, step_lines, seed_note=": a bulk insert")
 
 
 def _step(

@@ -14,7 +14,7 @@ from typing import Any
 from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.spark.runtime import ICEBERG_SESSION_SETTINGS
 from harness.scenario import model as sc
-from harness.scenario.oracle import evolve, schema_of
+from harness.scenario.oracle import TableState, schema_of
 from harness.scenario.types import coerce
 from harness.writer.iceberg.statements import (
     SEED_WRITE_OPTIONS,
@@ -32,6 +32,7 @@ from harness.writer.script_text import (
     coordinates,
     default_path,
     literal,
+    script,
     shell,
     source,
     submit_command,
@@ -132,34 +133,26 @@ def iceberg_script(
     if reason:
         raise ReproScriptError(f"{scenario.id} has no Iceberg table: {reason}")
     runtime = iceberg_spark_runtime(iceberg)
-    lines = [
-        _HEADER.format(
-            title=spec.title,
-            scenario=scenario.id,
-            table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
-            format_version=format_version,
-            spark=spark,
-            iceberg=iceberg,
-            coordinates=coordinates(runtime),
-            spark_line=".".join(spark.split(".")[:2]),
-            local=shell(*submit_command(runtime), "    "),
-            STEP_MARK=STEP_MARK,
-            path=default_path(scenario.id, table_type),
-            session=literal(ICEBERG_SESSION_SETTINGS),
-            view=SOURCE_VIEW,
-        )
-    ]
-    states = evolve(spec)
-    steps: list[Any] = [sc.Insert(op="insert", rows=spec.rows), *spec.steps]
-    for index, step in enumerate(steps):
-        before, after = states[max(index - 1, 0)], states[index]
-        where = f"steps[{index - 1}] ({step.op})" if index else "the seed rows"
-        lines.append(f"# {where}")
-        lines.append(f"step({where!r})")
-        lines += _step(table_type, spec, step, before, after, index == 0, format_version)
-        lines.append("")
-    lines.append('print(f"wrote {TABLE} to {PATH}")')
-    return "\n".join(lines) + "\n"
+    header = _HEADER.format(
+        title=spec.title,
+        scenario=scenario.id,
+        table_type={"cow": "copy-on-write", "mor": "merge-on-read"}[table_type],
+        format_version=format_version,
+        spark=spark,
+        iceberg=iceberg,
+        coordinates=coordinates(runtime),
+        spark_line=".".join(spark.split(".")[:2]),
+        local=shell(*submit_command(runtime), "    "),
+        STEP_MARK=STEP_MARK,
+        path=default_path(scenario.id, table_type),
+        session=literal(ICEBERG_SESSION_SETTINGS),
+        view=SOURCE_VIEW,
+    )
+
+    def step_lines(index: int, step: Any, before: TableState, after: TableState) -> list[str]:
+        return _step(table_type, spec, step, before, after, index == 0, format_version)
+
+    return script(header, spec, step_lines)
 
 
 def _step(
