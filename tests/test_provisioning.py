@@ -323,25 +323,32 @@ def test_two_processes_sharing_a_cache_provision_one_after_the_other(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another lakecompat process holding the cache's provisioning lock makes this one wait
-    (saying so) until it is done, and the lock is this process's again afterwards."""
+    (saying so once the wait lasts `QUIET_WAIT`) until it is done, and the lock is this
+    process's again afterwards; a shorter wait (a process checking its jars) goes unsaid."""
     import subprocess
     import sys
     import time
 
     project = Path(__file__).resolve().parent.parent
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD_THE_LOCK, "1.5"],
-        cwd=project,
-        env={**os.environ, "LAKECOMPAT_CACHE": str(cache), "PYTHONPATH": str(project)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
+
+    def hold(seconds: str) -> subprocess.Popen[str]:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLD_THE_LOCK, seconds],
+            cwd=project,
+            env={**os.environ, "LAKECOMPAT_CACHE": str(cache), "PYTHONPATH": str(project)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert holder.stdout is not None and holder.stdout.readline() == "holding\n"
-        said: list[str] = []
+        return holder
+
+    said: list[str] = []
+    monkeypatch.setattr(artifacts, "say_on_stderr", said.append)
+    monkeypatch.setattr(artifacts, "QUIET_WAIT", 0.3)
+    holder = hold("1.5")
+    try:
         started = time.monotonic()
         waited = artifacts.one_at_a_time(lambda: time.monotonic() - started)
-        monkeypatch.setattr(artifacts, "say_on_stderr", said.append)
         assert waited() >= 0.5  # it ran once the other process had let go
         assert holder.wait(timeout=30) == 0
         assert len(said) == 1 and "waiting for another lakecompat process" in said[0]
@@ -352,3 +359,11 @@ def test_two_processes_sharing_a_cache_provision_one_after_the_other(
     finally:
         holder.kill()
         holder.wait()
+    monkeypatch.setattr(artifacts, "QUIET_WAIT", 5.0)
+    brief = hold("0.5")
+    try:
+        assert artifacts.one_at_a_time(lambda: "after a brief wait")() == "after a brief wait"
+        assert len(said) == 1  # nothing more was said
+    finally:
+        brief.kill()
+        brief.wait()

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _PROVISIONING = threading.RLock()
 _DEPTH = 0
 _LOCK_FILE = "provisioning.lock"
+#: Seconds a wait for the provisioning lock goes unsaid: a process checking that its jars are
+#: cached holds it that briefly.
+QUIET_WAIT = 5.0
 
 
 def one_at_a_time(function: _F) -> _F:
@@ -59,7 +63,8 @@ def one_at_a_time(function: _F) -> _F:
 @contextlib.contextmanager
 def _cache_lock() -> Iterator[None]:
     """Hold `<cache>/provisioning.lock` (held by the thread that holds `_PROVISIONING`);
-    waiting for another process says so once."""
+    waiting for another process (another run's download, or a moment for this run's own Spark
+    processes checking their jars) says so once it lasts `QUIET_WAIT` seconds."""
     global _DEPTH
     if _DEPTH:
         _DEPTH += 1
@@ -70,9 +75,7 @@ def _cache_lock() -> Iterator[None]:
         return
     path = cache_dir() / _LOCK_FILE
     with path.open("a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _try_lock(handle, QUIET_WAIT):
             say_on_stderr(f"waiting for another lakecompat process to finish fetching ({path})")
             fcntl.flock(handle, fcntl.LOCK_EX)
         _DEPTH = 1
@@ -81,6 +84,19 @@ def _cache_lock() -> Iterator[None]:
         finally:
             _DEPTH = 0
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _try_lock(handle: Any, seconds: float) -> bool:
+    """Take the lock of `handle`'s file within `seconds`; False when another holds it still."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
 
 
 def cache_dir() -> Path:
