@@ -181,3 +181,15 @@ def test_reader_files_are_relocated_to_the_table_the_script_writes(tmp_path: Pat
     )
     hudi = f"CREATE TABLE t USING hudi LOCATION '{written}'"
     assert relocated(hudi, written, target) == f"CREATE TABLE t USING hudi LOCATION '{target}'"
+
+
+def test_each_writer_names_its_release_and_the_jar_its_script_is_submitted_with() -> None:
+    from engines.infra.iceberg_jars import iceberg_spark_runtime
+    from harness.writer import writer_class
+
+    hudi, iceberg = writer_class("hudi"), writer_class("iceberg")
+    assert hudi.release_words({"spark": "3.5.9", "hudi": "1.2.0"}) == "Hudi 1.2.0"
+    assert hudi.script_jar({"hudi": "1.2.0"}) == hudi_bundle("1.2.0")
+    versions = {"spark": "3.5.9", "iceberg": "1.10.0", "format_version": "3"}
+    assert iceberg.release_words(versions) == "Iceberg 1.10.0 (format version 3)"
+    assert iceberg.script_jar(versions) == iceberg_spark_runtime("1.10.0")

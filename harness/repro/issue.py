@@ -17,8 +17,6 @@ import pyarrow as pa
 
 from engines.base import Engine
 from engines.infra.artifacts import MavenArtifact
-from engines.infra.hudi_jars import hudi_bundle
-from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jdk import find_jdk
 from engines.spark.runtime import SPARK_JAVA_VERSIONS
 from harness.report.grouping import TABLE_TYPE_NAMES
@@ -28,6 +26,7 @@ from harness.repro.tables import markdown
 from harness.scenario import model as sc
 from harness.scenario.compare import compare
 from harness.scenario.model import Scenario
+from harness.writer import writer_class
 from harness.writer.base import WriteResult
 from harness.writer.script_text import default_path
 from harness.writer.spark_sql import ddl
@@ -104,18 +103,13 @@ def _format_name(cell: Any) -> str:
 
 
 def _writer_release(cell: Any) -> str:
-    """`Hudi 1.2.0`, or `Iceberg 1.10.0 (format version 2)`."""
-    if cell.format == "iceberg":
-        version = cell.writer.get("format_version", "?")
-        return f"Iceberg {cell.writer['iceberg']} (format version {version})"
-    return f"Hudi {cell.writer['hudi']}"
+    """The writer's format release: `Hudi 1.2.0`, `Iceberg 1.10.0 (format version 2)`."""
+    return writer_class(cell.format).release_words(cell.writer)
 
 
 def _writer_jar(cell: Any) -> MavenArtifact:
-    """The jar the writer's Spark loads: Hudi's Spark bundle, or Iceberg's Spark runtime."""
-    if cell.format == "iceberg":
-        return iceberg_spark_runtime(cell.writer["iceberg"])
-    return hudi_bundle(cell.writer["hudi"])
+    """The jar the writer's Spark loads: the format's Spark bundle or runtime."""
+    return writer_class(cell.format).script_jar(cell.writer)
 
 
 def _engine_name(facts: IssueFacts) -> str:

@@ -35,8 +35,8 @@ from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import describe_error, error_text
 from engines.infra.artifacts import MavenArtifact, fetch
-from engines.infra.hudi_jars import hudi_bundle, hudi_version
-from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, iceberg_spark_runtime
+from engines.infra.hudi_jars import hudi_version
+from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
 from engines.shape import Shape
 from engines.spark.runtime import SparkRuntime
 from harness.report.junit import case_id
@@ -56,7 +56,6 @@ from harness.scenario.model import Scenario
 from harness.scenario.shapes import expected_shape
 from harness.writer import create_writer
 from harness.writer.base import TableWriter, WriteResult
-from harness.writer.iceberg.writer import IcebergWriter
 from harness.writer.script_text import STEP_MARK, default_path, submit_command
 
 #: Seconds `spark-submit writer.py` may take.
@@ -147,7 +146,7 @@ def _reproduce(
         progress.stage(f"writing {scenario.id} ({cell.table_type}) with lakecompat's writer")
         written = writer.write(scenario, cell.table_type)
         progress.stage("running writer.py with spark-submit, and comparing the two tables")
-        checked = _check_script(writer, runtime, script, work, written)
+        checked = _check_script(writer, script, work, written)
         progress.stage(f"starting {cell.engine}")
         engine = _engine(cell, context, hudi)
         state = EngineState(engine)
@@ -246,7 +245,7 @@ def relocated(text: str, table: Path, target: Path) -> str:
 
 
 def _check_script(
-    writer: TableWriter, runtime: SparkRuntime, script: Path, work: Path, written: WriteResult
+    writer: TableWriter, script: Path, work: Path, written: WriteResult
 ) -> ScriptCheck:
     """Run writer.py with spark-submit into a folder of its own and hold what it did against
     what lakecompat's writer did: the same table (data columns: names, types and every row),
@@ -254,7 +253,8 @@ def _check_script(
     # An Iceberg table's folder is `<warehouse>/<namespace>/<name>`, as in a run.
     target = work / "script-table" / "tables" / written.table.name
     log = work / "logs" / "writer-script.log"
-    code = _spark_submit(script, target, script_jar(writer), work / "script-run", log)
+    jar = writer.script_jar(writer.versions)
+    code = _spark_submit(script, target, jar, work / "script-run", log)
     output = log.read_text(errors="replace").splitlines()
     marks = [i for i, line in enumerate(output) if line.startswith(STEP_MARK)]
     reached = output[marks[-1]].removeprefix(STEP_MARK) if marks else "none of its steps"
@@ -274,9 +274,8 @@ def _check_script(
         failed = f"writer.py failed at {reached} (exit code {code}): {error}"
         return ScriptCheck(False, None, failed)
     try:
-        ours, theirs = (
-            _table_summary(writer, runtime, path) for path in (written.table.path, target)
-        )
+        paths = (written.table.path, target)
+        ours, theirs = (writer.in_spark(table_summary, path) for path in paths)
     except Exception as exc:  # noqa: BLE001 - a table that cannot be read is not the same
         return ScriptCheck(False, None, f"the two tables could not be compared: {exc}")
     compared = {"lakecompat": ours, "writer.py": theirs}
@@ -295,21 +294,6 @@ def _script_error(lines: list[str], log: Path) -> str:
     ]
     java = [line for line in said if not line.startswith("py4j.")]
     return (java or said or [f"no error in its output ({log})"])[0]
-
-
-def script_jar(writer: TableWriter) -> MavenArtifact:
-    """The jar writer.py is submitted with: Hudi's Spark bundle, or Iceberg's Spark runtime."""
-    if isinstance(writer, IcebergWriter):
-        return iceberg_spark_runtime(writer.iceberg_version)
-    return hudi_bundle(writer.versions["hudi"])
-
-
-def _table_summary(writer: TableWriter, runtime: SparkRuntime, path: Path) -> dict[str, Any]:
-    """A table's data columns, row count and a digest of its rows (`table_summary`), as Spark
-    reads it: an Iceberg table in the Iceberg writer's Spark, a Hudi table in Hudi's."""
-    if isinstance(writer, IcebergWriter):
-        return writer.in_spark(table_summary, path)
-    return table_summary(runtime, path)
 
 
 def table_summary(runtime: SparkRuntime, path: Path) -> dict[str, Any]:

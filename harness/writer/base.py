@@ -12,10 +12,12 @@ describes them from the `DataFile`s a format lists). Hudi is the first format
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
+from engines.infra.artifacts import MavenArtifact
 from engines.table import TableRef
 from harness.scenario.model import Scenario
 from harness.scenario.schema import Schema
@@ -61,6 +63,9 @@ class DataFile:
     instant: str
     #: `name type` of each data column in file order, meta columns left out; empty for deletes.
     columns: tuple[str, ...]
+
+
+T = TypeVar("T")
 
 
 class TableWriter(ABC):
@@ -116,6 +121,23 @@ class TableWriter(ABC):
     @abstractmethod
     def script(self, scenario: Scenario, table_type: str) -> str:
         """A standalone program that writes the same table without lakecompat (`repro`)."""
+
+    @classmethod
+    def script_jar(cls, versions: dict[str, str]) -> MavenArtifact:
+        """The jar `script` is submitted with, for a writer of these `versions` (a cell's
+        `writer`): the format's Spark bundle or runtime."""
+        raise NotImplementedError(f"{cls.__name__} has no writer script")
+
+    @classmethod
+    def release_words(cls, versions: dict[str, str]) -> str:
+        """The format's release of a writer of these `versions`, in a report's words
+        (`Hudi 1.2.0`)."""
+        raise NotImplementedError(f"{cls.__name__} names no release")
+
+    def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(runtime, *args)` in the Spark the writer writes with (`repro` reads the tables
+        it compares there)."""
+        raise NotImplementedError(f"{type(self).__name__} writes without Spark")
 
     @classmethod
     def not_applicable(cls, scenario: Scenario) -> str | None:

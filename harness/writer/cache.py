@@ -30,7 +30,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +40,7 @@ from engines.infra.artifacts import cache_dir
 from engines.table import TableRef
 from harness.scenario.model import Scenario
 from harness.scenario.schema import Schema
-from harness.writer.base import TableWriter, WriteResult
+from harness.writer.base import T, TableWriter, WriteResult
 
 #: Bump when the layout of an entry changes (old entries are then ignored).
 ENTRY_VERSION = 1
@@ -260,6 +260,9 @@ class CachedWriter(TableWriter):
 
     def script(self, scenario: Scenario, table_type: str) -> str:
         return self.inner.script(scenario, table_type)
+
+    def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
+        return self.inner.in_spark(fn, *args)
 
     def not_applicable(self, scenario: Scenario) -> str | None:
         return self.inner.not_applicable(scenario)

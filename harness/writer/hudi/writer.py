@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from engines.infra.artifacts import MavenArtifact
+from engines.infra.hudi_jars import hudi_bundle
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import SESSION_SETTINGS, SparkRuntime
 from engines.table import TableRef
@@ -29,7 +31,7 @@ from harness.scenario.oracle import TableState, evolve, reference_index, schema_
 from harness.scenario.schema import Schema
 from harness.scenario.types import coerce
 from harness.writer import layout as file_layout
-from harness.writer.base import DataFile, TableWriter, WriteResult
+from harness.writer.base import DataFile, T, TableWriter, WriteResult
 from harness.writer.hudi.files import live_files
 from harness.writer.hudi.script import writer_script
 from harness.writer.hudi.statements import (
@@ -248,6 +250,20 @@ class HudiWriter(TableWriter):
         return writer_script(
             scenario, table_type, versions["spark"], versions["hudi"], self.table_version
         )
+
+    @classmethod
+    def script_jar(cls, versions: dict[str, str]) -> MavenArtifact:
+        """Hudi's Spark bundle of the writer's release."""
+        return hudi_bundle(versions["hudi"])
+
+    @classmethod
+    def release_words(cls, versions: dict[str, str]) -> str:
+        """`Hudi 1.2.0`."""
+        return f"Hudi {versions['hudi']}"
+
+    def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(runtime, *args)` with the session this writer writes with, in this process."""
+        return fn(self.runtime, *args)
 
     def prepare(self, scenarios: list[sc.Scenario]) -> None:
         """Start the writer processes of the older releases these scenarios upgrade from, so

@@ -21,9 +21,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, iceberg_version
+from engines.infra.artifacts import MavenArtifact
+from engines.infra.iceberg_jars import (
+    DEFAULT_FORMAT_VERSION,
+    iceberg_spark_runtime,
+    iceberg_version,
+)
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -37,7 +42,7 @@ from harness.scenario.oracle import TableState, evolve, reference_index, schema_
 from harness.scenario.schema import Schema
 from harness.scenario.types import coerce
 from harness.writer import layout as file_layout
-from harness.writer.base import DataFile, TableWriter, WriteResult
+from harness.writer.base import DataFile, T, TableWriter, WriteResult
 from harness.writer.iceberg.files import (
     appended_states,
     current_snapshot,
@@ -67,8 +72,6 @@ from harness.writer.spark_sql import (
     spark_columns,
     write_plain_parquet,
 )
-
-T = TypeVar("T")
 
 
 class IcebergWriter(TableWriter):
@@ -144,9 +147,20 @@ class IcebergWriter(TableWriter):
             scenario, table_type, self._spark_version, self.iceberg_version, self.format_version
         )
 
+    @classmethod
+    def script_jar(cls, versions: dict[str, str]) -> MavenArtifact:
+        """Iceberg's Spark runtime of the writer's release."""
+        return iceberg_spark_runtime(versions["iceberg"])
+
+    @classmethod
+    def release_words(cls, versions: dict[str, str]) -> str:
+        """`Iceberg 1.10.0 (format version 2)`."""
+        version = versions.get("format_version", DEFAULT_FORMAT_VERSION)
+        return f"Iceberg {versions['iceberg']} (format version {version})"
+
     def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(runtime, *args)` in this writer's Spark process, where Iceberg's runtime is
-        loaded (`lakecompat repro` reads the tables it compares there)."""
+        loaded."""
         return self._spark.call(fn, *args)
 
     def prepare(self, scenarios: list[sc.Scenario]) -> None:
