@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from engines.errors import QueryError
 
-QUERY_TYPES = ("snapshot", "read_optimized", "incremental", "time_travel", "time_travel_timestamp")
+QUERY_TYPES = (
+    "snapshot",
+    "read_optimized",
+    "incremental",
+    "time_travel",
+    "time_travel_timestamp",
+    "changelog",
+)
+
+#: The columns a changelog read adds to each row: what happened to it (INSERT or DELETE) and
+#: the position of the snapshot that did it among the snapshots read (0 for the first).
+CHANGE_TYPE = "_change_type"
+CHANGE_ORDINAL = "_change_ordinal"
 
 
 #: The query types Hudi defines per table type (copy-on-write has no separate read-optimized
@@ -24,7 +37,15 @@ TABLE_QUERY_TYPES = {
 #: snapshots after the reference added, as they were written, not Hudi's "every row written
 #: since". Time travel goes to a snapshot by its id (`time_travel`) or by a time
 #: (`time_travel_timestamp`: the table as it was at a moment after the reference commit).
-ICEBERG_QUERY_TYPES = ("snapshot", "incremental", "time_travel", "time_travel_timestamp")
+#: A changelog read (Spark's `create_changelog_view`, Trino's `table_changes`) returns each
+#: row every snapshot after the reference inserted or deleted, an update as both.
+ICEBERG_QUERY_TYPES = (
+    "snapshot",
+    "incremental",
+    "time_travel",
+    "time_travel_timestamp",
+    "changelog",
+)
 
 #: The query types of each table format, per table type.
 FORMAT_QUERY_TYPES = {
@@ -62,6 +83,10 @@ class TableRef:
     #: format that reads appends returns. None: the format's incremental query returns every
     #: row written after the reference (Hudi).
     appended: tuple[int, ...] | None = None
+    #: The states after the reference whose step committed a snapshot (Iceberg), in order:
+    #: what a changelog read returns the changes of, the first with ordinal 0. None: the
+    #: format has no changelog read.
+    committed: tuple[int, ...] | None = None
     #: Partition columns, and the partition folders below `path` (`region=eu`, ...).
     partition_by: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
@@ -76,6 +101,19 @@ def iceberg_metadata(table: Path) -> Path:
     except OSError as exc:
         raise QueryError(f"no Iceberg metadata found: cannot read {hint}: {exc}") from None
     return table / "metadata" / f"v{version}.metadata.json"
+
+
+def current_snapshot_id(table: Path) -> str:
+    """The id of an Iceberg table's current snapshot (the end of a changelog read), from its
+    metadata; QueryError when it has none."""
+    metadata = iceberg_metadata(table)
+    try:
+        current = json.loads(metadata.read_text()).get("current-snapshot-id")
+    except (OSError, ValueError) as exc:
+        raise QueryError(f"cannot read {metadata}: {exc}") from None
+    if current is None or current == -1:
+        raise QueryError(f"{metadata} has no current snapshot")
+    return str(current)
 
 
 def query_types_except(table_format: str, *left_out: str) -> dict[str, tuple[str, ...]]:

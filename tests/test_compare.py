@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from harness.scenario.changelog import compare_changes
 from harness.scenario.compare import SAMPLE_SIZE, Comparison, compare, jsonable, same_value
 
 TYPES = {"id": pa.int32(), "name": pa.string(), "origin": pa.string(), "qty": pa.int32()}
@@ -256,3 +257,56 @@ def test_binary_values_compare_as_bytes_and_show_as_base64() -> None:
     wrong = verdict(table({"id": [1], "b": [b"abd"]}, {"b": pa.binary()}), want)
     assert wrong.sample == [{"id": 1, "column": "b", "expected": "YWJj", "actual": "YWJk"}]
     json.dumps(wrong.sample)
+
+
+def _changes(*rows: tuple[int, str, int, str], lower: bool = False) -> pa.Table:
+    """A changelog answer of (ordinal, change type, id, name) rows, with a commit column."""
+    return pa.table(
+        {
+            "id": pa.array([r[2] for r in rows], pa.int32()),
+            "name": pa.array([r[3] for r in rows], pa.string()),
+            "_change_type": pa.array([r[1].lower() if lower else r[1] for r in rows]),
+            "_change_ordinal": pa.array([r[0] for r in rows], pa.int64() if lower else pa.int32()),
+            "_commit_snapshot_id": pa.array([77] * len(rows), pa.int64()),
+        }
+    )
+
+
+EXPECTED_CHANGES = _changes(
+    (0, "DELETE", 1, "apple"), (0, "INSERT", 1, "green apple")
+).drop_columns(["_commit_snapshot_id"])
+
+
+def test_a_changelog_matches_changes_whatever_the_engine_calls_them() -> None:
+    # Trino spells the change type in lower case and the ordinal as a 64-bit integer here; the
+    # commit columns are not the oracle's business. Row order does not matter.
+    answer = _changes((0, "INSERT", 1, "green apple"), (0, "DELETE", 1, "apple"), lower=True)
+    assert compare_changes(EXPECTED_CHANGES, answer, "id").equal
+
+
+def test_a_changelog_names_carried_over_rows_and_still_compares_the_rest() -> None:
+    answer = _changes(
+        (0, "DELETE", 1, "apple"),
+        (0, "INSERT", 1, "green apple"),
+        (0, "DELETE", 2, "banana"),  # unchanged, in the file the update rewrote
+        (0, "INSERT", 2, "banana"),
+        (1, "INSERT", 3, "cherry"),  # a change the oracle does not have
+    )
+    compared = compare_changes(EXPECTED_CHANGES, answer, "id")
+    assert compared.reasons[0].startswith("1 unchanged row(s) returned as deleted and inserted")
+    assert {"change": "id=2 in change 0", "problem": "carry-over"} in compared.sample
+    assert compared.reasons[1:] == ["changes extra: 1"]
+    assert {"change": "INSERT id=3 in change 1", "problem": "extra"} in compared.sample
+
+
+def test_a_changelog_row_with_a_wrong_value_or_ordinal_is_a_difference() -> None:
+    nulls = _changes((0, "DELETE", 1, "apple"), (0, "INSERT", 1, None))
+    compared = compare_changes(EXPECTED_CHANGES, nulls, "id")
+    assert compared.reasons == ["NULLs where values were expected in `name` (1 of 2 rows)"]
+    later = _changes((0, "DELETE", 1, "apple"), (1, "INSERT", 1, "green apple"))
+    compared = compare_changes(EXPECTED_CHANGES, later, "id")
+    assert compared.reasons == ["changes missing: 1 of 2", "changes extra: 1"]
+    untyped = _changes((0, "DELETE", 1, "apple")).drop_columns(["_change_type"])
+    assert compare_changes(EXPECTED_CHANGES, untyped, "id").reasons == [
+        "column missing: `_change_type`: changes cannot be matched"
+    ]

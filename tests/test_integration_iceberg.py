@@ -94,6 +94,9 @@ LACKING = {
     ("daft", "incremental"),
     ("daft", "time_travel_timestamp"),
     ("polars", "time_travel_timestamp"),
+    ("pyiceberg", "changelog"),
+    ("daft", "changelog"),
+    ("polars", "changelog"),
 }
 
 
@@ -108,7 +111,13 @@ def test_every_iceberg_reader_reads_a_rename_and_a_drop_then_readd(
         assert {(c.table_type, c.query_type) for c in found} == {
             (t, q)
             for t in ("cow", "mor")
-            for q in ("snapshot", "incremental", "time_travel", "time_travel_timestamp")
+            for q in (
+                "snapshot",
+                "incremental",
+                "time_travel",
+                "time_travel_timestamp",
+                "changelog",
+            )
         }
         lacking = [c for c in found if (c.engine, c.query_type) in LACKING]
         assert {(c.engine, c.query_type) for c in lacking} == LACKING
@@ -122,7 +131,17 @@ def test_every_iceberg_reader_reads_a_rename_and_a_drop_then_readd(
         assert bool(daft_fails) == scenario.startswith("drop")
         assert all(c.outcome is Outcome.ERROR for c in daft_fails)
         assert all("Failed to decode a parquet column" in c.reason for c in daft_fails)
-        rest = [c for c in found if c not in daft_fails and c not in lacking]
+        # Trino's changelog names the columns as the last write's schema did (a known outcome).
+        trino_fails = [
+            c
+            for c in found
+            if c.engine == "trino" and scenario.startswith("rename") and c.query_type == "changelog"
+        ]
+        assert bool(trino_fails) == scenario.startswith("rename")
+        assert all(c.outcome is Outcome.WRONG for c in trino_fails)
+        assert all("column missing: `colour`" in c.reason for c in trino_fails)
+        failing = daft_fails + trino_fails
+        rest = [c for c in found if c not in failing and c not in lacking]
         wrong = [(c.engine, c.table_type, c.query_type, c.shape, c.reason) for c in rest]
         assert all(c.outcome is Outcome.PASS for c in rest), wrong
         assert all(c.writer["iceberg"] and "hudi" not in c.writer for c in found)
@@ -136,6 +155,10 @@ def test_every_iceberg_reader_reads_a_rename_and_a_drop_then_readd(
     assert 'FROM iceberg."default_iceberg"."t_drop_column_drop_then_readd_' in sql
     assert "FOR VERSION AS OF" in sql
     assert "FOR TIMESTAMP AS OF TIMESTAMP '20" in trino["time_travel_timestamp"].evidence.sql
+    assert (
+        "system.table_changes(schema_name => 'default_iceberg'" in trino["changelog"].evidence.sql
+    )
+    assert "end_snapshot_id => " in trino["changelog"].evidence.sql
     renamed = cells_of(cells, "rename_column/after_appended_rows")
     spark = {c.query_type: c for c in renamed if c.engine == "spark" and c.shape == "all"}
     assert "iceberg-spark-runtime-3.5_2.12" in spark["snapshot"].evidence.sql
@@ -143,6 +166,7 @@ def test_every_iceberg_reader_reads_a_rename_and_a_drop_then_readd(
     assert "USING iceberg OPTIONS" in spark["incremental"].evidence.sql
     assert "'start-snapshot-id'" in spark["incremental"].evidence.sql
     assert "TIMESTAMP AS OF '20" in spark["time_travel_timestamp"].evidence.sql
+    assert ".system.create_changelog_view(table => 'tables." in spark["changelog"].evidence.sql
     # The Hudi tables of the same scenarios are read too, each engine by its own formats.
     hudi = cells_of(cells, "rename_column/after_appended_rows", "hudi")
     assert {c.engine for c in hudi} == {"spark", "trino", "daft"}
@@ -165,6 +189,14 @@ def test_what_iceberg_refuses_is_rejected_and_what_it_allows_is_read(
     assert "Cannot change column type" in refused[0].reason or "NOT_SUPPORTED" in refused[0].reason
     assert lacking and all(c.outcome is Outcome.UNSUPPORTED for c in lacking)
     promoted, lacking = read_or_lacking(cells_of(cells, "type_change/int_to_long"))
+    # The merge-on-read table's upsert wrote delete files, which changelog reads refuse (known).
+    deletes = [c for c in promoted if c.table_type == "mor" and c.query_type == "changelog"]
+    assert {c.engine for c in deletes} == {"spark", "trino"}
+    assert all(c.outcome is Outcome.ERROR for c in deletes)
+    said = {c.engine: c.reason for c in deletes}
+    assert "Delete files are currently not supported in changelog scans" in said["spark"]
+    assert "NOT_SUPPORTED" in said["trino"], said
+    promoted = [c for c in promoted if c not in deletes]
     assert promoted and all(c.outcome is Outcome.PASS for c in promoted)
     assert lacking and all(c.outcome is Outcome.UNSUPPORTED for c in lacking)
 

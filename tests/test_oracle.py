@@ -495,3 +495,42 @@ def test_a_narrower_batch_type_keeps_the_wider_column() -> None:
     table = snapshot(scenario)
     assert table.schema.field("qty").type == pa.int64()
     assert column(table, "qty") == [10, 21, 30]
+
+
+def test_a_changelog_lists_each_snapshots_deletes_and_inserts_in_the_latest_schema() -> None:
+    # States 2, 3 and 5 committed snapshots (the ordinals 0, 1, 2); the rename commits none.
+    # An update is a DELETE of the old row and an INSERT of the new one; a write that leaves a
+    # row as it was (state 5 writes row 5 again unchanged) changes nothing.
+    scenario = spec(
+        add_column("color", "string"),
+        upsert(row(1, qty=11, ts=200, color="red"), row(4, color="brown", ts=200)),
+        {"op": "delete", "keys": [2]},
+        {"op": "rename_column", "column": "color", "to": "colour"},
+        upsert({"id": 4, "name": "date", "qty": 40, "ts": 200, "colour": "brown"}),
+    )
+    changes = expected(scenario, "cow", "changelog", committed=(2, 3, 5))
+    assert changes.column_names == [
+        "id",
+        "name",
+        "qty",
+        "ts",
+        "colour",
+        "_change_type",
+        "_change_ordinal",
+    ]
+    assert changes.schema.field("_change_ordinal").type == pa.int32()
+    listed = [
+        (r["_change_ordinal"], r["_change_type"], r["id"], r["qty"], r["colour"])
+        for r in changes.to_pylist()
+    ]
+    assert listed == [
+        (0, "DELETE", 1, 10, None),
+        (0, "INSERT", 1, 11, "red"),
+        (0, "INSERT", 4, 40, "brown"),
+        (1, "DELETE", 2, 20, None),
+    ]
+
+
+def test_a_changelog_needs_the_snapshots_the_table_committed() -> None:
+    with pytest.raises(ValueError, match="committed a snapshot"):
+        expected(spec(upsert(row(1, ts=150))), "cow", "changelog")

@@ -92,6 +92,7 @@ def test_an_iceberg_table_is_read_with_its_own_query_types_and_variants() -> Non
         "incremental",
         "time_travel",
         "time_travel_timestamp",
+        "changelog",
     }
     assert {r.variant.name for r in iceberg} == {"default"}  # no hoodie.* variants
     # Hudi's pushdown settings are not Iceberg's: no `+pushdown_off` read of an Iceberg table.
@@ -235,6 +236,32 @@ def test_iceberg_readers_spell_incremental_reads_and_time_travel_by_timestamp(
     without = TableRef("t", path, "cow", "id", "iceberg")
     with pytest.raises(QueryError, match="no commit time of the reference snapshot"):
         pyiceberg.shaped_sql(without, "time_travel_timestamp", ALL)
+
+
+def test_a_changelog_read_goes_from_the_reference_snapshot_to_the_current_one(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "warehouse" / "tables" / "t"
+    write_metadata(path, 3)
+    (path / "metadata" / "v3.metadata.json").write_text(json.dumps({"current-snapshot-id": 99}))
+    table = TableRef("t", path, "mor", "id", "iceberg", reference_instant=("000001", "4711"))
+    spark = iceberg_read_sql(table, "changelog")
+    assert ".system.create_changelog_view(table => 'tables.t', options => " in spark
+    assert "map('start-snapshot-id', '4711'), changelog_view => 't_changes');" in spark
+    assert spark.endswith("SELECT * FROM `t_changes`")
+    trino = TrinoEngine.__new__(TrinoEngine)
+    trino.context = type("Context", (), {"database": "default"})()
+    sql = trino.read_sql(table, "changelog")
+    assert sql == (
+        "SELECT * FROM TABLE(iceberg.system.table_changes(schema_name => 'default_iceberg', "
+        "table_name => 't', start_snapshot_id => 4711, end_snapshot_id => 99))"
+    )
+    (path / "metadata" / "v3.metadata.json").write_text(json.dumps({"current-snapshot-id": -1}))
+    with pytest.raises(QueryError, match="has no current snapshot"):
+        trino.read_sql(table, "changelog")
+    for lacking in (PyIcebergEngine, PolarsEngine, DaftEngine):
+        assert not lacking.supports("cow", "changelog", "iceberg")
+        assert "no changelog read" in lacking.unsupported_reason("cow", "changelog", "iceberg")
 
 
 def test_pyiceberg_gives_a_shape_to_its_scan(tmp_path: Path) -> None:

@@ -43,11 +43,14 @@ class DaftEngine(LibraryReader):
     takes_settings = False
     formats = ("hudi", "iceberg")
     format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": query_types_except("iceberg", "incremental", "time_travel_timestamp")
+        "iceberg": query_types_except(
+            "iceberg", "incremental", "time_travel_timestamp", "changelog"
+        )
     }
     format_unsupported: ClassVar[dict[str, dict[str, str]]] = {
         "iceberg": {
             "incremental": "Daft's read_iceberg reads one snapshot: it has no incremental read",
+            "changelog": "Daft's read_iceberg reads one snapshot: it has no changelog read",
             "time_travel_timestamp": (
                 "Daft's read_iceberg chooses a snapshot by its id only (`snapshot_id=`), not "
                 "by a time"

@@ -37,12 +37,16 @@ class PolarsEngine(LibraryReader):
     takes_settings = False
     formats = ("iceberg",)
     query_types: ClassVar[dict[str, tuple[str, ...]]] = query_types_except(
-        "iceberg", "time_travel_timestamp"
+        "iceberg", "time_travel_timestamp", "changelog"
     )
     unsupported: ClassVar[dict[str, str]] = {
         "time_travel_timestamp": (
             "Polars' scan_iceberg chooses a snapshot by its id only (`snapshot_id=`), not by a time"
-        )
+        ),
+        "changelog": (
+            "Polars' scan_iceberg has no changelog read: between two snapshots it reads the "
+            "appended rows only"
+        ),
     }
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:

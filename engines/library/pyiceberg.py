@@ -17,9 +17,9 @@ from typing import ClassVar
 from engines.library.reader import LibraryReader
 from engines.shape import COUNT_COLUMN, Shape
 from engines.table import (
-    FORMAT_QUERY_TYPES,
     TableRef,
     iceberg_metadata,
+    query_types_except,
     reference_instant,
     reference_time,
     reference_time_ms,
@@ -51,7 +51,13 @@ class PyIcebergEngine(LibraryReader):
     imports = ("pyiceberg.table", "pyarrow")
     takes_settings = False
     formats = ("iceberg",)
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = FORMAT_QUERY_TYPES["iceberg"]
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = query_types_except("iceberg", "changelog")
+    unsupported: ClassVar[dict[str, str]] = {
+        "changelog": (
+            "PyIceberg has no changelog read: between two snapshots it reads the appended rows "
+            "only (incremental_append_scan)"
+        )
+    }
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code: the scan of the current snapshot (time travel: of the reference

@@ -305,7 +305,9 @@ def iceberg_read_sql(table: TableRef, query_type: str) -> str:
     travel as of the reference snapshot (`VERSION AS OF <snapshot id>`) or a moment after it
     (`TIMESTAMP AS OF`, in the session's time zone, UTC). The incremental read is a view of
     the table's folder with Iceberg's `start-snapshot-id` read option (the appends after the
-    reference snapshot), the way Spark SQL passes read options."""
+    reference snapshot), the way Spark SQL passes read options. The changelog read is the view
+    Iceberg's `create_changelog_view` procedure makes of the snapshots after the reference (it
+    leaves out the rows a copy-on-write rewrite carried over unchanged)."""
     if query_type == "incremental":
         view = f"{table.name}_incremental"
         options = {"path": str(table.path), "start-snapshot-id": reference_instant(table)[1]}
@@ -320,6 +322,15 @@ def iceberg_read_sql(table: TableRef, query_type: str) -> str:
         f"SET {key}={value};\n"
         for key, value in iceberg_catalog_settings(catalog, warehouse).items()
     )
+    if query_type == "changelog":
+        view = f"{table.name}_changes"
+        start = reference_instant(table)[1]
+        call = (
+            f"CALL {catalog}.system.create_changelog_view(table => "
+            f"'{table.path.parent.name}.{table.name}', options => map('start-snapshot-id', "
+            f"'{start}'), changelog_view => '{view}')"
+        )
+        return f"{sets}{call};\nSELECT * FROM `{view}`"
     select = f"SELECT * FROM {catalog}.`{table.path.parent.name}`.`{table.name}`"
     if query_type == "time_travel":
         select += f" VERSION AS OF {reference_instant(table)[1]}"

@@ -40,6 +40,7 @@ from engines.metastore.tables import table_for
 from engines.shape import ALL, PUSHDOWN_OFF, TRINO, Shape
 from engines.table import (
     TableRef,
+    current_snapshot_id,
     iceberg_metadata,
     query_types_except,
     reference_instant,
@@ -457,6 +458,8 @@ class TrinoEngine(MetastoreReader):
             if query_type == "time_travel_timestamp":
                 moment = f"TIMESTAMP '{reference_time(table)} UTC'"
                 return f"SELECT * FROM {name} FOR TIMESTAMP AS OF {moment}"
+            if query_type == "changelog":
+                return self._changes_sql(table)
             return f"SELECT * FROM {name}"
         name = quote(table_for(table, query_type))
         if table.format == "parquet":
@@ -465,6 +468,17 @@ class TrinoEngine(MetastoreReader):
         if query_type == "time_travel":
             return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[0]}"
         return f"SELECT * FROM {name}"
+
+    def _changes_sql(self, table: TableRef) -> str:
+        """The changelog read: Trino's `table_changes` table function from the reference
+        snapshot (exclusive) to the current one (inclusive: it takes both ids)."""
+        schema = iceberg_schema(self.context.database)
+        arguments = (
+            f"schema_name => '{schema}', table_name => '{table.name}', "
+            f"start_snapshot_id => {reference_instant(table)[1]}, "
+            f"end_snapshot_id => {current_snapshot_id(table.path)}"
+        )
+        return f"SELECT * FROM TABLE({ICEBERG_CATALOG}.system.table_changes({arguments}))"
 
     def query(self, sql: str, variant: Variant) -> pa.Table:
         import trino

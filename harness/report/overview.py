@@ -32,6 +32,7 @@ QUERY_TYPE_WORDS = {
     "incremental": "incremental",
     "time_travel": "time travel",
     "time_travel_timestamp": "time travel by timestamp",
+    "changelog": "changelog",
 }
 DEFAULT_FORMAT = "hudi"
 

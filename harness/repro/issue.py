@@ -39,6 +39,7 @@ QUERY_TYPES = {
     "incremental": "incremental query",
     "time_travel": "time-travel query",
     "time_travel_timestamp": "time-travel query by timestamp",
+    "changelog": "changelog query",
 }
 #: The title's words for the first difference, by `_kind`.
 SYMPTOMS = {
@@ -318,7 +319,7 @@ def _reader_steps(files: dict[str, str], query_type: str, table_format: str = "h
             "   The query names a snapshot of the table as it was first written (its id, or a "
             "moment after its commit); a table written again has snapshots of its own: take "
             "them from its `snapshots` metadata table, the snapshot before the first schema "
-            "change.",
+            "change (a changelog query also names the current snapshot, where it ends).",
         ]
     elif query_type in ("incremental", "time_travel"):
         lines += [

@@ -404,8 +404,9 @@ def _expected(scenario: Scenario, cell: Cell, engine: Engine, written: WriteResu
     """The oracle's table in the cell's shape, its columns in the order the engine lists
     them (an Iceberg append scan: of the appends the written table's snapshot log names)."""
     shape = shape_named(scenario, cell.shape)
+    table = written.table
     expected = expected_shape(
-        scenario.spec, cell.table_type, cell.query_type, shape, written.table.appended
+        scenario.spec, cell.table_type, cell.query_type, shape, table.appended, table.committed
     )
     return in_engine_order(expected, partitions_last(engine, scenario.spec.partition_by, shape))
 

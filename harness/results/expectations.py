@@ -71,7 +71,13 @@ class Known(BaseModel):
     scenario: str = Field(min_length=1)
     table_type: Literal["cow", "mor", "*"] = "*"
     query_type: Literal[
-        "snapshot", "read_optimized", "incremental", "time_travel", "time_travel_timestamp", "*"
+        "snapshot",
+        "read_optimized",
+        "incremental",
+        "time_travel",
+        "time_travel_timestamp",
+        "changelog",
+        "*",
     ] = "*"
     variant: str = "*"
     #: The query shape (`harness.scenario.shapes`): an entry without one speaks for `SELECT *`

@@ -16,6 +16,7 @@ from engines.table import TableRef
 from harness.results.outcomes import BASELINE_NOTE, ROWS_LOST, Cell, Evidence, Outcome
 from harness.run.fleet import EngineState, Fleet, Stopped
 from harness.run.reads import Read, table_reads
+from harness.scenario.changelog import compare_changes
 from harness.scenario.compare import Comparison, compare
 from harness.scenario.model import Scenario
 from harness.scenario.shapes import DEFAULT_SHAPES, change_of, expected_shape, written_before
@@ -253,10 +254,15 @@ def judge(
 ) -> Cell:
     """PASS when the answer equals the oracle's table (in the query's shape), else WRONG with
     the differences; a filter's lost or extra rows are said in its words (`shape_reasons`)."""
-    expected = expected_shape(scenario.spec, table.table_type, query_type, shape, table.appended)
+    expected = expected_shape(
+        scenario.spec, table.table_type, query_type, shape, table.appended, table.committed
+    )
     if shape.counts:
         return _judge_count(cell, scenario, expected, answer, sql, shape)
-    compared = compare(in_engine_order(expected, last), answer, table.key)
+    if query_type == "changelog":
+        compared = compare_changes(expected, answer, table.key)
+    else:
+        compared = compare(in_engine_order(expected, last), answer, table.key)
     if compared.equal:
         return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
     evidence = Evidence(sql=sql, sample=compared.sample)

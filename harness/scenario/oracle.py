@@ -15,18 +15,22 @@ incremental query from it must return the rows written after it, in the latest s
 format whose incremental read is an append scan (Iceberg) returns the rows its append commits
 after the reference added, as they were written (later updates and deletes are other commits),
 in the latest schema; which commits were appends is the one fact taken from the written table
-(`TableRef.appended`), as the reference commit itself is.
+(`TableRef.appended`), as the reference commit itself is. A changelog read from the reference
+returns, per snapshot after it (`TableRef.committed`), the rows its step deleted and inserted
+(an update as both), in the latest schema.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from engines.table import CHANGE_ORDINAL, CHANGE_TYPE
 from harness.scenario import model as sc
 from harness.scenario.schema import Column, Schema, SchemaChangeError
 from harness.scenario.types import PROMOTIONS, coerce, convert, map_at, split_path, to_arrow_value
@@ -101,12 +105,18 @@ def expected(
     table_type: str,
     query_type: str,
     appended: Sequence[int] | None = None,
+    committed: Sequence[int] | None = None,
 ) -> pa.Table:
     """The table a correct engine returns for this query type after all steps; `appended`:
     the states whose commits were appends, for a format whose incremental read returns those
-    (None: every row written after the reference)."""
+    (None: every row written after the reference); `committed`: the states whose step
+    committed a snapshot, which a changelog read returns the changes of."""
     states = evolve(spec)
     state = states[-1]
+    if query_type == "changelog":
+        if committed is None:
+            raise ValueError("a changelog read needs the states that committed a snapshot")
+        return _changes(spec, states, committed)
     if query_type in ("time_travel", "time_travel_timestamp"):
         past = states[reference_index(spec)]
         return past.table(past.rows)
@@ -126,19 +136,63 @@ def _appended_rows(
 ) -> pa.Table:
     """The rows each state of `appended` wrote, as written, carried through the later schema
     changes into the latest schema."""
-    final = states[-1]
-    tables = [final.table({})]
+    tables = [states[-1].table({})]
     for index in appended:
-        state = copy.deepcopy(states[index])
-        state.rows = {k: row for k, row in state.rows.items() if state.written[k] == index}
-        state.base, state.written = {}, {k: index for k in state.rows}
-        for later, step in enumerate(spec.steps[index:], start=index):
-            if step.op in sc.SCHEMA_OPS:
-                _apply(state, spec, step, f"steps[{later}]")
-            elif isinstance(step, sc.Upsert) and step.schema_ is not None:
-                _evolve_on_write(state, schema_of(step.schema_), spec.key)
+        written = {k for k, at in states[index].written.items() if at == index}
+        state = _carried(spec, states, index, written.__contains__)
         tables.append(state.table(state.rows))
     return pa.concat_tables(tables)
+
+
+def _changes(spec: sc.ScenarioSpec, states: list[TableState], committed: Sequence[int]) -> pa.Table:
+    """What a changelog read returns: for each state of `committed` (ordinal 0, 1, ... in that
+    order), the rows its step deleted and inserted, an updated row as both, compared whole in
+    the latest schema (a write that leaves a row as it was changes nothing)."""
+    final = states[-1]
+    types = {c.name: c.type for c in final.schema.columns}
+    rows: list[Row] = []
+    kinds: list[str] = []
+    ordinals: list[int] = []
+    for ordinal, index in enumerate(committed):
+        before = _carried(spec, states, index - 1).rows
+        after = _carried(spec, states, index).rows
+        for key in sorted(before.keys() | after.keys(), key=_sort_key):
+            old, new = before.get(key), after.get(key)
+            if old is not None and new is not None and _canonical(old) == _canonical(new):
+                continue
+            for row, kind in ((old, "DELETE"), (new, "INSERT")):
+                if row is not None:
+                    rows.append(row)
+                    kinds.append(kind)
+                    ordinals.append(ordinal)
+    shaped = [{n: to_arrow_value(row.get(n), types[n]) for n in types} for row in rows]
+    table = pa.Table.from_pylist(shaped, schema=final.schema.arrow())
+    table = table.append_column(CHANGE_TYPE, pa.array(kinds, pa.string()))
+    return table.append_column(CHANGE_ORDINAL, pa.array(ordinals, pa.int32()))
+
+
+def _canonical(row: Row) -> str:
+    """A row's values as text that equal rows share (NaN included)."""
+    return json.dumps(row, sort_keys=True, default=repr)
+
+
+def _carried(
+    spec: sc.ScenarioSpec,
+    states: list[TableState],
+    index: int,
+    keep: Callable[[Any], bool] = lambda key: True,
+) -> TableState:
+    """The rows of state `index` whose key `keep` accepts, carried through the schema changes
+    of the later steps into the latest schema (their data changes are not applied)."""
+    state = copy.deepcopy(states[index])
+    state.rows = {k: row for k, row in state.rows.items() if keep(k)}
+    state.base, state.written = {}, {k: index for k in state.rows}
+    for later, step in enumerate(spec.steps[index:], start=index):
+        if step.op in sc.SCHEMA_OPS:
+            _apply(state, spec, step, f"steps[{later}]")
+        elif isinstance(step, sc.Upsert) and step.schema_ is not None:
+            _evolve_on_write(state, schema_of(step.schema_), spec.key)
+    return state
 
 
 def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> None:

@@ -244,10 +244,11 @@ def expected_shape(
     query_type: str,
     shape: Shape,
     appended: Sequence[int] | None = None,
+    committed: Sequence[int] | None = None,
 ) -> pa.Table:
-    """The table a correct engine returns for this query type and shape (`appended`: as
-    `oracle.expected` takes it)."""
-    table = expected(spec, table_type, query_type, appended)
+    """The table a correct engine returns for this query type and shape (`appended` and
+    `committed`: as `oracle.expected` takes them)."""
+    table = expected(spec, table_type, query_type, appended, committed)
     if shape.predicate is not None:
         keep = [shape.predicate.holds(row) for row in table.to_pylist()]
         table = table.filter(pa.array(keep, pa.bool_()))

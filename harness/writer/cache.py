@@ -68,6 +68,7 @@ NOT_WRITER_CODE = (
     "harness/writer/iceberg/script.py",
     "harness/scenario/shapes.py",
     "harness/scenario/compare.py",
+    "harness/scenario/changelog.py",
     "engines/spark/reader.py",
 )
 
@@ -307,8 +308,9 @@ def _result_from(data: dict[str, Any], table_dir: Path) -> WriteResult:
     table["columns"] = tuple(tuple(column) for column in table.get("columns", ()))
     if table.get("reference_instant") is not None:
         table["reference_instant"] = tuple(table["reference_instant"])
-    if table.get("appended") is not None:
-        table["appended"] = tuple(table["appended"])
+    for states in ("appended", "committed"):
+        if table.get(states) is not None:
+            table[states] = tuple(table[states])
     table["partition_by"] = tuple(table.get("partition_by", ()))
     table["partitions"] = tuple(table.get("partitions", ()))
     instants = [tuple(i) if i is not None else None for i in data.pop("instants", [])]

@@ -105,6 +105,16 @@ def appended_states(
     return tuple(found)
 
 
+def committed_states(instants: list[tuple[str, str] | None], reference: int) -> tuple[int, ...]:
+    """The states after `reference` whose step committed a snapshot (a schema change commits
+    none), in order: the snapshots a changelog read from the reference returns."""
+    return tuple(
+        index
+        for index in range(reference + 1, len(instants))
+        if instants[index] is not None and instants[index] != instants[index - 1]
+    )
+
+
 def moment_after(
     instants: list[tuple[str, str] | None], reference: int, log: dict[str, tuple[int, str]]
 ) -> str | None:

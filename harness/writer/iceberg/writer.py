@@ -45,6 +45,7 @@ from harness.writer import layout as file_layout
 from harness.writer.base import DataFile, T, TableWriter, WriteResult
 from harness.writer.iceberg.files import (
     appended_states,
+    committed_states,
     current_snapshot,
     delete_files_note,
     live_files,
@@ -231,6 +232,7 @@ class _Steps:
             reference_instant=done.instants[reference],
             reference_time=moment_after(done.instants, reference, log),
             appended=appended_states(done.instants, reference, log),
+            committed=committed_states(done.instants, reference),
             partition_by=tuple(spec.partition_by),
         )
         deletes: list[str] = []
