@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from harness.repro.issue import _cause, _in_words
+from harness.scenario.changelog import CHANGE_KEY, compare_changes
 from harness.scenario.compare import compare
 
 EXPECTED = pa.table(
@@ -60,3 +61,22 @@ def test_an_error_is_named_by_its_innermost_cause() -> None:
         == "UnsupportedOperationException: Cannot inspect org.apache.hadoop.io.NullWritable"
     )
     assert _cause("x " * 100, limit=10) == "x x x x x …"
+
+
+def test_a_changelog_s_differences_name_the_changes() -> None:
+    def changes(names: list[str | None]) -> pa.Table:
+        return pa.table(
+            {
+                "id": pa.array([1, 1], pa.int32()),
+                "product": pa.array(names, pa.string()),
+                "_change_type": ["DELETE", "INSERT"],
+                "_change_ordinal": pa.array([0, 0], pa.int32()),
+            }
+        )
+
+    expected, actual = changes(["apple", "green apple"]), changes(["apple", None])
+    details = compare_changes(expected, actual, "id").details
+    assert [_in_words(r, e, CHANGE_KEY) for r, e in details] == [
+        "The query returns NULL for column `product` where the rows hold 'green apple' "
+        "(`change` INSERT id=1 in change 0)."
+    ]

@@ -24,6 +24,7 @@ from harness.report.junit import case_id
 from harness.repro.result import Reproduction
 from harness.repro.tables import markdown
 from harness.scenario import model as sc
+from harness.scenario.changelog import CHANGE_KEY, compare_changes
 from harness.scenario.compare import compare
 from harness.scenario.model import Scenario
 from harness.writer import writer_class
@@ -134,20 +135,31 @@ def _title(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> str:
             f"of {table}: {_cause(written.message or 'no message')}"
         )
     query = QUERY_TYPES.get(cell.query_type, cell.query_type)
+    symptom = _symptom(facts, scenario, cell.query_type)
     return (
-        f"{_engine_name(facts)} {_symptom(facts, scenario)} in a {query} of {table} "
+        f"{_engine_name(facts)} {symptom} in a {query} of {table} "
         f"after: {scenario.spec.title.lower()}"
     )
 
 
-def _symptom(facts: IssueFacts, scenario: Scenario) -> str:
+def _differences(
+    facts: IssueFacts, answer: pa.Table, key: str, query_type: str
+) -> tuple[list[tuple[str, list[dict[str, Any]]]], str]:
+    """The answer's differences from the oracle's table (`Comparison.details`), and the column
+    their entries name rows by: a changelog's rows are changes, named by `CHANGE_KEY`."""
+    if query_type == "changelog":
+        return compare_changes(facts.expected, answer, key).details, CHANGE_KEY
+    return compare(facts.expected, answer, key).details, key
+
+
+def _symptom(facts: IssueFacts, scenario: Scenario, query_type: str) -> str:
     """A few words for the title: what the engine's answer gets wrong."""
     answer = facts.answer
     if isinstance(answer, str):
         return f"fails with {_cause(answer)}"
     if not isinstance(answer, pa.Table):
         return "could not be asked (see Actual result)"
-    details = compare(facts.expected, answer, scenario.spec.key).details
+    details, _ = _differences(facts, answer, scenario.spec.key, query_type)
     if not details:
         return "returns the expected rows"
     reason, entries = details[0]
@@ -361,8 +373,8 @@ def _actual(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> list
     if not isinstance(answer, pa.Table):
         why = result.again.reason or result.again.outcome.value
         return [f"Not measured: the query could not be run ({_first_line(why)})."]
-    details = compare(facts.expected, answer, key).details
-    said = [f"- {_in_words(reason, entries, key)}" for reason, entries in details]
+    details, named_by = _differences(facts, answer, key, result.cell.query_type)
+    said = [f"- {_in_words(reason, entries, named_by)}" for reason, entries in details]
     said = said or ["- The query returns the expected rows: the problem did not show this time."]
     return [*said, "", "The rows the query returns (`actual.csv`):", "", markdown(answer, key)]
 

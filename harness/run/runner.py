@@ -193,6 +193,8 @@ class Runner:
                 if options.rerun_pattern:
                     result = outlets[0].result
                     result.rerun_seconds, result.rerun_cells = self._rerun(context, first, engines)
+                # Stopping the engines and writing a large run's reports take a minute or two.
+                self.progress.stage("every cell read: stopping the engines")
             completed = True
         except KeyboardInterrupt:
             failure = run_folder.INTERRUPTED
@@ -211,6 +213,8 @@ class Runner:
                 context.remove_database()
             context.close()
             self.progress.end()
+            if any(outlet.result.cells for outlet in outlets):
+                self.progress.note("writing the reports")
             if completed and not options.keep_tables and options.attachments.warehouse:
                 shutil.rmtree(context.tables_dir, ignore_errors=True)
             for outlet in outlets:
