@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from engines.infra.hudi_jars import written_table_version
-from engines.table import FORMAT_QUERY_TYPES
+from engines.table import FORMAT_QUERY_TYPES, QUERY_TYPES
 from harness.results.outcomes import Cell, Outcome
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
@@ -70,15 +70,8 @@ class Known(BaseModel):
     )
     scenario: str = Field(min_length=1)
     table_type: Literal["cow", "mor", "*"] = "*"
-    query_type: Literal[
-        "snapshot",
-        "read_optimized",
-        "incremental",
-        "time_travel",
-        "time_travel_timestamp",
-        "changelog",
-        "*",
-    ] = "*"
+    #: A query type of `engines.table.QUERY_TYPES`, or `*`.
+    query_type: str = "*"
     variant: str = "*"
     #: The query shape (`harness.scenario.shapes`): an entry without one speaks for `SELECT *`
     #: only, so that a filter's new failure is never masked by what `SELECT *` is known to do.
@@ -96,6 +89,15 @@ class Known(BaseModel):
         for part in filter(None, (p.strip() for p in value.split(","))):
             if not _RANGE.match(part):
                 raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
+        return value
+
+    @field_validator("query_type")
+    @classmethod
+    def _check_query_type(cls, value: str) -> str:
+        if value != "*" and value not in QUERY_TYPES:
+            raise ValueError(
+                f"unknown query type {value!r}; known: {', '.join(QUERY_TYPES)} (or '*')"
+            )
         return value
 
     @field_validator("format")
