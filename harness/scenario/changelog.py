@@ -41,7 +41,7 @@ def compare_changes(expected: pa.Table, answer: pa.Table, key: str) -> Compariso
                 {"column": name, "problem": "missing"},
             )
         return result
-    answer, carried = _without_carry_overs(answer, key)
+    answer, carried = _without_carry_overs(_in_order(answer, key), key)
     if carried:
         result.note(
             f"{len(carried)} unchanged row(s) returned as deleted and inserted again by the same "
@@ -72,6 +72,22 @@ def _normalised(answer: pa.Table) -> pa.Table:
         ordinals = answer[CHANGE_ORDINAL].cast(pa.int32())
         answer = answer.set_column(names.index(CHANGE_ORDINAL), CHANGE_ORDINAL, ordinals)
     return answer
+
+
+def _in_order(answer: pa.Table, key: str) -> pa.Table:
+    """`answer` in an order of its own (ordinal, change type, key, values), so that what is
+    said of it does not depend on the order the engine returned the rows in."""
+    rows = answer.to_pylist()
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            str(rows[i][CHANGE_ORDINAL]),
+            str(rows[i][CHANGE_TYPE]),
+            str(rows[i][key]),
+            _row_identity(rows[i])[1],
+        ),
+    )
+    return answer.take(pa.array(order, pa.int64()))
 
 
 def _without_carry_overs(answer: pa.Table, key: str) -> tuple[pa.Table, list[str]]:
