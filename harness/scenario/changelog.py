@@ -84,7 +84,7 @@ def _in_order(answer: pa.Table, key: str) -> pa.Table:
             str(rows[i][CHANGE_ORDINAL]),
             str(rows[i][CHANGE_TYPE]),
             str(rows[i][key]),
-            _row_identity(rows[i])[1],
+            _row_identity(rows[i]),
         ),
     )
     return answer.take(pa.array(order, pa.int64()))
@@ -94,14 +94,14 @@ def _without_carry_overs(answer: pa.Table, key: str) -> tuple[pa.Table, list[str
     """`answer` without the DELETE and INSERT pairs of one row in one snapshot, and the names
     of the rows left out."""
     rows = answer.to_pylist()
+    identities = [(row[CHANGE_ORDINAL], _row_identity(row)) for row in rows]
     seen: dict[tuple[Any, str], Counter[str]] = {}
-    for row in rows:
-        seen.setdefault(_row_identity(row), Counter())[str(row[CHANGE_TYPE])] += 1
+    for row, identity in zip(rows, identities, strict=True):
+        seen.setdefault(identity, Counter())[str(row[CHANGE_TYPE])] += 1
     pairs = {identity: min(c["DELETE"], c["INSERT"]) for identity, c in seen.items()}
     left: Counter[tuple[tuple[Any, str], str]] = Counter()
     kept, carried = [], []
-    for index, row in enumerate(rows):
-        identity = _row_identity(row)
+    for index, (row, identity) in enumerate(zip(rows, identities, strict=True)):
         kind = str(row[CHANGE_TYPE])
         if kind in ("DELETE", "INSERT") and left[identity, kind] < pairs[identity]:
             left[identity, kind] += 1
@@ -112,10 +112,10 @@ def _without_carry_overs(answer: pa.Table, key: str) -> tuple[pa.Table, list[str
     return answer.take(pa.array(kept, pa.int64())), carried
 
 
-def _row_identity(row: dict[str, Any]) -> tuple[Any, str]:
-    """A changelog row's snapshot and values, its change type left out."""
+def _row_identity(row: dict[str, Any]) -> str:
+    """A changelog row's values as text that equal rows share, its change columns left out."""
     values = {n: v for n, v in row.items() if n not in _CHANGE_COLUMNS}
-    return row[CHANGE_ORDINAL], json.dumps(values, sort_keys=True, default=repr)
+    return json.dumps(values, sort_keys=True, default=repr)
 
 
 def _keyed(table: pa.Table, key: str) -> pa.Table:
