@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from harness.scenario.model import ScenarioSpec
-from harness.scenario.oracle import evolve, expected
+from harness.scenario.oracle import StepError, evolve, expected
 
 SCHEMA = [
     {"name": "id", "type": "int"},
@@ -534,3 +534,27 @@ def test_a_changelog_lists_each_snapshots_deletes_and_inserts_in_the_latest_sche
 def test_a_changelog_needs_the_snapshots_the_table_committed() -> None:
     with pytest.raises(ValueError, match="committed a snapshot"):
         expected(spec(upsert(row(1, ts=150))), "cow", "changelog")
+
+
+def test_dropping_a_struct_s_field_removes_it_from_every_row_and_time_travel_keeps_it() -> None:
+    schema = [*SCHEMA, {"name": "point", "type": "struct<x:int,y:int>"}]
+    rows = [{**r, "point": {"x": r["id"], "y": 10 * r["id"]}} for r in ROWS]
+    scenario = spec(
+        {"op": "drop_column", "column": "point.y"},
+        upsert({"id": 4, "name": "date", "qty": 40, "ts": 200, "point": {"x": 4}}),
+        schema=schema,
+        rows=rows,
+    )
+    now = snapshot(scenario)
+    assert str(now.schema.field("point").type) == "struct<x: int32>"
+    assert column(now, "point") == [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4}]
+    past = expected(scenario, "cow", "time_travel")
+    assert column(past, "point")[0] == {"x": 1, "y": 10}
+    lone = [SCHEMA[0], SCHEMA[3], {"name": "point", "type": "struct<x:int>"}]
+    only = spec(
+        {"op": "drop_column", "column": "point.x"},
+        schema=lone,
+        rows=[{"id": 1, "ts": 1, "point": {"x": 1}}],
+    )
+    with pytest.raises(StepError, match="the only field"):
+        evolve(only)

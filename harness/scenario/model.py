@@ -101,8 +101,10 @@ class AddColumn(_Strict):
 
 
 class DropColumn(_Strict):
+    """`ALTER TABLE ... DROP COLUMN`; `column` may be a nested field (`point.y`)."""
+
     op: Literal["drop_column"]
-    column: Identifier
+    column: ColumnPath
 
 
 class DropColumns(_Strict):

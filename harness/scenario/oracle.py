@@ -225,6 +225,13 @@ def _apply(state: TableState, spec: sc.ScenarioSpec, step: Any, where: str) -> N
                 parent,
                 lambda struct: {(new_name if k == leaf else k): v for k, v in struct.items()},
             )
+        case sc.DropColumn(column=name) if "." in name:
+            parent, leaf = name.rsplit(".", 1)
+            old = state.schema
+            state.schema = state.schema.drop(name)
+            _for_nested(
+                state, old, parent, lambda struct: {k: v for k, v in struct.items() if k != leaf}
+            )
         case sc.DropColumn(column=name):
             state.schema = state.schema.drop(name)
             _for_all_rows(state, lambda row: row.pop(name, None))

@@ -88,6 +88,17 @@ class Schema:
         return rest.add(col, after, first)
 
     def drop(self, name: str) -> Schema:
+        """The schema without column `name`, or without a struct's field (`point.y`)."""
+        if "." in name:
+            parent, leaf = name.rsplit(".", 1)
+            self.type_of(name)
+
+            def drop_field(fields: tuple[tuple[str, ColumnType], ...]) -> tuple:
+                if len(fields) == 1:
+                    raise SchemaChangeError(f"{leaf} is the only field of {parent}")
+                return tuple((n, t) for n, t in fields if n != leaf)
+
+            return self._change_nested(parent, drop_field)
         self.column(name)
         return Schema(tuple(c for c in self.columns if c.name != name))
 

@@ -85,7 +85,7 @@ def changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None) -> li
             case sc.MoveColumn(column=name, after=target, first=first):
                 where = "first" if first else f"after {target}" if target else "last"
                 found[name] = Change(name, index, f"moved {where}")
-            case sc.DropColumn(column=name):
+            case sc.DropColumn(column=name) if "." not in name:
                 _took_place(found, before, after, [name], index)
             case sc.DropColumns(columns=names):
                 _took_place(found, before, after, names, index)
@@ -114,9 +114,22 @@ def field_changes(spec: sc.ScenarioSpec, states: list[TableState] | None = None)
                 found[path] = Change(path, index, f"changed from {old} to {step.to}")
             case sc.AddColumn(column=column) if "." in column.name:
                 found[column.name] = Change(column.name, index, "added")
+            case sc.DropColumn(column=path) if "." in path:
+                # What stands beside the dropped field is what a reader by position misreads.
+                parent = path.rsplit(".", 1)[0]
+                for sibling, _ in field_siblings(states[index].schema, parent):
+                    name = f"{parent}.{sibling}"
+                    found.setdefault(name, Change(name, index, f"beside dropped {path}"))
     final = states[-1].schema
     kept = [c for c in found.values() if field_type(final, c.column) is not None]
     return sorted(kept, key=lambda c: -c.state)
+
+
+def field_siblings(schema: Schema, parent: str) -> tuple[tuple[str, ColumnType], ...]:
+    """The fields of the struct at `parent` (a column or a nested struct), none where there
+    is no such struct."""
+    kind = field_type(schema, parent)
+    return tuple(kind.fields) if kind is not None and kind.name == "struct" else ()
 
 
 def field_type(schema: Schema, path: str) -> ColumnType | None:

@@ -51,7 +51,7 @@ def ddl(table: str, step: Any, identifier: str | None = None) -> str:
             spelled = f"{quote_path(col.name)} {col.type.spark_sql()}{comment}{position}"
             return f"{target} ADD COLUMNS ({spelled})"
         case sc.DropColumn(column=name):
-            return f"{target} DROP COLUMN {quote(name)}"
+            return f"{target} DROP COLUMN {quote_path(name)}"
         case sc.DropColumns(columns=names):
             return f"{target} DROP COLUMNS ({', '.join(quote(n) for n in names)})"
         case sc.MoveColumn(column=name, after=after, first=first):
