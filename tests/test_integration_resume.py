@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import SCENARIOS, comparable, interrupted_run, processes_mentioning
+from support import (
+    SCENARIOS,
+    InterruptAfter,
+    comparable,
+    interrupted_run,
+    processes_mentioning,
+)
 
 from harness.cli import main
 from harness.results.outcomes import Cell
@@ -206,6 +212,35 @@ def _group_members(pgid: int) -> list[int]:
         if fields[0] != "Z" and int(fields[2]) == pgid:
             found.append(int(proc.name))
     return found
+
+
+def test_a_resumed_run_reads_with_the_releases_it_started_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose engine release the environment chose (PyIceberg 0.11.1 here) is completed
+    with that release from a shell that selects another: no cell of another release joins it."""
+    monkeypatch.setenv("LAKECOMPAT_PYICEBERG_VERSION", "0.11.1")
+    options = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern="rename_column/rename",
+        engines=("pyiceberg",),
+        formats=("iceberg",),
+        table_types=("cow",),
+        shapes=("all",),
+        reports_dir=tmp_path,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        Runner(options, InterruptAfter(3)).run()
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    monkeypatch.delenv("LAKECOMPAT_PYICEBERG_VERSION")
+    main(["run", "--resume", str(run_dir), "--reports", str(tmp_path), "--quiet"])
+    out = capsys.readouterr().out
+    assert "LAKECOMPAT_PYICEBERG_VERSION=0.11.1 (here: 0.12.0)" in out
+    info, cells = load_run(run_dir)
+    assert info["status"] == "complete" and info["engines"] == {"pyiceberg": "0.11.1"}
+    assert len(cells) > 3
+    assert {c.engine_version for c in cells} == {"0.11.1"}
+    assert "LAKECOMPAT_PYICEBERG_VERSION" not in os.environ
 
 
 def test_a_run_folder_without_run_info_cannot_be_resumed(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ field a point leaves out keeps the run's default.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +37,7 @@ from pydantic import (
 
 from engines import engine_class, hudi_carriers, known_engines
 from engines.infra.iceberg_jars import FORMAT_VERSIONS, ICEBERG_VERSION_ENV
+from harness.run.releases import in_force
 from harness.scenario.input_files import InputError, field_path, read_mapping
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
@@ -214,19 +214,13 @@ def engine_releases(point: VersionPoint) -> Iterator[None]:
     release in force."""
     environment = {name: cls.release_env for name, cls in RELEASED.items() if cls.release_env}
     environment["iceberg"] = ICEBERG_VERSION_ENV
-    saved = {key: os.environ.get(key) for key in environment.values()}
-    try:
-        for field, variable in environment.items():
-            value = getattr(point, field)
-            if value is not None:
-                os.environ[variable] = value
+    chosen = {
+        variable: value
+        for field, variable in environment.items()
+        if (value := getattr(point, field)) is not None
+    }
+    with in_force(chosen):
         yield
-    finally:
-        for variable, value in saved.items():
-            if value is None:
-                os.environ.pop(variable, None)
-            else:
-                os.environ[variable] = value
 
 
 def slug(name: str) -> str:

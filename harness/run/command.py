@@ -38,7 +38,7 @@ from harness.options import (
 from harness.report.command import judgement
 from harness.results.outcomes import Cell, summary_line
 from harness.run.fleet import REGISTER_LIMIT
-from harness.run.folder import resume_options
+from harness.run.folder import resume_options, run_record
 from harness.run.merge import merge as merge_shards
 from harness.run.options import (
     DEFAULT_ENGINES,
@@ -51,6 +51,7 @@ from harness.run.options import (
 )
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
+from harness.run.releases import differences, in_force, recorded_releases
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
@@ -210,7 +211,14 @@ def run(args: argparse.Namespace) -> int:
         options.keep_tables = args.keep_tables
         if args.no_table_cache:
             options.table_cache = None
-        result = Runner(options, Progress(quiet=args.quiet)).run()
+        # The cells still to read come from the engines the run started with, whatever
+        # releases this shell's environment selects.
+        releases = recorded_releases(run_record(args.resume))
+        changed = differences(releases)
+        if changed:
+            print("resuming with the releases the run started with: " + ", ".join(changed))
+        with in_force(releases):
+            result = Runner(options, Progress(quiet=args.quiet)).run()
         return _finish(result, args)
     options = RunOptions(
         **selection(args),

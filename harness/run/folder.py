@@ -124,7 +124,7 @@ def record_ending(run_dir: Path, failure: str) -> None:
     """Record in `run.json` how the run ended: `status` complete (`failure` ""), interrupted
     (`INTERRUPTED`) or failed, with the `error`. A run that failed before its engines started
     has no `run.json` yet; it gets one that says so, so that its folder never reads as a run."""
-    info = _run_json(run_dir)
+    info = run_record(run_dir)
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     info.setdefault("run_id", run_dir.name)
     info.pop("error", None)
@@ -137,7 +137,8 @@ def record_ending(run_dir: Path, failure: str) -> None:
     write_run_info(run_dir, info)
 
 
-def _run_json(run_dir: Path) -> dict[str, object]:
+def run_record(run_dir: Path) -> dict[str, object]:
+    """The run's `run.json` ({} where there is none)."""
     path = run_dir / RUN_FILE
     return json.loads(path.read_text()) if path.is_file() else {}
 
