@@ -3,6 +3,7 @@ engine's default configuration; the type-change grids; the writer's refusals sai
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,19 @@ def test_a_failure_the_baseline_shares_says_so() -> None:
     cells[0].reason = f"version 9 unsupported; {BASELINE_NOTE} (baseline: ERROR)"
     spark = the_overview(cells).rows[0].engines["spark"]
     assert spark.text == "ERROR on COW · fails without any schema change too"
+
+
+def test_a_shape_the_engine_has_no_query_for_is_named_beside_what_passes() -> None:
+    """PASS under `filters:` speaks for the shapes read: one the engine cannot ask (a filter
+    on a struct's field, say) is named with its reason, not folded into PASS."""
+    cells = [read("spark", "off", t, "snapshot", Outcome.PASS) for t in ("cow", "mor")]
+    for table_type in ("cow", "mor"):
+        project = read("spark", "off", table_type, "snapshot", Outcome.PASS)
+        lacking = read("spark", "off", table_type, "snapshot", Outcome.UNSUPPORTED)
+        cells += [replace(project, shape="project"), replace(lacking, shape="filter")]
+    shaped = the_overview(cells).rows[0].engines["spark"].shaped
+    assert shaped.text == "PASS on project · UNSUPPORTED on filter"
+    assert shaped.outcome is Outcome.PASS and shaped.short == "PASS*"
+    assert shaped.reasons == ["filter: unsupported because"]
+    everything = [c for c in cells if c.shape != "filter"]
+    assert the_overview(everything).rows[0].engines["spark"].shaped.text == "PASS"

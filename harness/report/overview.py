@@ -67,7 +67,8 @@ class Summary:
         if self.outcome is None:
             return "refused" if self.text.startswith("refused") else self.text
         if self.outcome is Outcome.PASS:
-            return self.text
+            # "PASS on project · UNSUPPORTED on filter" is too long for a grid cell.
+            return "PASS*" if " · " in self.text else self.text
         word = self.outcome.value
         return f"{word}*" if self.partial else word
 
@@ -222,9 +223,20 @@ def shaped_summary(rows: list[Judged], default: str) -> Summary:
     read = [r for r in mine if r.cell.outcome not in NOT_READ]
     if not read:
         return Summary("not read", None)
+    # A shape the engine has no query for is said, so that PASS speaks for the others only.
+    done = {r.cell.shape for r in read}
+    lacking = [
+        r for r in mine if r.cell.outcome is Outcome.UNSUPPORTED and r.cell.shape not in done
+    ]
+    unsupported = list(dict.fromkeys(r.cell.shape for r in lacking))
+    lacks = f" · UNSUPPORTED on {', '.join(unsupported)}" if unsupported else ""
+    lacking_reasons = list(dict.fromkeys(f"{r.cell.shape}: {r.cell.reason}" for r in lacking))
     failing = [r for r in read if r.cell.outcome is not Outcome.PASS]
     if not failing:
-        return Summary("PASS", Outcome.PASS)
+        passed = (
+            f"PASS on {', '.join(dict.fromkeys(r.cell.shape for r in read))}" if lacks else "PASS"
+        )
+        return Summary(passed + lacks, Outcome.PASS, reasons=lacking_reasons)
     shapes: dict[Outcome, list[str]] = defaultdict(list)
     for row in sorted(failing, key=lambda r: SEVERITY.index(r.cell.outcome), reverse=True):
         if row.cell.shape not in shapes[row.cell.outcome]:
@@ -246,7 +258,12 @@ def shaped_summary(rows: list[Judged], default: str) -> Summary:
         for r in failing
     ]
     worst = max((r.cell.outcome for r in read), key=SEVERITY.index)
-    return Summary(text, worst, partial=len(failing) < len(read), reasons=reasons)
+    return Summary(
+        text + lacks,
+        worst,
+        partial=len(failing) < len(read),
+        reasons=reasons + lacking_reasons,
+    )
 
 
 def _plain_summary(rows: list[Judged], default: str, marks: dict[str, bool]) -> Summary:
