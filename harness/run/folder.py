@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments
@@ -143,6 +144,16 @@ def run_record(run_dir: Path) -> dict[str, object]:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def run_attachments(info: dict[str, Any]) -> tuple[Attachments, str | None]:
+    """The services the run in `info` (its `run.json`) attached to, and the name it gave its
+    tables there (None: it started its own)."""
+    attached = dict(info.get("attached") or {})
+    name = attached.pop("name", None)
+    for derived in ("database", "tables"):
+        attached.pop(derived, None)
+    return Attachments.from_record(attached), name
+
+
 def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> RunOptions:
     """The options of the interrupted run in `run_dir`, to complete it with `Runner`."""
     info, _ = load_run(run_dir)
@@ -152,12 +163,9 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
             f"{run_dir}: the run stopped before its engines had started{why}, "
             "so there is nothing to resume: start a new run"
         )
-    attached = dict(info.get("attached") or {})
-    name = attached.pop("name", None)
-    for derived in ("database", "tables"):
-        attached.pop(derived, None)
+    attachments, name = run_attachments(info)
     options = RunOptions(
-        attachments=Attachments.from_record(attached),
+        attachments=attachments,
         attached_name=name,
         scenarios_dir=scenarios_dir,
         pattern=info.get("pattern"),

@@ -10,18 +10,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from engines import engine_class, known_engines
-from engines.attached import Attachments
 from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, iceberg_version
+from harness.run.folder import run_attachments
 
 
 def recorded_releases(info: Mapping[str, Any]) -> dict[str, str]:
     """Variable → release for what the run in `info` (its `run.json`) started with: each
     engine lakecompat started whose release a variable selects, and the Iceberg runtime of
     its Iceberg writer. An engine the run attached to is left out: its service says its own."""
-    attached = dict(info.get("attached") or {})
-    for derived in ("name", "database", "tables"):
-        attached.pop(derived, None)
-    attachments = Attachments.from_record(attached)
+    attachments, _ = run_attachments(dict(info))
     found: dict[str, str] = {}
     for name, release in dict(info.get("engines") or {}).items():
         if name not in known_engines() or attachments.attaches(name) or not release:
@@ -38,7 +35,8 @@ def recorded_releases(info: Mapping[str, Any]) -> dict[str, str]:
 def differences(releases: Mapping[str, str]) -> list[str]:
     """`VARIABLE=release (here: other)` for each recorded release that differs from what this
     shell's environment selects, for the user to see which releases a resume puts back."""
-    now = {cls.release_env: cls.release() for cls in map(engine_class, known_engines())}
+    engines = map(engine_class, known_engines())
+    now = {cls.release_env: cls.release() for cls in engines if cls.release_env}
     now[ICEBERG_VERSION_ENV] = iceberg_version()
     return [
         f"{variable}={release} (here: {now.get(variable) or 'unset'})"

@@ -41,7 +41,7 @@ def compare_changes(expected: pa.Table, answer: pa.Table, key: str) -> Compariso
                 {"column": name, "problem": "missing"},
             )
         return result
-    answer, carried = _without_carry_overs(_in_order(answer, key), key)
+    answer, carried = _without_carry_overs(answer, key)
     if carried:
         result.note(
             f"{len(carried)} unchanged row(s) returned as deleted and inserted again by the same "
@@ -74,34 +74,29 @@ def _normalised(answer: pa.Table) -> pa.Table:
     return answer
 
 
-def _in_order(answer: pa.Table, key: str) -> pa.Table:
-    """`answer` in an order of its own (ordinal, change type, key, values), so that what is
-    said of it does not depend on the order the engine returned the rows in."""
+def _without_carry_overs(answer: pa.Table, key: str) -> tuple[pa.Table, list[str]]:
+    """`answer` without the DELETE and INSERT pairs of one row in one snapshot, and the names
+    of the rows left out; its rows in an order of their own (ordinal, change type, key,
+    values), so that what is said of it does not depend on the order the engine returned."""
     rows = answer.to_pylist()
+    identities = [(row[CHANGE_ORDINAL], _row_identity(row)) for row in rows]
     order = sorted(
         range(len(rows)),
         key=lambda i: (
             str(rows[i][CHANGE_ORDINAL]),
             str(rows[i][CHANGE_TYPE]),
             str(rows[i][key]),
-            _row_identity(rows[i]),
+            identities[i][1],
         ),
     )
-    return answer.take(pa.array(order, pa.int64()))
-
-
-def _without_carry_overs(answer: pa.Table, key: str) -> tuple[pa.Table, list[str]]:
-    """`answer` without the DELETE and INSERT pairs of one row in one snapshot, and the names
-    of the rows left out."""
-    rows = answer.to_pylist()
-    identities = [(row[CHANGE_ORDINAL], _row_identity(row)) for row in rows]
     seen: dict[tuple[Any, str], Counter[str]] = {}
     for row, identity in zip(rows, identities, strict=True):
         seen.setdefault(identity, Counter())[str(row[CHANGE_TYPE])] += 1
     pairs = {identity: min(c["DELETE"], c["INSERT"]) for identity, c in seen.items()}
     left: Counter[tuple[tuple[Any, str], str]] = Counter()
     kept, carried = [], []
-    for index, (row, identity) in enumerate(zip(rows, identities, strict=True)):
+    for index in order:
+        row, identity = rows[index], identities[index]
         kind = str(row[CHANGE_TYPE])
         if kind in ("DELETE", "INSERT") and left[identity, kind] < pairs[identity]:
             left[identity, kind] += 1
