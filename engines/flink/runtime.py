@@ -32,7 +32,7 @@ from engines.infra.artifacts import (
     one_at_a_time,
     say_on_stderr,
 )
-from engines.infra.jdk import Jdk, compile_java, find_jdk
+from engines.infra.jdk import QUICK_JIT, Jdk, compile_java, find_jdk
 from engines.infra.supervisor import HttpReady, Service, ServiceHolder, free_port
 
 FLINK_VERSION = "1.17.2"
@@ -177,6 +177,7 @@ class FlinkProcess(ServiceHolder):
         argv = [
             str(self.install.jdk.java),
             "-Xmx2g",
+            QUICK_JIT,  # small, different queries, as the other servers answer
             "-XX:+ExitOnOutOfMemoryError",
             "-Duser.timezone=UTC",
             "-Dfile.encoding=UTF-8",

@@ -54,7 +54,7 @@ def _serve(
     hudi: str,
     master: str | None,
     label: str,
-    reads_only: bool,
+    quick_jit: bool,
     iceberg: str | None = None,
 ) -> None:
     """The child (`SparkProcess` gives its arguments): start Spark with `hudi`'s bundle, or
@@ -65,7 +65,7 @@ def _serve(
     # request in progress, and the parent record that as the cell's error.
     os.setsid()
     runtime = SparkRuntime(log_dir, hudi, label=label, master=master, iceberg=iceberg)
-    runtime.quick_jit = reads_only  # many small, different queries: see SparkRuntime
+    runtime.quick_jit = quick_jit  # see SparkRuntime.quick_jit
     release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
     try:
         try:
@@ -99,17 +99,18 @@ class SparkProcess:
         log_dir: Path,
         master: str | None = None,
         label: str | None = None,
-        reads_only: bool = False,
+        quick_jit: bool = False,
         iceberg: str | None = None,
     ) -> None:
-        """`label` names the logs (by default after the release); a child that `reads_only`
-        runs Spark's JVM with the quick JIT compiler alone; with `iceberg`, the child's Spark
-        loads that Iceberg release's runtime instead of the Hudi bundle."""
+        """`label` names the logs (by default after the release); with `quick_jit` the child
+        runs Spark's JVM with the quick JIT compiler alone (a Spark that only reads, or one of
+        a small run: `SparkRuntime.quick_jit`); with `iceberg`, the child's Spark loads that
+        Iceberg release's runtime instead of the Hudi bundle."""
         self.hudi = hudi
         self.release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
         self.label = label or (f"spark-iceberg-{iceberg}" if iceberg else runtime_label(hudi))
         self.log_path = log_dir / f"{self.label}.log"
-        self._arguments = (log_dir, hudi, master, self.label, reads_only, iceberg)
+        self._arguments = (log_dir, hudi, master, self.label, quick_jit, iceberg)
         self._process: Any = None
         self._conn: Connection | None = None
         #: Why Spark with this release could not start ("" when it did; None: not told yet).

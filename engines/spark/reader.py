@@ -165,7 +165,7 @@ class SparkEngine(Engine):
             master = self.context.spark.master
             label = None if skewed else READER_LABEL
             self._remote = SparkProcess(
-                self.hudi_version, self.context.log_dir, master, label, reads_only=True
+                self.hudi_version, self.context.log_dir, master, label, quick_jit=True
             )
         return self._remote
 
@@ -184,7 +184,7 @@ class SparkEngine(Engine):
                 self.context.log_dir,
                 self.context.spark.master,
                 ICEBERG_READER_LABEL,
-                reads_only=True,
+                quick_jit=True,
                 iceberg=iceberg_version(),
             )
         return self._iceberg

@@ -240,7 +240,7 @@ class HudiWriter(TableWriter):
         """The Spark process of an older release (started on first use)."""
         if hudi not in self._older_writers:
             self._older_writers[hudi] = SparkProcess(
-                hudi, self.runtime.log_dir, self.runtime.master
+                hudi, self.runtime.log_dir, self.runtime.master, quick_jit=self.runtime.quick_jit
             )
         return self._older_writers[hudi]
 

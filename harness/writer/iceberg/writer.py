@@ -95,7 +95,11 @@ class IcebergWriter(TableWriter):
         self.format_version = table_version or DEFAULT_FORMAT_VERSION
         self._spark_version = runtime.spark_version
         self._spark = SparkProcess(
-            runtime.hudi_version, runtime.log_dir, runtime.master, iceberg=self.iceberg_version
+            runtime.hudi_version,
+            runtime.log_dir,
+            runtime.master,
+            quick_jit=runtime.quick_jit,  # a small run's writer (the runner decides)
+            iceberg=self.iceberg_version,
         )
 
     @property
