@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import os
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -80,6 +81,22 @@ def iceberg_catalog_settings(name: str, warehouse: Path) -> dict[str, str]:
         f"{prefix}.type": "hadoop",
         f"{prefix}.warehouse": warehouse.resolve().as_uri(),
     }
+
+
+#: How long a JVM told to exit may take before it is killed. A JVM writing its class archive
+#: at exit (its first start on a machine) took longer than a minute on a busy machine.
+EXIT_WAIT_S = 60.0
+
+
+def end_jvm(process: subprocess.Popen[Any], wait_s: float) -> None:
+    """Wait up to `wait_s` for a JVM that was told to exit, and kill it after that: an exit
+    this slow is a JVM still writing its class archive on a busy machine (the archive is then
+    left unwritten, and a later start writes it), not a reason to fail the run."""
+    try:
+        process.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=30)
 
 
 class SparkRuntime:
@@ -206,7 +223,7 @@ class SparkRuntime:
             if process is not None:
                 # The JVM exits when its stdin closes (PySpark's gateway contract).
                 process.stdin.close()
-                process.wait(timeout=60)
+                end_jvm(process, EXIT_WAIT_S)
             self._settle_archive(process)
 
     def _settle_archive(self, process: Any) -> None:
