@@ -100,45 +100,57 @@ def _attached_run(tmp_path: Path, *args: str) -> tuple[Path, list[Cell]]:
     return run_dir, load_cells(run_dir)[1]
 
 
-def test_a_spark_standalone_cluster_runs_the_writer_and_the_spark_reader(
-    services: dict[str, str], managed: list[Cell], tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def attached(
+    services: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[Cell], set[Path]]:
+    """A run with every engine attached: the writer and the Spark reader on the standalone
+    cluster, Hive and Trino on the operator's Metastore. Its folder, its cells, and the
+    executor folders the Spark worker made for it."""
     worker = Path(services["home"]) / "spark-worker"
     before = set(worker.glob("app-*"))
+    keys = ("spark_master", "metastore", "hiveserver2", "hiveserver2_log", "trino", "warehouse")
     run_dir, cells = _attached_run(
-        tmp_path, "--engines", "spark", *_attach(services, "spark_master")
+        tmp_path_factory.mktemp("attached"),
+        *("--engines", "spark,hive,trino"),
+        *_attach(services, *keys),
     )
-    assert _verdicts(cells) == _verdicts([c for c in managed if c.engine == "spark"])
+    return run_dir, cells, set(worker.glob("app-*")) - before
+
+
+def test_a_spark_standalone_cluster_runs_the_writer_and_the_spark_reader(
+    services: dict[str, str], managed: list[Cell], attached: tuple[Path, list[Cell], set[Path]]
+) -> None:
+    run_dir, cells, executors = attached
+    spark = [c for c in cells if c.engine == "spark"]
+    assert _verdicts(spark) == _verdicts([c for c in managed if c.engine == "spark"])
     assert json.loads((run_dir / "run.json").read_text())["attached"]["spark_master"]
     # The jobs ran on the cluster: the worker ran an executor for the run's application.
-    assert len(set(worker.glob("app-*")) - before) == 1
+    assert len(executors) == 1
     completed = _get_json(services["spark_master_ui"])["completedapps"]  # type: ignore[index]
     assert any(app["name"] == "lakecompat" for app in completed)
     assert _answers(services["spark_master"])
 
 
 def test_attached_trino_hive_and_metastore_give_the_managed_cells(
-    services: dict[str, str], managed: list[Cell], tmp_path: Path
+    services: dict[str, str], managed: list[Cell], attached: tuple[Path, list[Cell], set[Path]]
 ) -> None:
-    keys = ("spark_master", "metastore", "hiveserver2", "hiveserver2_log", "trino", "warehouse")
-    run_dir, cells = _attached_run(
-        tmp_path, "--engines", "spark,hive,trino", *_attach(services, *keys)
-    )
+    run_dir, cells, _ = attached
     assert _verdicts(cells) == _verdicts(managed)
     assert any(c.outcome is Outcome.WRONG for c in cells)  # a comparison with something in it
-    attached = json.loads((run_dir / "run.json").read_text())["attached"]
-    assert attached["database"].startswith("lakecompat_" + run_dir.name.replace("-", "_"))
-    assert Path(attached["tables"]).parent == Path(services["warehouse"])
+    info = json.loads((run_dir / "run.json").read_text())["attached"]
+    assert info["database"].startswith("lakecompat_" + run_dir.name.replace("-", "_"))
+    assert Path(info["tables"]).parent == Path(services["warehouse"])
     # Nothing of the run is left on the services: no database, no table folder.
     from hmsclient import hmsclient
 
     host, port = services["metastore"].removeprefix("thrift://").split(":")
     with hmsclient.HMSClient(host=host, port=int(port)) as client:
-        assert attached["database"] not in client.get_all_databases()
-    assert not Path(attached["tables"]).exists()
+        assert info["database"] not in client.get_all_databases()
+    assert not Path(info["tables"]).exists()
     # And the services still run: lakecompat stopped none of them.
-    info = _get_json(services["trino"] + "/v1/info")
-    assert info["starting"] is False  # type: ignore[index]
+    trino = _get_json(services["trino"] + "/v1/info")
+    assert trino["starting"] is False  # type: ignore[index]
     assert _answers(services["hiveserver2"]) and _answers(services["metastore"])
     assert "trino" not in os.listdir(run_dir) and "hiveserver2" not in os.listdir(run_dir)
 
