@@ -70,6 +70,28 @@ def test_verdicts() -> None:
     assert unknown[0].verdict is Verdict.REGRESSION and unknown[0].expected is Outcome.PASS
 
 
+def test_the_first_matching_entry_in_file_order_wins_whatever_it_names() -> None:
+    entries = [
+        known(engine="hive", outcome="ERROR"),
+        known(engine="*", scenario="add_column/at_end", outcome="REJECTED", hudi=">=0.15"),
+        known(engine="spark", scenario="add_*", outcome="WRONG"),
+        known(engine="*", scenario="*", outcome="ERROR"),
+        known(engine="spark", format="iceberg", outcome="UNSUPPORTED"),
+    ]
+    cells = [
+        cell(scenario="add_column/at_end"),  # the '*' entry before the engine's own
+        cell(scenario="add_column/first"),  # the engine's own before a later '*'
+        cell(scenario="rename_column/rename"),  # only the last '*' entry
+        cell(engine="hive", scenario="add_column/first"),
+        cell(engine="trino", scenario="add_column/first"),
+        cell(scenario="add_column/first", format="iceberg"),  # the others speak for Hudi
+    ]
+    found = [j.known for j in judge(cells, entries)]
+    assert found == [entries[1], entries[2], entries[3], entries[0], entries[3], entries[4]]
+    # the same as trying every entry on every cell
+    assert found == [next((k for k in entries if k.matches(c)), None) for c in cells]
+
+
 @pytest.mark.parametrize(
     ("text", "field", "message"),
     [

@@ -60,9 +60,11 @@ WRITER_CODE = (
 #: Source in those folders that does not take part in writing: this module (a change to what
 #: an entry holds bumps `ENTRY_VERSION` instead), the writer scripts of `lakecompat repro`, the
 #: query shapes (the bloom filter columns they give the writer are in the key as its
-#: `table_settings`), the comparison of an answer with the oracle's, and Spark as a reader.
+#: `table_settings`), the comparison of an answer with the oracle's, Spark as a reader, and the
+#: reading of YAML files (what it reads of a scenario is in the key as `scenario_content`).
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
+    "harness/scenario/input_files.py",
     "harness/writer/script_text.py",
     "harness/writer/hudi/script.py",
     "harness/writer/iceberg/script.py",
