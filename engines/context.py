@@ -40,6 +40,9 @@ class RunContext:
     tables: Path | None = None
     #: The table formats the run writes: an engine that reads several starts what each needs.
     formats: tuple[str, ...] = ("hudi",)
+    #: Whether the run reads filters with pushdown off too: an engine that needs a catalog or
+    #: setup of its own for that (Trino) starts it only then.
+    pushdown_off: bool = True
     _metastore: HiveMetastore | AttachedMetastore | None = None
     #: Tables as they are currently registered in the Metastore, by table name.
     registered: dict[str, TableRef] = field(default_factory=dict)

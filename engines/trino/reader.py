@@ -128,10 +128,14 @@ def _text(value: Any) -> str:
     return value.isoformat() if isinstance(value, dt.date) else str(value)
 
 
-def catalogs(metastore_uri: str, iceberg: bool = False) -> dict[str, dict[str, str]]:
-    """The catalog files: Hudi connector, and the Hive connector redirecting Hudi tables; with
-    `iceberg`, the Iceberg connector on the same Metastore, where lakecompat registers each
-    Iceberg table (`register_table`)."""
+def catalogs(
+    metastore_uri: str, iceberg: bool = False, hudi: bool = True, pushdown_off: bool = True
+) -> dict[str, dict[str, str]]:
+    """The catalog files: the Hive connector (plain Parquet, the control check's table); with
+    `hudi`, the Hudi connector, the Hive connector redirecting Hudi tables to it and (with
+    `pushdown_off`) the Hudi catalog that ignores Parquet statistics; with `iceberg`, the
+    Iceberg connector on the same Metastore, where lakecompat registers each Iceberg table
+    (`register_table`). Each catalog costs Trino a second or two of its start."""
     shared = {
         "hive.metastore": "thrift",
         "hive.metastore.uri": metastore_uri,
@@ -150,6 +154,10 @@ def catalogs(metastore_uri: str, iceberg: bool = False) -> dict[str, dict[str, s
             "hive.timestamp-precision": "MICROSECONDS",
         },
     }
+    if not hudi:
+        del files["hudi"], files[NO_PUSHDOWN], files["hive"]["hive.hudi-catalog-name"]
+    elif not pushdown_off:
+        del files[NO_PUSHDOWN]
     if iceberg:
         files[ICEBERG_CATALOG] = {
             "connector.name": "iceberg",
@@ -288,7 +296,12 @@ class TrinoEngine(MetastoreReader):
         install = provision(self._version, iceberg=iceberg)
         server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
         self._server = server
-        self._catalogs = catalogs(metastore.uri, iceberg=iceberg)
+        self._catalogs = catalogs(
+            metastore.uri,
+            iceberg=iceberg,
+            hudi="hudi" in self.context.formats,
+            pushdown_off=self.context.pushdown_off,
+        )
         self._iceberg_tables.clear()
         server.start(self._catalogs)
 

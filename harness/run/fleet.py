@@ -98,8 +98,10 @@ class Fleet:
         context: RunContext,
         specs: list[EngineSpec],
         settings: dict[str, dict[str, str]],
+        warm_writer: bool = True,
     ) -> Iterator[list[EngineState]]:
-        """Start the engines (with `settings` added to every variant); stop them on exit."""
+        """Start the engines (with `settings` added to every variant); stop them on exit.
+        `warm_writer`: start the writer's Spark beside them, for the tables to write."""
         states: list[EngineState] = []
         with ExitStack() as stack:
             for spec in specs:
@@ -126,7 +128,7 @@ class Fleet:
                 states.append(EngineState(engine))
             names = dict.fromkeys(s.engine.name for s in states)  # an engine's lanes: once
             self.progress.stage(f"starting {', '.join(names)}")
-            self.start_all(states, context)
+            self.start_all(states, context if warm_writer else None)
             yield states
 
     def start_all(self, states: list[EngineState], context: RunContext | None = None) -> None:

@@ -45,7 +45,7 @@ from harness.run.outlets import (
 )
 from harness.run.pipeline import Pipeline
 from harness.run.progress import Progress
-from harness.run.reads import Read
+from harness.run.reads import PUSHDOWN_SHAPES, Read
 from harness.run.shards import table_id, write_costs
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
@@ -164,7 +164,10 @@ class Runner:
         }
         first = writers[options.formats[0]]
         hudi = writers.get("hudi")
-        if hudi is None or all(hudi.holds(s, kind) for s, kind in self._tables("hudi")):
+        writes_hudi = hudi is not None and not all(
+            hudi.holds(s, kind) for s, kind in self._tables("hudi")
+        )
+        if not writes_hudi:
             runtime.quick_jit = True  # Spark only reads: every Hudi table comes from the cache
         specs, routes = plan_engines(self.points, runtime.hudi_version)
         if options.variants == "default":
@@ -178,7 +181,11 @@ class Runner:
         try:
             with (
                 interrupt.watching(self._interrupted),
-                self.fleet.running(context, specs, options.engine_settings) as engines,
+                # Where every Hudi table comes from the cache, the writer's Spark is not
+                # started beside the engines: a run that reads with others never starts it.
+                self.fleet.running(
+                    context, specs, options.engine_settings, warm_writer=writes_hudi
+                ) as engines,
             ):
                 for outlet in outlets:
                     self._write_run_info(outlet, outlets, writers, engines)
@@ -240,8 +247,10 @@ class Runner:
         options = self.options
         attached = options.attachments
         runtime = SparkRuntime(home / "logs", options.hudi_version, master=attached.spark_master)
+        # Filters are also read with pushdown off (`reads.PUSHDOWN_SHAPES`).
+        pushdown_off = any(shape in PUSHDOWN_SHAPES for shape in options.shapes)
         if not attached.any:
-            return RunContext(home, runtime, formats=options.formats)
+            return RunContext(home, runtime, formats=options.formats, pushdown_off=pushdown_off)
         name = options.attached_name or run_name(home.name)
         database = database_name(name) if attached.catalog_shared else DEFAULT_DATABASE
         tables = attached.warehouse / name if attached.warehouse else home / "tables"
@@ -251,7 +260,15 @@ class Runner:
             "database": database,
             "tables": str(tables),
         }
-        return RunContext(home, runtime, attached, database, tables, formats=options.formats)
+        return RunContext(
+            home,
+            runtime,
+            attached,
+            database,
+            tables,
+            formats=options.formats,
+            pushdown_off=pushdown_off,
+        )
 
     def _write_run_info(
         self,
