@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engines.attached import DEFAULT_DATABASE, AttachedMetastore, Attachments
+from engines.infra.supervisor import free_port
 from engines.metastore.service import HiveMetastore
 from engines.metastore.tables import drop_database, register_over_thrift
 from engines.table import TableRef
@@ -50,6 +51,9 @@ class RunContext:
     metastore_generation: int = 0
     #: Engines start in parallel: the first to need the Metastore starts it, the others wait.
     _metastore_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Held while the Metastore is made (its address chosen), not while it starts.
+    _address_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _metastore_started: bool = False
     #: What removes the run's database from attached services (run at the end, see
     #: `remove_database`), added by the engines that created it.
     removals: list[Callable[[], None]] = field(default_factory=list)
@@ -67,21 +71,35 @@ class RunContext:
     def metastore(self) -> HiveMetastore | AttachedMetastore:
         """The run's Hive Metastore, started on first use and shared by every engine (or the
         attached one, checked on first use)."""
+        metastore = self._metastore_made()
         with self._metastore_lock:
-            if self._metastore is None:
-                uri = self.attachments.metastore
-                metastore = (
-                    AttachedMetastore(uri, self.run_dir) if uri else HiveMetastore(self.run_dir)
-                )
+            if not self._metastore_started:
                 metastore.start()
                 if self.database != DEFAULT_DATABASE:
                     self.removals.append(lambda: drop_database(metastore.uri, self.database))
-                self._metastore = metastore
+                self._metastore_started = True
+            return metastore
+
+    def metastore_address(self) -> str:
+        """Where the Metastore listens (or will: its port is chosen before it starts), for an
+        engine that connects to it only when it queries (Trino) and so can start beside it;
+        `metastore()` starts it, or waits for its start."""
+        return self._metastore_made().uri
+
+    def _metastore_made(self) -> HiveMetastore | AttachedMetastore:
+        """The Metastore of the run, not necessarily started."""
+        with self._address_lock:
+            if self._metastore is None:
+                uri = self.attachments.metastore
+                if uri:
+                    self._metastore = AttachedMetastore(uri, self.run_dir)
+                else:
+                    self._metastore = HiveMetastore(self.run_dir, port=free_port())
             return self._metastore
 
     def metastore_running(self) -> bool:
         """False when the Metastore was started and its process has died."""
-        return self._metastore is None or self._metastore.running
+        return not self._metastore_started or self._metastore is None or self._metastore.running
 
     def restart_metastore(self) -> None:
         """Start the Metastore again (same port, same database) after it died; an attached
@@ -113,4 +131,5 @@ class RunContext:
         if self._metastore is not None:
             self._metastore.stop()
             self._metastore = None
+            self._metastore_started = False
         self.spark.stop()

@@ -66,12 +66,13 @@ def metastore_classpath(version: str) -> list[Path]:
 class HiveMetastore(ServiceHolder):
     """Starts and stops the Metastore service; `uri` is what clients connect to."""
 
-    def __init__(self, run_dir: Path, version: str | None = None) -> None:
+    def __init__(self, run_dir: Path, version: str | None = None, port: int = 0) -> None:
+        """`port`: the port to listen on (0: a free one, chosen at the start)."""
         self.version = version or hive_version()
         self.home = run_dir / "hive-metastore"
         self.log_dir = run_dir / "logs"
         self.warehouse = run_dir / "warehouse"
-        self.port = 0
+        self.port = port
         self._service: Service | None = None
 
     @property

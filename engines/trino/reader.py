@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import re
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -285,25 +286,32 @@ class TrinoEngine(MetastoreReader):
         return self._address is not None
 
     def start(self) -> None:
-        metastore = self.context.metastore()
-        self._remember_metastore()
         if self._address is not None:
+            self.context.metastore()
+            self._remember_metastore()
             attached = AttachedTrino(self._address)
             self._version = attached.check()
             self._server = attached
             return
-        iceberg = "iceberg" in self.context.formats
-        install = provision(self._version, iceberg=iceberg)
-        server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
-        self._server = server
-        self._catalogs = catalogs(
-            metastore.uri,
-            iceberg=iceberg,
-            hudi="hudi" in self.context.formats,
-            pushdown_off=self.context.pushdown_off,
-        )
-        self._iceberg_tables.clear()
-        server.start(self._catalogs)
+        # Trino connects to the Metastore only when it queries: its JVM starts while the
+        # Metastore starts (on a thread of its own, or another engine's), and is ready only
+        # once both are.
+        with ThreadPoolExecutor(1, thread_name_prefix="trino-metastore") as beside:
+            metastore = beside.submit(self.context.metastore)
+            iceberg = "iceberg" in self.context.formats
+            install = provision(self._version, iceberg=iceberg)
+            server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
+            self._server = server
+            self._catalogs = catalogs(
+                self.context.metastore_address(),
+                iceberg=iceberg,
+                hudi="hudi" in self.context.formats,
+                pushdown_off=self.context.pushdown_off,
+            )
+            self._iceberg_tables.clear()
+            server.start(self._catalogs)
+            metastore.result()
+        self._remember_metastore()
 
     def stop(self) -> None:
         if self._server is not None:
