@@ -148,3 +148,44 @@ def test_a_hung_control_check_is_ended_and_fails_the_engine(
         "the control check: the longer of --query-timeout and 0.2 s)"
     )
     assert state.engine.killed.is_set()  # type: ignore[attr-defined]
+
+
+class Recorded(SlowCatalog):
+    """Records its registration in a shared log; its query waits at a barrier that only as
+    many engines querying at the same time can pass."""
+
+    def __init__(self, context: RunContext, log: list[str], barrier: threading.Barrier) -> None:
+        super().__init__(context, 0)
+        self.log, self.barrier = log, barrier
+
+    def register(self, table: TableRef) -> None:
+        self.log.append(f"{self.label} registering")
+        time.sleep(0.05)  # another engine registering now would log in between
+        self.log.append(f"{self.label} registered")
+
+    def query(self, sql: str, variant: Variant) -> pa.Table:
+        self.log.append(f"{self.label} querying")
+        self.barrier.wait(timeout=10)  # broken (an error) unless both query at once
+        return super().query(sql, variant)
+
+
+def test_the_control_check_registers_in_turn_and_queries_at_the_same_time(
+    tmp_path: Path,
+) -> None:
+    log: list[str] = []
+    barrier = threading.Barrier(2)
+    context = RunContext(tmp_path, spark=None)  # type: ignore[arg-type]
+    states = []
+    for label in ("first", "second"):
+        engine = Recorded(context, log, barrier)
+        engine.label = label
+        states.append(EngineState(engine))
+    _fleet(0).control_checks(ParquetWriter(tmp_path), states)  # type: ignore[arg-type]
+    assert [s.failure for s in states] == [None, None]
+    assert log[:4] == [
+        "first registering",
+        "first registered",
+        "second registering",
+        "second registered",
+    ]
+    assert sorted(log[4:]) == ["first querying", "second querying"]

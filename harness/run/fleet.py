@@ -80,6 +80,33 @@ class Stopped(Exception):
     """The run is stopping: the readers' thread must not record or restart anything."""
 
 
+def at_once(
+    states: list[EngineState],
+    act: Callable[[EngineState], None],
+    name: str,
+    first: Callable[[], None] | None = None,
+) -> None:
+    """`act(state)` for every engine at the same time, returning when all have returned: an
+    engine sharing the writer's Spark session in this thread (PySpark's gateway belongs here,
+    after `first()`), every other one on a thread of its own named `<name>-<label>`."""
+    threads = [
+        threading.Thread(target=act, args=(state,), name=f"{name}-{state.engine.label}")
+        for state in states
+        if not state.engine.shares_writer
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        if first is not None:
+            first()
+        for state in states:
+            if state.engine.shares_writer:
+                act(state)
+    finally:
+        for thread in threads:
+            thread.join()
+
+
 class Fleet:
     """Starts, checks, restarts and stops the engines of one run."""
 
@@ -147,25 +174,15 @@ class Fleet:
                 state.failure = f"could not start: {describe_error(exc)}"
                 state.log = state.engine.log_excerpt()
 
-        threads = [
-            threading.Thread(target=start, args=(state,), name=f"start-{state.engine.name}")
-            for state in states
-            if not state.engine.shares_writer
-        ]
-        for thread in threads:
-            thread.start()
-        try:
+        def writer() -> None:
             hudi = context is not None and "hudi" in context.formats
             if hudi and not any(s.engine.shares_writer for s in states):
                 # Hudi's writer works in this session; Iceberg's writes in a process of its own.
                 with contextlib.suppress(Exception):  # the writer's first job says why
                     context.spark.session()
-            for state in states:
-                if state.engine.shares_writer:
-                    start(state)
-        finally:
-            for thread in threads:  # stopping an engine that is still starting would leak it
-                thread.join()
+
+        # Joined even when this thread fails: stopping an engine still starting would leak it.
+        at_once(states, start, "start", first=writer)
 
     def restart_everything(self, context: RunContext, states: list[EngineState]) -> None:
         """Stop every engine, the Metastore and Spark, and start them again.
@@ -206,30 +223,42 @@ class Fleet:
     def control_checks(self, writer: TableWriter, states: list[EngineState]) -> None:
         """Every engine must read a plain Parquet table before its Hudi cells count.
 
-        The check is no cell's read: its registration and its query are each bounded like a
-        registration, so a short `--query-timeout` does not fail a working engine here.
+        The engines register the table one after the other (one engine's registration may be
+        another's, as for a scenario's table), then query it at the same time. The check is no
+        cell's read: its registration and its query are each bounded like a registration, so
+        a short `--query-timeout` does not fail a working engine here.
         """
         self.progress.stage("control check: a plain Parquet table")
         table, expected = control_table(writer)
-        for state in states:
-            if state.failure:
-                continue
+        checked = [state for state in states if not state.failure]
+        for state in checked:
+            self._check_step(state, partial(state.engine.register, table))
+
+        def query(state: EngineState) -> None:
             engine = state.engine
             sql = engine.read_sql(table, "snapshot")
-            try:
-                self._bounded(state, partial(engine.register, table))
-                answer = self._bounded(state, partial(engine.query, sql, engine.variants[0]))
-            except CutOff as cut:
-                state.failure = f"control check failed: {cut}"
-            except Exception as exc:  # noqa: BLE001
-                state.failure = f"control check failed: {describe_error(exc)}"
-            else:
+            answer = self._check_step(state, partial(engine.query, sql, engine.variants[0]))
+            if answer is not None:
                 verdict = compare(expected, answer, CONTROL_KEY)
                 if not verdict.equal:
                     state.failure = "control check read wrong: " + "; ".join(verdict.reasons)
+
+        at_once([state for state in checked if not state.failure], query, "control")
+        for state in checked:
             if state.failure:
                 state.log = state.engine.log_excerpt()
                 self.progress.note(f"{state.engine.name}: {state.failure}")
+
+    def _check_step(self, state: EngineState, call: Callable[[], T]) -> T | None:
+        """One bounded step of the control check: its result, or None with the engine's
+        failure set."""
+        try:
+            return self._bounded(state, call)
+        except CutOff as cut:
+            state.failure = f"control check failed: {cut}"
+        except Exception as exc:  # noqa: BLE001 - a failed check becomes the engine's cells
+            state.failure = f"control check failed: {describe_error(exc)}"
+        return None
 
     def _bounded(self, state: EngineState, call: Callable[[], T]) -> T:
         """`call()`, killed (an attached engine: cancelled) after the registration bound; a
