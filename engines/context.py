@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engines.attached import DEFAULT_DATABASE, AttachedMetastore, Attachments
-from engines.infra.supervisor import free_port
+from engines.infra.ports import service_port
 from engines.metastore.service import HiveMetastore
 from engines.metastore.tables import drop_database, register_over_thrift
 from engines.table import TableRef
@@ -94,7 +94,7 @@ class RunContext:
                 if uri:
                     self._metastore = AttachedMetastore(uri, self.run_dir)
                 else:
-                    self._metastore = HiveMetastore(self.run_dir, port=free_port())
+                    self._metastore = HiveMetastore(self.run_dir, port=service_port())
             return self._metastore
 
     def metastore_running(self) -> bool:

@@ -33,7 +33,8 @@ from engines.infra.artifacts import (
     say_on_stderr,
 )
 from engines.infra.jdk import QUICK_JIT, Jdk, compile_java, find_jdk
-from engines.infra.supervisor import HttpReady, Service, ServiceHolder, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import HttpReady, Service, ServiceHolder
 
 FLINK_VERSION = "1.17.2"
 #: The newest Hudi Flink bundle served for any Flink (none of 0.15.0 or 1.x is).
@@ -169,7 +170,7 @@ class FlinkProcess(ServiceHolder):
 
     def start(self) -> None:
         """Start the JVM and wait until its mini-cluster has run a first query."""
-        self.port = free_port()
+        self.port = service_port()
         tmp = self.home / "tmp"
         tmp.mkdir(parents=True, exist_ok=True)
         log4j = self.home / "log4j2.properties"

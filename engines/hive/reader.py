@@ -36,7 +36,8 @@ from engines.infra.class_archive import NO_ARCHIVE, class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY
-from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import AllOf, PortOpen, Probe, Service
 from engines.metastore.ddl import quote, registration_ddl
 from engines.metastore.hive3 import hive3_launch, is_hive3
 from engines.metastore.service import (
@@ -206,7 +207,7 @@ class HiveEngine(MetastoreReader):
             return
         metastore = self.context.metastore()
         self._remember_metastore()
-        port = free_port()
+        port = service_port()
         folder = self.home / "conf"
         logging = {
             "hive.log4j.file": str(folder / "hive-log4j2.properties"),

@@ -26,7 +26,8 @@ from engines.answers import nested_as_json
 from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
-from engines.infra.supervisor import HttpReady, Service, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import HttpReady, Service
 from engines.library.environment import provision
 from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef
@@ -97,7 +98,7 @@ class LibraryReader(Engine):
 
     def start(self) -> None:
         python = provision(self.name, self.packages)
-        self._port = free_port()
+        self._port = service_port()
         scratch = self.context.run_dir / "readers" / self.label
         scratch.mkdir(parents=True, exist_ok=True)
         # -I: the worker's folder (this one, with `daft.py`) must not shadow the library.

@@ -15,7 +15,8 @@ from engines.infra.artifacts import Dependency, MavenArtifact, resolve_classpath
 from engines.infra.class_archive import class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
-from engines.infra.supervisor import PortOpen, Service, ServiceHolder, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import PortOpen, Service, ServiceHolder
 from engines.metastore.hive3 import BIND_HOST_PROPERTY, hive3_classpath, is_hive3
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
@@ -85,7 +86,7 @@ class HiveMetastore(ServiceHolder):
         classpath = metastore_classpath(self.version)
         jdk = find_jdk(HIVE_JAVA_VERSIONS, f"the Hive {self.version} Metastore")
         # A restart keeps the port, so the readers' configuration stays right.
-        self.port = self.port or free_port()
+        self.port = self.port or service_port()
         folder = self.home / "conf"
         log4j = {"metastore.log4j.file": str(folder / "metastore-log4j2.properties")}
         conf = write_conf(

@@ -38,7 +38,8 @@ from engines.infra.artifacts import (
 )
 from engines.infra.class_archive import class_archive
 from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_sources, find_jdk
-from engines.infra.supervisor import AllOf, HttpReady, Probe, Service, ServiceHolder, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import AllOf, HttpReady, Probe, Service, ServiceHolder
 from engines.presto.client import PrestoClient
 
 PRESTO_VERSION = "0.287"
@@ -263,7 +264,7 @@ class PrestoServer(ServiceHolder):
 
     def start(self, catalogs: dict[str, dict[str, str]]) -> None:
         """Write the configuration, start the JVM, and wait until it runs a first query."""
-        self.port = free_port()
+        self.port = service_port()
         etc, data = self.home / "etc", self.home / "data"
         catalog_dir = etc / "catalog"
         catalog_dir.mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,8 @@ from engines.infra.artifacts import (
 )
 from engines.infra.class_archive import class_archive
 from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_java, installed_jdks
-from engines.infra.supervisor import HttpReady, Service, ServiceHolder, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import HttpReady, Service, ServiceHolder
 
 TRINO_VERSION_ENV = "LAKECOMPAT_TRINO_VERSION"
 DEFAULT_TRINO_VERSION = "483"
@@ -228,7 +229,7 @@ class TrinoServer(ServiceHolder):
 
     def start(self, catalogs: dict[str, dict[str, str]]) -> None:
         """Write the configuration, start the JVM and wait until it is no longer starting."""
-        self.port = free_port()
+        self.port = service_port()
         etc = self.home / "etc"
         catalog_dir = etc / "catalog"
         catalog_dir.mkdir(parents=True, exist_ok=True)
