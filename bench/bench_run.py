@@ -204,6 +204,24 @@ def p95(values: list[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
+#: The fixed workload of `machine_reference`: this many additions in a Python loop.
+REFERENCE_LOOP = 20_000_000
+
+
+def machine_reference() -> float:
+    """CPU seconds of a fixed single-threaded Python workload (the best of three), to set
+    beside figures measured on different days: this machine's speed has varied by a factor
+    of two from one day to the next, and a run's CPU seconds vary with it."""
+    best = math.inf
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for number in range(REFERENCE_LOOP):
+            total += number
+        best = min(best, time.process_time() - started)
+    return round(best, 2)
+
+
 def say(stage: str) -> None:
     """One line per stage on stderr, so a long bench shows where it is."""
     print(f"[bench {time.strftime('%H:%M:%S')}] {stage}", file=sys.stderr, flush=True)
@@ -217,7 +235,10 @@ def timed_run(options: RunOptions) -> tuple[float, RunResult]:
 
 def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
     pattern, skip_cold = args.scenarios, args.skip_cold
-    figures: dict[str, float | int | None] = {"provision_cold_s": None}
+    figures: dict[str, float | int | None] = {
+        "provision_cold_s": None,
+        "machine_reference_cpu_s": machine_reference(),
+    }
     if not skip_cold:
         say("provisioning into an empty cache (downloads everything through mvn)")
         with tempfile.TemporaryDirectory() as empty_cache:

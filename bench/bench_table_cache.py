@@ -9,7 +9,9 @@ engine (its processes' CPU in the warm run over its queries). It checks that bot
 the same cells. With `--qualify`, it then runs a qualification of two points with the same
 writer (`--point`s below; the second point's HiveServer2 reads with the Hudi 0.15.0 jars)
 against the warm cache, and prints what the second point cost against one point (target: at
-most 0.3 of one cold point). Writes `bench/table-cache-results.json`.
+most 0.3 of one cold point). Writes `bench/table-cache-results.json`,
+with the machine's speed before and after (`machine_reference_cpu_s`: the CPU seconds of a
+fixed Python loop), since figures of different days differ with it.
 
     .venv/bin/python bench/bench_table_cache.py [--scenarios GLOBS] [--formats hudi,iceberg]
         [--qualify]
@@ -29,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_run import ProcessSampler, report, say
+from bench_run import ProcessSampler, machine_reference, report, say
 
 from harness.qualify.run import run_points
 from harness.qualify.versions import VersionPlan, VersionPoint
@@ -87,6 +89,8 @@ def main() -> int:
     figures: dict[str, object] = {
         "scenarios": args.scenarios or "the full default matrix",
         "formats": list(formats),
+        # The machine's speed before and after (see `machine_reference`).
+        "machine_reference_cpu_s": machine_reference(),
     }
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "table-cache"
@@ -146,6 +150,7 @@ def main() -> int:
                 second_point_s=both - warm_s,
                 second_point_ratio=(both - warm_s) / cold_s,
             )
+    figures["machine_reference_after_cpu_s"] = machine_reference()
     name = (
         "table-cache-results.json"
         if formats == ("hudi",)
