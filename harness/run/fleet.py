@@ -107,6 +107,15 @@ def at_once(
             thread.join()
 
 
+def start_engine(state: EngineState) -> None:
+    """Start one engine; a failure to start becomes the engine's failure (its cells say it)."""
+    try:
+        state.engine.start()
+    except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
+        state.failure = f"could not start: {describe_error(exc)}"
+        state.log = state.engine.log_excerpt()
+
+
 class Fleet:
     """Starts, checks, restarts and stops the engines of one run."""
 
@@ -167,13 +176,6 @@ class Fleet:
         of its own, started on a thread like the others).
         """
 
-        def start(state: EngineState) -> None:
-            try:
-                state.engine.start()
-            except Exception as exc:  # noqa: BLE001 - a failed engine becomes its cells
-                state.failure = f"could not start: {describe_error(exc)}"
-                state.log = state.engine.log_excerpt()
-
         def writer() -> None:
             hudi = context is not None and "hudi" in context.formats
             if hudi and not any(s.engine.shares_writer for s in states):
@@ -182,7 +184,7 @@ class Fleet:
                     context.spark.session()
 
         # Joined even when this thread fails: stopping an engine still starting would leak it.
-        at_once(states, start, "start", first=writer)
+        at_once(states, start_engine, "start", first=writer)
 
     def restart_everything(self, context: RunContext, states: list[EngineState]) -> None:
         """Stop every engine and Spark, and start them again.
@@ -190,30 +192,13 @@ class Fleet:
         The Metastore keeps running: it is a catalog, not a reader, and what it holds (the
         run's tables, in its Derby database) would be the same after a restart; its own start
         was a fifth of each restart. Spark starts again in this thread while the other engines
-        start on another (with three JVMs starting at once, both cores are busy: more threads
-        would not start them sooner).
+        start beside it, as in `start_all`.
         """
         self.progress.stage("restarting every engine (one set of engines per scenario)")
         for state in states:
             state.engine.stop()
         working = [state for state in states if not state.failure]
-        failed: list[BaseException] = []
-
-        def the_rest() -> None:
-            try:
-                self.start_all([state for state in working if not state.engine.shares_writer])
-            except BaseException as exc:  # noqa: BLE001 - raised again in the run's thread
-                failed.append(exc)
-
-        others = threading.Thread(target=the_rest, name="restart-engines")
-        others.start()
-        try:
-            context.spark.restart()
-            self.start_all([state for state in working if state.engine.shares_writer])
-        finally:
-            others.join()
-        if failed:
-            raise failed[0]
+        at_once(working, start_engine, "restart", first=context.spark.restart)
 
     def kill(self, states: list[EngineState]) -> None:
         """End whatever the engines are doing at once (the run stops)."""
