@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engines.infra.jdk import find_jdk
 from harness.run.options import RunOptions, RunResult
 from harness.run.progress import Progress
 from harness.run.runner import Runner
@@ -206,12 +208,15 @@ def p95(values: list[float]) -> float:
 
 #: The fixed workload of `machine_reference`: this many additions in a Python loop.
 REFERENCE_LOOP = 20_000_000
+#: The fixed JVM workload of `jvm_reference`, launched as a source file.
+JVM_REFERENCE = ROOT / "bench" / "reference" / "JvmReference.java"
 
 
 def machine_reference() -> float:
     """CPU seconds of a fixed single-threaded Python workload (the best of three), to set
-    beside figures measured on different days: this machine's speed has varied by a factor
-    of two from one day to the next, and a run's CPU seconds vary with it."""
+    beside figures measured on different days. It does not show everything: on 2026-11-28 it
+    took half the time it had taken hours before while the engines' CPU seconds stayed where
+    they were, hence `jvm_reference` beside it."""
     best = math.inf
     for _ in range(3):
         started = time.process_time()
@@ -220,6 +225,32 @@ def machine_reference() -> float:
             total += number
         best = min(best, time.process_time() - started)
     return round(best, 2)
+
+
+def jvm_reference() -> float:
+    """CPU seconds (user + system, the best of three) of a fixed JVM workload on Java 17: a
+    JVM start, the compiler loaded for a source file, allocation, hashing and sorting, the
+    kind of work the engines' JVMs do."""
+    java = str(find_jdk((17,), "the benches' JVM reference").java)
+    command = [java, "-XX:+UseSerialGC", "-Xmx512m", str(JVM_REFERENCE)]
+    best = math.inf
+    for _ in range(3):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = min(best, spent)
+    return round(best, 2)
+
+
+def machine_references(when: str = "") -> dict[str, float]:
+    """Both references under their figure names; `when` ("after") tells a second measurement
+    from the first."""
+    suffix = f"_{when}" if when else ""
+    return {
+        f"machine_reference{suffix}_cpu_s": machine_reference(),
+        f"jvm_reference{suffix}_cpu_s": jvm_reference(),
+    }
 
 
 def say(stage: str) -> None:
@@ -237,7 +268,7 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
     pattern, skip_cold = args.scenarios, args.skip_cold
     figures: dict[str, float | int | None] = {
         "provision_cold_s": None,
-        "machine_reference_cpu_s": machine_reference(),
+        **machine_references(),
     }
     if not skip_cold:
         say("provisioning into an empty cache (downloads everything through mvn)")

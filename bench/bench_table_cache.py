@@ -11,7 +11,8 @@ writer (`--point`s below; the second point's HiveServer2 reads with the Hudi 0.1
 against the warm cache, and prints what the second point cost against one point (target: at
 most 0.3 of one cold point). Writes `bench/table-cache-results.json`,
 with the machine's speed before and after (`machine_reference_cpu_s`: the CPU seconds of a
-fixed Python loop), since figures of different days differ with it.
+fixed Python loop; `jvm_reference_cpu_s`: those of a fixed JVM workload), since figures of
+different days differ with it.
 
     .venv/bin/python bench/bench_table_cache.py [--scenarios GLOBS] [--formats hudi,iceberg]
         [--qualify]
@@ -31,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_run import ProcessSampler, machine_reference, report, say
+from bench_run import ProcessSampler, machine_references, report, say
 
 from harness.qualify.run import run_points
 from harness.qualify.versions import VersionPlan, VersionPoint
@@ -89,8 +90,8 @@ def main() -> int:
     figures: dict[str, object] = {
         "scenarios": args.scenarios or "the full default matrix",
         "formats": list(formats),
-        # The machine's speed before and after (see `machine_reference`).
-        "machine_reference_cpu_s": machine_reference(),
+        # The machine's speed before and after (see `machine_references`).
+        **machine_references(),
     }
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "table-cache"
@@ -150,7 +151,7 @@ def main() -> int:
                 second_point_s=both - warm_s,
                 second_point_ratio=(both - warm_s) / cold_s,
             )
-    figures["machine_reference_after_cpu_s"] = machine_reference()
+    figures.update(machine_references("after"))
     name = (
         "table-cache-results.json"
         if formats == ("hudi",)
