@@ -3,7 +3,9 @@ outcomes from a run makes every cell as expected."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 from test_results_report import CELLS, INFO, cell, write_run, wrong
@@ -63,6 +65,37 @@ def test_a_run_without_regressions_says_so(tmp_path: Path) -> None:
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "No regressions: every cell is as expected." in summary
     assert "Fixed upstream" not in summary
+
+
+def test_an_interrupted_run_says_so_first_and_claims_no_more_than_its_cells(
+    tmp_path: Path,
+) -> None:
+    info = {**INFO, "run_id": "20261128-092404", "status": "interrupted"}
+    run_dir = write_run(tmp_path / "run", [cell(), cell(query_type="incremental")], info)
+    write_reports(run_dir, [tmp_path / "out"])
+    notice = "Interrupted: the run stopped after 2 cells"
+    resume = "`lakecompat run --resume` and the run's folder (`runs/20261128-092404`"
+    for name in ("summary.md", "matrix.md", "matrix.html"):
+        text = (tmp_path / "out" / name).read_text()
+        if name == "matrix.html":
+            text = html.unescape(re.sub(r"</?code>", "`", text))
+        # Before the totals: the first thing a reader sees after the title.
+        assert text.index(notice) < text.index("2 pass"), name
+        assert resume in text, name
+        assert "every cell is as expected" not in text, name
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "No regressions among the cells measured before the run stopped." in summary
+    # A finished run has no such notice.
+    write_reports(write_run(tmp_path / "done", [cell()], INFO), [tmp_path / "done-out"])
+    for name in ("summary.md", "matrix.md", "matrix.html"):
+        assert "the run stopped after" not in (tmp_path / "done-out" / name).read_text()
+
+
+def test_a_failed_run_names_its_error_first(tmp_path: Path) -> None:
+    info = {**INFO, "status": "failed", "error": "the Hudi bundle could not be fetched"}
+    write_reports(write_run(tmp_path / "run", [cell()], info), [tmp_path / "out"])
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "Failed: the run stopped after 1 cell (the Hudi bundle could not be fetched)" in summary
 
 
 def test_re_judging_with_other_known_outcomes(tmp_path: Path) -> None:

@@ -19,7 +19,12 @@ from typing import Any
 from harness.report.junit import case_id
 from harness.report.overview import default_variants, overviews
 from harness.report.overview_html import overview_html
-from harness.report.summary import engine_versions, verdict_counts, writer_text
+from harness.report.summary import (
+    engine_versions,
+    unfinished_notice,
+    verdict_counts,
+    writer_text,
+)
 from harness.results.expectations import Judged, Verdict
 from harness.results.outcomes import Outcome, summary_line
 from harness.scenario.shapes import SHAPES
@@ -48,6 +53,19 @@ FIELDS = (
 )
 
 
+def _unfinished(info: dict[str, Any], cells: int) -> list[str]:
+    """The notice of a run that did not finish, first on the page (nothing for one that did)."""
+    notice = unfinished_notice(info, cells)
+    if not notice:
+        return []
+    # The notice's `commands` as code, the rest as text.
+    spans = [
+        _e(part) if n % 2 == 0 else f"<code>{_e(part)}</code>"
+        for n, part in enumerate(notice.split("`"))
+    ]
+    return [f"<p class='unfinished' id='unfinished'><b>{''.join(spans)}</b></p>"]
+
+
 def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
     """The page: the overview of each table format first, then the verdicts, then every cell
     by engine (built in the browser from the page's data block when a section is opened)."""
@@ -62,6 +80,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         f"<title>lakecompat {_e(info.get('run_id', ''))}</title>",
         f"<style>{_resource('matrix.css')}</style></head><body><main>",
         "<h1>lakecompat compatibility matrix</h1>",
+        *_unfinished(info, len(cells)),
         f"<p class='run'>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: "
         f"{_e(writer_text(info))} · " + _e(engine_versions(info)) + "</p>",
         f"<p class='run' id='totals'><b>{_e(summary_line(cells))}</b> · against the known "

@@ -19,6 +19,7 @@ from harness.report.shape_differences import differences_markdown
 from harness.report.summary import (
     engine_versions,
     render_summary,
+    unfinished_notice,
     verdict_counts,
     verdict_sections,
     writer_text,
@@ -73,9 +74,11 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
     type-change grids), then the verdicts, one table per engine, table type and variant, what
     the writer refused, and the evidence of every failing read."""
     cells = [j.cell for j in judged]
+    notice = unfinished_notice(info, len(cells))
     lines = [
         "# lakecompat compatibility matrix",
         "",
+        *([f"**{notice}**", ""] if notice else []),
         f"Run `{info.get('run_id', '?')}` · writer: {writer_text(info)} · " + engine_versions(info),
         "",
         f"**{summary_line(cells)}** · against the known outcomes (`expectations/`): "
@@ -83,7 +86,7 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
     ]
     for overview in overviews(info, judged):
         lines += ["", *overview_markdown(overview)]
-    lines += ["", *verdict_sections(judged, limit=None)]
+    lines += ["", *verdict_sections(judged, limit=None, finished=not notice)]
     lines += [*(f"- `{o.value}`: {text}" for o, text in LEGEND.items())]
     lines += differences_markdown(cells)
     for (engine, version, table_format, table_type, variant), group in _sections(cells).items():

@@ -49,11 +49,43 @@ def verdict_counts(judged: list[Judged]) -> str:
     return f"{expected} as expected, {regressions} regressions, {fixed} fixed upstream"
 
 
-def verdict_sections(judged: list[Judged], limit: int | None = LIST_LIMIT) -> list[str]:
-    """Markdown lists of the regressions and the fixed-upstream cells, or a line saying none."""
+def unfinished_notice(info: dict[str, Any], cells: int) -> str:
+    """What a report of a run that did not finish says first ("" for a finished run): its
+    cells are only those measured before the run stopped, and how to complete it."""
+    status = info.get("status", "complete")
+    if status == "complete":
+        return ""
+    folder = f"runs/{info.get('run_id', '<run id>')}"
+    resume = (
+        f"complete it with `lakecompat run --resume` and the run's folder (`{folder}` in the "
+        "reports folder)"
+    )
+    missing = "the tables and engines it had not reached are missing from this report"
+    measured = f"{cells} cell" + ("" if cells == 1 else "s")
+    if status == "interrupted":
+        return f"Interrupted: the run stopped after {measured}, so {missing}; {resume}."
+    if status == "failed":
+        error = info.get("error") or "no reason recorded"
+        return f"Failed: the run stopped after {measured} ({error}), so {missing}; {resume}."
+    return (
+        f"Not finished: {measured} so far (the run was still running, or its process was "
+        f"killed), so {missing}; when it is not running, {resume}."
+    )
+
+
+def verdict_sections(
+    judged: list[Judged], limit: int | None = LIST_LIMIT, finished: bool = True
+) -> list[str]:
+    """Markdown lists of the regressions and the fixed-upstream cells, or a line saying none
+    (of the cells measured so far, when the run did not finish)."""
     lines: list[str] = []
+    none = (
+        "No regressions: every cell is as expected."
+        if finished
+        else "No regressions among the cells measured before the run stopped."
+    )
     for verdict, heading, empty in (
-        (Verdict.REGRESSION, "Regressions", "No regressions: every cell is as expected."),
+        (Verdict.REGRESSION, "Regressions", none),
         (Verdict.FIXED_UPSTREAM, "Fixed upstream", ""),
     ):
         rows = [j for j in judged if j.verdict is verdict]
@@ -82,16 +114,18 @@ def verdict_sections(judged: list[Judged], limit: int | None = LIST_LIMIT) -> li
 def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
     """`summary.md`: what a CI job page should show, short enough to read at a glance."""
     engines = engine_versions(info)
+    notice = unfinished_notice(info, len(judged))
     lines = [
         f"# lakecompat run `{info.get('run_id', '?')}`",
         "",
+        *([f"**{notice}**", ""] if notice else []),
         f"Writer {writer_text(info)}; readers {engines}.",
         *_shard_lines(info),
         "",
         f"- Cells: {len(judged)} ({summary_line([j.cell for j in judged])})",
         f"- Against the known outcomes: {verdict_counts(judged)}",
         "",
-        *verdict_sections(judged),
+        *verdict_sections(judged, finished=not notice),
         "Full report: `matrix.html` (or `matrix.md`); per-cell data: `results.json`.",
     ]
     return "\n".join(lines) + "\n"
