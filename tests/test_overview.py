@@ -197,6 +197,16 @@ def test_markdown_opens_with_the_overview_and_the_grids(tmp_path: Path) -> None:
     ]
 
 
+def test_the_page_shows_the_captions_code_as_code_not_backticks(tmp_path: Path) -> None:
+    write_reports(write_run(tmp_path / "run", spark_and_trino(), INFO), [tmp_path / "out"])
+    page = (tmp_path / "out" / "matrix.html").read_text()
+    how = page.split("<p class='how'>")[1:]
+    assert how, "the overview has its caption"
+    caption = how[0].split("</p>")[0]
+    assert "<code>PASS</code>" in caption
+    assert "`" not in caption
+
+
 def test_a_failure_the_baseline_shares_says_so() -> None:
     cells = [
         read("spark", "off", "cow", "snapshot", Outcome.ERROR),

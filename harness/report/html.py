@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.report.junit import case_id
 from harness.report.overview import default_variants, overviews
-from harness.report.overview_html import overview_html
+from harness.report.overview_html import inline_code, overview_html
 from harness.report.summary import (
     engine_versions,
     unfinished_notice,
@@ -58,12 +58,7 @@ def _unfinished(info: dict[str, Any], cells: int) -> list[str]:
     notice = unfinished_notice(info, cells)
     if not notice:
         return []
-    # The notice's `commands` as code, the rest as text.
-    spans = [
-        _e(part) if n % 2 == 0 else f"<code>{_e(part)}</code>"
-        for n, part in enumerate(notice.split("`"))
-    ]
-    return [f"<p class='unfinished' id='unfinished'><b>{''.join(spans)}</b></p>"]
+    return [f"<p class='unfinished' id='unfinished'><b>{inline_code(notice)}</b></p>"]
 
 
 def render_html(info: dict[str, Any], judged: list[Judged]) -> str:

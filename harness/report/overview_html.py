@@ -41,7 +41,7 @@ def overview_html(overview: Overview) -> str:
         f"<section class='overview' id='overview-{fmt}' data-format='{fmt}'>",
         f"<h2>{_e(format_title(overview.format))}</h2><p class='views'>{tabs}</p>",
         "<div class='view' data-view='operations'>",
-        f"<p class='how'>{_e(how_to_read(overview))}</p>",
+        f"<p class='how'>{inline_code(how_to_read(overview))}</p>",
         _operations(overview),
         "</div>",
     ]
@@ -174,6 +174,14 @@ def _words(text: str) -> str:
     word, _, where = head.partition(" ")
     shown = f"<b>{_e(word)}</b> {_e(where)}".rstrip()
     return shown + (f" <small>· {_e(fix)}</small>" if fix else "")
+
+
+def inline_code(text: str) -> str:
+    """Escaped `text` with its Markdown `code` spans as <code> elements."""
+    parts = text.split("`")
+    return "".join(
+        _e(part) if n % 2 == 0 else f"<code>{_e(part)}</code>" for n, part in enumerate(parts)
+    )
 
 
 def _e(text: object) -> str:
