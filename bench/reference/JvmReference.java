@@ -7,8 +7,8 @@ import java.util.Map;
 /**
  * A fixed JVM workload for the benches' machine reference: launched as a source file, so the
  * JVM starts, loads and JIT-compiles the compiler, then allocates, hashes and sorts. That is
- * the kind of work an engine does while it starts and plans a query, and it is what a Python
- * loop alone does not show when the machine's memory is slower than on another day.
+ * the kind of work an engine does while it starts and plans a query. On 2026-11-28 a Python
+ * loop alone said the machine was quick while the engines' CPU seconds said otherwise.
  */
 public class JvmReference {
     public static void main(String[] args) {
