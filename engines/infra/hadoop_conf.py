@@ -7,6 +7,7 @@ import hashlib
 import os
 import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from engines.infra.artifacts import cache_dir, one_at_a_time
@@ -60,6 +61,30 @@ HADOOP_RESOURCES = (
     "yarn-site.xml",
 )
 _EMPTY = '<?xml version="1.0"?>\n<configuration/>\n'
+#: Hadoop's own defaults, copied without what its parser passes over; the site files as found.
+_DEFAULTS = tuple(name for name in HADOOP_RESOURCES if name.endswith("-default.xml"))
+#: Part of the jar's cache key: what `resources_first` makes of the files it finds.
+_LAYOUT = "2: descriptions and comments left out, stored uncompressed"
+
+
+def without_descriptions(document: bytes) -> bytes:
+    """`document` (a Hadoop configuration file) without its properties' `<description>`s and
+    its comments: the same properties, values and `<final>` marks, a third of the text.
+
+    Hadoop's parser passes over both, but it still reads them: HiveServer2 3 loads the four
+    `*-default.xml` files (600 KB) for every new `Configuration`, at least once a query. A
+    document this cannot read, or one that uses XML namespaces (`xi:include`), is kept as it
+    is."""
+    if b"xmlns" in document:
+        return document
+    try:
+        root = ElementTree.fromstring(document)  # comments are not kept
+    except ElementTree.ParseError:
+        return document
+    for prop in root.iter("property"):
+        for description in prop.findall("description"):
+            prop.remove(description)
+    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
 @one_at_a_time
@@ -69,10 +94,13 @@ def resources_first(classpath: list[Path]) -> Path:
     there is none, which adds nothing either): the same files and so the same configuration,
     but each lookup ends in the first jar. Without it, a lookup opened every jar in turn (all
     205 of HiveServer2 3's for each missing `*-site.xml`), and Hive 3 makes a new
-    `Configuration` for every query. Made once per classpath, in the cache."""
+    `Configuration` for every query. Hadoop's `*-default.xml` are copied without what its
+    parser passes over (`without_descriptions`), and the jar is stored uncompressed. Made once
+    per classpath, in the cache."""
     # What a JVM can read on a classpath: folders and jars (a listed `.pom` is passed over).
     classpath = [entry for entry in classpath if entry.suffix == ".jar" or entry.is_dir()]
-    digest = hashlib.sha256("\n".join(map(str, classpath)).encode()).hexdigest()[:12]
+    key = "\n".join([_LAYOUT, *map(str, classpath)])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     made = cache_dir() / "hadoop-resources" / f"{digest}.jar"
     if made.is_file():
         return made
@@ -90,8 +118,9 @@ def resources_first(classpath: list[Path]) -> Path:
                     found[name] = archive.read(name)
     made.parent.mkdir(parents=True, exist_ok=True)
     part = made.with_name(f"{made.name}.{os.getpid()}")
-    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as out:
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_STORED) as out:
         for name in HADOOP_RESOURCES:
-            out.writestr(name, found.get(name, _EMPTY.encode()))
+            text = found.get(name, _EMPTY.encode())
+            out.writestr(name, without_descriptions(text) if name in _DEFAULTS else text)
     part.replace(made)
     return made
