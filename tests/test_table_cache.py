@@ -176,9 +176,8 @@ def test_any_change_to_a_part_of_the_key_writes_afresh(
     assert CachedWriter(fresh, writer.location).write(original, "cow").cached
 
 
-def test_the_writer_code_version_follows_every_source_file_of_the_writer(tmp_path: Path) -> None:
-    project = Path(table_cache.__file__).resolve().parents[2]
-    copy = tmp_path / "project"
+def _copy_of_writer_code(project: Path, copy: Path) -> Path:
+    """The parts of `project` that `WRITER_CODE` names, copied to `copy`."""
     for part in table_cache.WRITER_CODE:
         source = project / part
         if source.is_dir():
@@ -186,12 +185,31 @@ def test_the_writer_code_version_follows_every_source_file_of_the_writer(tmp_pat
         else:
             (copy / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source, copy / part)
+    return copy
+
+
+def test_the_writer_code_version_follows_every_source_file_of_the_writer(tmp_path: Path) -> None:
+    project = Path(table_cache.__file__).resolve().parents[2]
+    copy = _copy_of_writer_code(project, tmp_path / "project")
     before = writer_code_version(copy)
     assert before == writer_code_version(project)
     statements = copy / "harness/writer/hudi/statements.py"
     statements.write_text(statements.read_text() + "\n# a change\n")
     writer_code_version.cache_clear()
     assert writer_code_version(copy) != before
+
+
+def test_source_that_does_not_write_keeps_the_tables(tmp_path: Path) -> None:
+    project = Path(table_cache.__file__).resolve().parents[2]
+    # Each entry names a file that exists: a renamed one would count as writer code again.
+    assert [p for p in table_cache.NOT_WRITER_CODE if not (project / p).is_file()] == []
+    copy = _copy_of_writer_code(project, tmp_path / "project")
+    before = writer_code_version(copy)
+    # Hadoop's configuration files for the Hive services: read by HiveServer2, never the writer.
+    hive_conf = copy / "engines/infra/hadoop_conf.py"
+    hive_conf.write_text(hive_conf.read_text() + "\n# a change\n")
+    writer_code_version.cache_clear()
+    assert writer_code_version(copy) == before
 
 
 def test_a_change_to_one_formats_writer_keeps_the_other_formats_tables(tmp_path: Path) -> None:

@@ -61,11 +61,13 @@ WRITER_CODE = (
 #: an entry holds bumps `ENTRY_VERSION` instead), the writer scripts of `lakecompat repro`, the
 #: query shapes (the bloom filter columns they give the writer are in the key as its
 #: `table_settings`), the comparison of an answer with the oracle's, Spark as a reader, and the
-#: reading of YAML files (what it reads of a scenario is in the key as `scenario_content`), and
-#: the choice of the readers' services' ports.
+#: reading of YAML files (what it reads of a scenario is in the key as `scenario_content`), the
+#: choice of the readers' services' ports, and the Hadoop configuration files of the Hive
+#: services (the Metastore and HiveServer2 only).
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
     "engines/infra/ports.py",
+    "engines/infra/hadoop_conf.py",
     "harness/scenario/input_files.py",
     "harness/writer/script_text.py",
     "harness/writer/hudi/script.py",
