@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from engines.infra.jdk import find_jdk
 from engines.infra.supervisor import (
     AllOf,
     HttpReady,
@@ -26,6 +27,7 @@ from engines.infra.supervisor import (
     ServiceTimeout,
     active_services,
     free_port,
+    java_tmpdir,
     stop_all,
 )
 
@@ -259,6 +261,52 @@ def test_stop_kills_grandchildren(log_dir: Path) -> None:
         os.kill(grandchild, 0)
     svc.stop()  # idempotent
     assert not svc.running
+
+
+# A JVM that unpacks a "native library" as snappy-java and Trino's Hadoop do, then runs on.
+UNPACKS = """
+public class Unpacks {
+    public static void main(String[] args) throws Exception {
+        java.io.File library = java.io.File.createTempFile("libnative-", ".so");
+        library.deleteOnExit();
+        System.out.println("unpacked " + library);
+        Thread.sleep(120_000);
+    }
+}
+"""
+
+
+def test_a_killed_jvm_unpacks_into_its_own_folder_which_is_deleted(
+    log_dir: Path, tmp_path: Path
+) -> None:
+    """kill -9 skips the JVM's deleteOnExit: what it unpacked must not stay behind in /tmp."""
+    source = tmp_path / "Unpacks.java"
+    source.write_text(UNPACKS)
+    scratch = tmp_path / "jvm" / "tmp"
+    java = str(find_jdk((17, 21, 25), "the test JVM").java)
+    argv = [java, "-Xshare:auto", java_tmpdir(scratch), str(source)]
+    service = Service(
+        "unpacks", argv, log_dir, wait=LogMatches(r"unpacked \S+"), timeout_s=60, scratch=scratch
+    )
+    service.start()
+    unpacked = Path(re.search(r"unpacked (\S+)", service.log_text()).group(1))
+    assert unpacked.parent == scratch
+    assert unpacked.is_file()
+    os.killpg(service.pid, signal.SIGKILL)  # the engine killed behind lakecompat's back
+    deadline = time.monotonic() + 30
+    while service.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert unpacked.is_file()  # the JVM could not delete it
+    service.stop()
+    assert not scratch.exists()
+    # A new launch starts from an empty folder.
+    scratch.mkdir(parents=True)
+    (scratch / "left-over").write_text("x")
+    service.start()
+    assert any(path.name.startswith("libnative-") for path in scratch.iterdir())
+    assert not (scratch / "left-over").exists()
+    service.stop()
+    assert not scratch.exists()
 
 
 def test_stop_is_safe_when_never_started(log_dir: Path) -> None:

@@ -34,7 +34,7 @@ from engines.infra.artifacts import (
 )
 from engines.infra.jdk import QUICK_JIT, Jdk, compile_java, find_jdk
 from engines.infra.ports import service_port
-from engines.infra.supervisor import HttpReady, Service, ServiceHolder
+from engines.infra.supervisor import HttpReady, Service, ServiceHolder, java_tmpdir
 
 FLINK_VERSION = "1.17.2"
 #: The newest Hudi Flink bundle served for any Flink (none of 0.15.0 or 1.x is).
@@ -172,7 +172,7 @@ class FlinkProcess(ServiceHolder):
         """Start the JVM and wait until its mini-cluster has run a first query."""
         self.port = service_port()
         tmp = self.home / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
         log4j = self.home / "log4j2.properties"
         log4j.write_text(_LOG4J)
         argv = [
@@ -182,7 +182,7 @@ class FlinkProcess(ServiceHolder):
             "-XX:+ExitOnOutOfMemoryError",
             "-Duser.timezone=UTC",
             "-Dfile.encoding=UTF-8",
-            f"-Djava.io.tmpdir={tmp}",
+            java_tmpdir(tmp),
             f"-Dlog4j.configurationFile={log4j}",
             *(f"--add-opens={package}=ALL-UNNAMED" for package in _OPENS),
             "-cp",
@@ -198,8 +198,5 @@ class FlinkProcess(ServiceHolder):
             timeout_s=240,
             cwd=self.home,
             hint=f"see {self.log_path}",
+            scratch=tmp,
         ).start()
-
-    def stop(self) -> None:
-        super().stop()
-        shutil.rmtree(self.home / "tmp", ignore_errors=True)

@@ -37,7 +37,7 @@ from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY
 from engines.infra.ports import service_port
-from engines.infra.supervisor import AllOf, PortOpen, Probe, Service
+from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, java_tmpdir
 from engines.metastore.ddl import quote, registration_ddl
 from engines.metastore.hive3 import hive3_launch, is_hive3
 from engines.metastore.service import (
@@ -247,10 +247,12 @@ class HiveEngine(MetastoreReader):
             # The configuration is found through HIVE_CONF_DIR, not the classpath: a folder
             # on it would keep the JVM from archiving the classes.
             launch = ["-cp", os.pathsep.join(classpath)]
+        tmp = self.home / "tmp"
         argv = [
             str(jdk.java),
             *jvm,
             *archive.flags,
+            java_tmpdir(tmp),
             *launch,
             "org.apache.hive.service.server.HiveServer2",
             "--hiveconf",
@@ -267,6 +269,7 @@ class HiveEngine(MetastoreReader):
             cwd=self.home,
             hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
             after_exit=archive.settle,
+            scratch=tmp,
         ).start()
         self._use_run_database()
 

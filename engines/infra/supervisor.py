@@ -8,6 +8,7 @@ import http.client
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -139,11 +140,16 @@ class Service:
         cwd: Path | None = None,
         hint: str = "",
         after_exit: Callable[[int | None], None] | None = None,
+        scratch: Path | None = None,
     ) -> None:
         self.name, self.argv, self.log_dir = name, list(argv), Path(log_dir)
         self.wait, self.timeout_s, self.env, self.cwd, self.hint = wait, timeout_s, env, cwd, hint
         #: Called with the exit code (negative: ended by a signal) once the process is gone.
         self.after_exit = after_exit
+        #: The process's own folder for temporary files (a JVM's `java.io.tmpdir`, see
+        #: `java_tmpdir`): made empty before each launch, deleted once the process is gone,
+        #: so that what a killed process unpacked there does not pile up in the machine's /tmp.
+        self.scratch = scratch
         self._proc: subprocess.Popen[bytes] | None = None
         self._group_live = False
         self._log_start = 0
@@ -178,6 +184,9 @@ class Service:
 
     def _launch(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch.mkdir(parents=True)
         with open(self.log_path, "ab") as log:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             log.write(f"--- {stamp} starting {self.name}: {shlex.join(self.argv)}\n".encode())
@@ -254,6 +263,8 @@ class Service:
         with _registry_lock:
             if self in _registry:
                 _registry.remove(self)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
         if self.after_exit is not None:
             self.after_exit(proc.returncode)
 
@@ -266,6 +277,14 @@ class Service:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def java_tmpdir(folder: Path) -> str:
+    """The JVM option that puts its temporary files in `folder` instead of /tmp. JVMs unpack
+    native libraries there (Snappy, zstd, LZ4, Brotli, Hadoop's) and delete them only when
+    they exit cleanly; give the same folder to `Service(scratch=...)`. Not part of a class
+    archive's key: the JVM maps an archive whatever this says."""
+    return f"-Djava.io.tmpdir={folder}"
 
 
 class ServiceHolder:

@@ -16,7 +16,7 @@ from engines.infra.class_archive import class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk
 from engines.infra.ports import service_port
-from engines.infra.supervisor import PortOpen, Service, ServiceHolder
+from engines.infra.supervisor import PortOpen, Service, ServiceHolder, java_tmpdir
 from engines.metastore.hive3 import BIND_HOST_PROPERTY, hive3_classpath, is_hive3
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
@@ -101,10 +101,12 @@ class HiveMetastore(ServiceHolder):
             jvm.append(f"-D{BIND_HOST_PROPERTY}=127.0.0.1")
         jars = [str(path) for path in classpath]
         archive = class_archive("hive-metastore", jdk, jars, jvm)
+        tmp = self.home / "tmp"
         argv = [
             str(jdk.java),
             *jvm,
             *archive.flags,
+            java_tmpdir(tmp),
             "-cp",
             # The configuration is found through METASTORE_CONF_DIR, not the classpath: a
             # folder on it would keep the JVM from archiving the classes.
@@ -123,6 +125,7 @@ class HiveMetastore(ServiceHolder):
             cwd=self.home,
             hint="the Metastore creates its Derby database on first start; see the log above",
             after_exit=archive.settle,
+            scratch=tmp,
         ).start()
 
     def _settings(self) -> dict[str, str]:

@@ -39,7 +39,7 @@ from engines.infra.artifacts import (
 from engines.infra.class_archive import class_archive
 from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_sources, find_jdk
 from engines.infra.ports import service_port
-from engines.infra.supervisor import AllOf, HttpReady, Probe, Service, ServiceHolder
+from engines.infra.supervisor import AllOf, HttpReady, Probe, Service, ServiceHolder, java_tmpdir
 from engines.presto.client import PrestoClient
 
 PRESTO_VERSION = "0.287"
@@ -278,10 +278,12 @@ class PrestoServer(ServiceHolder):
         node = node_properties(self.environment, f"lakecompat-{os.getpid()}", data)
         jvm = jvm_options()
         archive = class_archive("presto", self.install.jdk, self.install.classpath, jvm)
+        tmp = self.home / "tmp"
         argv = [
             str(self.install.jdk.java),
             *jvm,
             *archive.flags,
+            java_tmpdir(tmp),
             "-Dfile.encoding=UTF-8",
             "-Duser.timezone=UTC",
             *(f"--add-opens={package}=ALL-UNNAMED" for package in OPENS),
@@ -304,6 +306,7 @@ class PrestoServer(ServiceHolder):
             cwd=self.home,
             hint=f"see {self.log_path}",
             after_exit=archive.settle,
+            scratch=tmp,
         ).start()
 
     def _info_probe(self, timeout_s: float = 1.0) -> HttpReady:

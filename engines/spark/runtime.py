@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
-from engines.infra.supervisor import process_running
+from engines.infra.supervisor import java_tmpdir, process_running
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -131,6 +132,9 @@ class SparkRuntime:
         self.quick_jit = False
         #: The archive of the JVM's classes this session's JVM maps or writes (None: none).
         self._archive = NO_ARCHIVE
+        #: The JVM's folder for temporary files (its `java.io.tmpdir` and `spark.local.dir`),
+        #: deleted once the JVM has ended, however it ended.
+        self._tmp: Path | None = None
 
     @property
     def spark_version(self) -> str:
@@ -168,7 +172,7 @@ class SparkRuntime:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait(timeout=30)
-        self._settle_archive(process)
+        self._jvm_ended(process)
         self._forget()
 
     def restart(self) -> None:
@@ -176,6 +180,7 @@ class SparkRuntime:
         if self.alive():
             self.stop()
         else:
+            self._jvm_ended(self._jvm_process())
             self._forget()
         self.session()
 
@@ -208,6 +213,7 @@ class SparkRuntime:
         if self._session is None:
             return
         if not self.alive():
+            self._jvm_ended(self._jvm_process())
             self._forget()
             return
         from pyspark import SparkContext
@@ -224,12 +230,16 @@ class SparkRuntime:
                 # The JVM exits when its stdin closes (PySpark's gateway contract).
                 process.stdin.close()
                 end_jvm(process, EXIT_WAIT_S)
-            self._settle_archive(process)
+            self._jvm_ended(process)
 
-    def _settle_archive(self, process: Any) -> None:
-        """Keep the class archive the JVM wrote at a clean exit (see `class_archive.py`)."""
+    def _jvm_ended(self, process: Any) -> None:
+        """After the JVM has ended: keep the class archive it wrote at a clean exit (see
+        `class_archive.py`), and delete its temporary files (what a killed JVM unpacked)."""
         archive, self._archive = self._archive, NO_ARCHIVE
         archive.settle(None if process is None else process.poll())
+        tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def _class_archive(self, jdk: Jdk, options: list[str]) -> ClassArchive:
         """The archive of the driver JVM's classes. Its classpath is our file system's jar (in
@@ -283,6 +293,12 @@ class SparkRuntime:
             "-XX:+UseParallelGC",
         ]
         self._archive = self._class_archive(jdk, options)
+        # Spark's block files and what the JVM unpacks (native libraries), in one folder of
+        # this JVM's own, deleted when it ends (`_jvm_ended`).
+        tmp = scratch / "tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self._tmp = tmp
         for key, value in {
             # Shipped to a cluster's executors too.
             "spark.jars": str(jar),
@@ -293,13 +309,14 @@ class SparkRuntime:
             "spark.driver.host": "127.0.0.1",
             "spark.driver.memory": "3g",
             "spark.sql.warehouse.dir": str(scratch / "warehouse"),
-            "spark.local.dir": str(scratch / "tmp"),
+            "spark.local.dir": str(tmp),
             "spark.driver.extraJavaOptions": " ".join(
                 [
                     f"-Dlog4j2.configurationFile=file:{log4j}",
                     *options,
                     *([QUICK_JIT] if self.quick_jit else []),
                     *self._archive.flags,
+                    java_tmpdir(tmp),
                 ]
             ),
         }.items():

@@ -36,7 +36,7 @@ from engines.infra.artifacts import (
 from engines.infra.class_archive import class_archive
 from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_java, installed_jdks
 from engines.infra.ports import service_port
-from engines.infra.supervisor import HttpReady, Service, ServiceHolder
+from engines.infra.supervisor import HttpReady, Service, ServiceHolder, java_tmpdir
 
 TRINO_VERSION_ENV = "LAKECOMPAT_TRINO_VERSION"
 DEFAULT_TRINO_VERSION = "483"
@@ -250,10 +250,12 @@ class TrinoServer(ServiceHolder):
         ]
         classpath = self.install.classpath.split(os.pathsep)
         archive = class_archive("trino", self.install.jdk, classpath, jvm)
+        tmp = self.home / "tmp"
         argv = [
             str(self.install.jdk.java),
             *jvm,
             *archive.flags,
+            java_tmpdir(tmp),
             "-Djdk.attach.allowAttachSelf=true",
             "-Dfile.encoding=UTF-8",
             "-Duser.timezone=UTC",
@@ -283,6 +285,7 @@ class TrinoServer(ServiceHolder):
             hint=f"see {self.log_dir / 'trino-server.log'}; exit code 100 means a startup check "
             "or the configuration failed",
             after_exit=archive.settle,
+            scratch=tmp,
         ).start()
 
     def responsive(self) -> bool:
