@@ -9,8 +9,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.request
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ import pytest
 from engines.infra.jdk import find_jdk
 from engines.infra.supervisor import (
     AllOf,
+    FutureDone,
     HttpReady,
     LogMatches,
     PortOpen,
@@ -307,6 +310,29 @@ def test_a_killed_jvm_unpacks_into_its_own_folder_which_is_deleted(
     assert not (scratch / "left-over").exists()
     service.stop()
     assert not scratch.exists()
+
+
+def test_a_failed_start_beside_ends_the_wait_at_once(log_dir: Path, tmp_path: Path) -> None:
+    """A service started beside the one it needs stops waiting when that one fails."""
+    port = free_port()
+    needed: Future[None] = Future()
+    service = Service(
+        "needs-another",
+        http_server(port),
+        log_dir,
+        wait=AllOf(PortOpen(port), FutureDone(needed)),
+        timeout_s=60,
+        cwd=tmp_path,
+    )
+    threading.Timer(
+        1.0, needed.set_exception, [ServiceError("the Metastore did not start")]
+    ).start()
+    started = time.monotonic()
+    with pytest.raises(ServiceError, match="the Metastore did not start"):
+        service.start()
+    assert time.monotonic() - started < 20
+    assert not service.running
+    assert_group_gone(service.pid)
 
 
 def test_stop_is_safe_when_never_started(log_dir: Path) -> None:

@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -114,6 +115,20 @@ class Probe:
             return bool(self.check())
         except Exception:  # noqa: BLE001 - any failure of a probe means "not ready yet"
             return False
+
+
+@dataclass
+class FutureDone:
+    """Ready once `future` has finished: a service this one needs, started beside it. Its
+    failure ends the wait at once, with that service's error."""
+
+    future: Future[Any]
+
+    def ready(self, service: Service) -> bool:
+        if not self.future.done():
+            return False
+        self.future.result()  # raises what the other service's start raised
+        return True
 
 
 class AllOf:

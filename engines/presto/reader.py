@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -149,12 +150,17 @@ class PrestoEngine(MetastoreReader):
         problem = metastore_problem(hive_version(), self.context.attachments.metastore is not None)
         if problem is not None:
             raise MetastoreUnsupported(problem)
-        metastore = self.context.metastore()
+        # Presto's JVM starts while the Metastore starts (on a thread of its own, or another
+        # engine's); it is ready once both are and it has read in each catalog.
+        with ThreadPoolExecutor(1, thread_name_prefix="presto-metastore") as beside:
+            metastore = beside.submit(self.context.metastore)
+            install = provision()
+            server = PrestoServer(self.context.run_dir / "presto", self.context.log_dir, install)
+            self._server = server
+            self._catalogs = catalogs(self.context.metastore_address())
+            server.start(self._catalogs, metastore)
+            metastore.result()
         self._remember_metastore()
-        server = PrestoServer(self.context.run_dir / "presto", self.context.log_dir, provision())
-        self._server = server
-        self._catalogs = catalogs(metastore.uri)
-        server.start(self._catalogs)
 
     def stop(self) -> None:
         if self._server is not None:

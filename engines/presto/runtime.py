@@ -24,9 +24,11 @@ import json
 import os
 import shutil
 import subprocess
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from engines.infra.artifacts import (
     Dependency,
@@ -39,7 +41,15 @@ from engines.infra.artifacts import (
 from engines.infra.class_archive import class_archive
 from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_sources, find_jdk
 from engines.infra.ports import service_port
-from engines.infra.supervisor import AllOf, HttpReady, Probe, Service, ServiceHolder, java_tmpdir
+from engines.infra.supervisor import (
+    AllOf,
+    FutureDone,
+    HttpReady,
+    Probe,
+    Service,
+    ServiceHolder,
+    java_tmpdir,
+)
 from engines.presto.client import PrestoClient
 
 PRESTO_VERSION = "0.287"
@@ -262,8 +272,11 @@ class PrestoServer(ServiceHolder):
     def client(self, timeout_s: float = 10.0) -> PrestoClient:
         return PrestoClient(self.url, request_timeout_s=timeout_s)
 
-    def start(self, catalogs: dict[str, dict[str, str]]) -> None:
-        """Write the configuration, start the JVM, and wait until it runs a first query."""
+    def start(
+        self, catalogs: dict[str, dict[str, str]], metastore: Future[Any] | None = None
+    ) -> None:
+        """Write the configuration, start the JVM, and wait until it runs a first query;
+        with `metastore` (the Metastore's start, beside this one), once that has finished."""
         self.port = service_port()
         etc, data = self.home / "etc", self.home / "data"
         catalog_dir = etc / "catalog"
@@ -301,7 +314,11 @@ class PrestoServer(ServiceHolder):
             "presto",
             argv,
             self.log_dir,
-            wait=AllOf(self._info_probe(), Probe(partial(self._runs_queries, list(catalogs)))),
+            wait=AllOf(
+                self._info_probe(),
+                *([FutureDone(metastore)] if metastore is not None else []),
+                Probe(partial(self._runs_queries, list(catalogs))),
+            ),
             timeout_s=240,
             cwd=self.home,
             hint=f"see {self.log_path}",
