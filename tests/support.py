@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -325,7 +326,21 @@ def headless_chromium() -> Any:
     options.binary_location = chromium
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600"):
         options.add_argument(argument)
-    return webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    # Chromium leaves its singleton socket's folder in TMPDIR: one of the browser's own,
+    # deleted when the test quits the driver, keeps it out of the machine's /tmp.
+    scratch = Path(tempfile.mkdtemp(prefix="lakecompat-chromium-"))
+    service = Service(executable_path=driver_path, env={**os.environ, "TMPDIR": str(scratch)})
+    driver = webdriver.Chrome(options=options, service=service)
+    quit_driver = driver.quit
+
+    def quit_and_clean() -> None:
+        try:
+            quit_driver()
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    driver.quit = quit_and_clean
+    return driver
 
 
 def process_of(marker: str) -> int:
