@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,6 +80,16 @@ class RunContext:
                     self.removals.append(lambda: drop_database(metastore.uri, self.database))
                 self._metastore_started = True
             return metastore
+
+    @contextlib.contextmanager
+    def metastore_starting(self) -> Iterator[Future[HiveMetastore | AttachedMetastore]]:
+        """For an engine that connects to the Metastore only when it queries (Trino, Presto),
+        so that its JVM can start while the Metastore starts: the Metastore's start on a
+        thread of its own (or another engine's), waited for on leaving the block."""
+        with ThreadPoolExecutor(1, thread_name_prefix="metastore") as beside:
+            started = beside.submit(self.metastore)
+            yield started
+            started.result()
 
     def metastore_address(self) -> str:
         """Where the Metastore listens (or will: its port is chosen before it starts), for an

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -152,14 +151,12 @@ class PrestoEngine(MetastoreReader):
             raise MetastoreUnsupported(problem)
         # Presto's JVM starts while the Metastore starts (on a thread of its own, or another
         # engine's); it is ready once both are and it has read in each catalog.
-        with ThreadPoolExecutor(1, thread_name_prefix="presto-metastore") as beside:
-            metastore = beside.submit(self.context.metastore)
+        with self.context.metastore_starting() as metastore:
             install = provision()
             server = PrestoServer(self.context.run_dir / "presto", self.context.log_dir, install)
             self._server = server
             self._catalogs = catalogs(self.context.metastore_address())
             server.start(self._catalogs, metastore)
-            metastore.result()
         self._remember_metastore()
 
     def stop(self) -> None:

@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import re
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -296,8 +295,7 @@ class TrinoEngine(MetastoreReader):
         # Trino connects to the Metastore only when it queries: its JVM starts while the
         # Metastore starts (on a thread of its own, or another engine's), and is ready only
         # once both are.
-        with ThreadPoolExecutor(1, thread_name_prefix="trino-metastore") as beside:
-            metastore = beside.submit(self.context.metastore)
+        with self.context.metastore_starting():
             iceberg = "iceberg" in self.context.formats
             install = provision(self._version, iceberg=iceberg)
             server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
@@ -310,7 +308,6 @@ class TrinoEngine(MetastoreReader):
             )
             self._iceberg_tables.clear()
             server.start(self._catalogs)
-            metastore.result()
         self._remember_metastore()
 
     def stop(self) -> None:
