@@ -5,6 +5,10 @@ The machine's CPU (from `/proc/stat`, every process) stands for the suite's: the
 start engines in processes of their own, which the pytest process's own clock does not see.
 Loaded with `-p suite_timeline` (the bench puts this folder on PYTHONPATH); it writes to the
 file named by `LAKECOMPAT_SUITE_TIMELINE` and does nothing without it.
+
+With the suite in two lanes (`make test` runs pytest-xdist), items of both lanes run at the
+same time: an item's machine CPU includes the other lane's, so per-item CPU and idle figures
+say what the machine did meanwhile, not what the item cost.
 """
 
 from __future__ import annotations
@@ -60,7 +64,9 @@ def pytest_runtest_logreport(report: Any) -> None:
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     item = _running.pop(nodeid, None)
     out = os.environ.get(OUT_VARIABLE)
-    if item is None or not out:
+    # Under pytest-xdist the lanes' workers report each item to the main process, which
+    # writes its line; a worker writing too would count it twice.
+    if item is None or not out or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     line = {
         "id": nodeid,

@@ -5,6 +5,11 @@ modules ask the same question of the same tables (which cells the managed engine
 a renamed and an added column, say), one run answers all of them, and each module looks at
 the cells of the engines, scenarios and table types it is about (`SharedRun.of`): no cell
 depends on what else a run read (test_integration_catalog.py's order test checks that).
+
+`make test` runs the suite in two lanes side by side (pytest-xdist, `-n 2 --dist loadgroup`),
+each a pytest process of its own that takes its modules one after another: the runs that keep
+both cores busy in one, the tests that mostly wait (timeouts, restarts, small runs, unit
+tests) in the other, so that one lane's waits are the other's CPU (`lane_of`).
 """
 
 from __future__ import annotations
@@ -51,6 +56,46 @@ def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
         *("--shapes", "all"),
         *("--hive-hudi-version", "0.15.0", "--spark-hudi-version", "0.15.0"),
     )
+
+
+#: Modules whose runs keep both cores busy most of the time (bench/bench_suite.py shows it
+#: per module): they share a lane, so that no two of them run side by side.
+BUSY_MODULES = frozenset(
+    {
+        "test_integration_artifacts.py",
+        "test_integration_catalog.py",
+        "test_integration_explore.py",
+        "test_integration_iceberg.py",
+        "test_integration_shapes.py",
+        "test_integration_table_cache.py",
+    }
+)
+
+
+def lanes(items: list[pytest.Item]) -> dict[Path, str]:
+    """The lane of each module: `busy` for the busy modules and for every module that reads
+    `shared_run` (made once, in that lane), `waiting` for the rest, the modules that read
+    `lagging_readers_run` among them. A module runs whole in one lane, so that its own
+    fixtures are made once."""
+    reads: dict[Path, set[str]] = {}
+    for item in items:
+        reads.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
+    lane = {}
+    for module, fixtures in reads.items():
+        if {"shared_run", "lagging_readers_run"} <= fixtures:
+            raise pytest.UsageError(
+                f"{module.name} reads both shared runs, which are made in different lanes"
+            )
+        busy = "shared_run" in fixtures or module.name in BUSY_MODULES
+        lane[module] = "busy" if busy else "waiting"
+    return lane
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test in its module's lane (`lanes`); without `-n` the lanes change nothing."""
+    lane = lanes(items)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(lane[item.path]))
 
 
 def console_run(project: Path, *options: str, quiet: bool = True) -> SharedRun:
