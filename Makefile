@@ -21,7 +21,7 @@ merge: $(STAMP)
 	$(BIN)/lakecompat merge $(ARGS)
 
 test: lint browser
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=25 $(ARGS)
+	$(BIN)/python -m pytest -n 2 --durations=25 $(ARGS)
 
 # Headless Chromium for the HTML report's browser test (Debian packages, once).
 browser:

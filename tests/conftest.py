@@ -6,7 +6,7 @@ a renamed and an added column, say), one run answers all of them, and each modul
 the cells of the engines, scenarios and table types it is about (`SharedRun.of`): no cell
 depends on what else a run read (test_integration_catalog.py's order test checks that).
 
-`make test` runs the suite in two lanes side by side (pytest-xdist, `-n 2 --dist loadgroup`),
+`make test` runs the suite in two lanes side by side (pytest-xdist, `-n 2`),
 each a pytest process of its own that takes its modules one after another: the runs that keep
 both cores busy in one, the tests that mostly wait (timeouts, restarts, small runs, unit
 tests) in the other, so that one lane's waits are the other's CPU (`lane_of`).
@@ -15,6 +15,7 @@ tests) in the other, so that one lane's waits are the other's CPU (`lane_of`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat
@@ -58,44 +59,66 @@ def lagging_readers_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     )
 
 
-#: Modules whose runs keep both cores busy most of the time (bench/bench_suite.py shows it
-#: per module): they share a lane, so that no two of them run side by side.
+#: The modules of the busy lane: those whose runs keep both cores busy most of the time
+#: (bench/bench_suite.py shows it per module), so that no two of them run side by side, and
+#: every module that reads `shared_run`, so that it is made once. Every other module, the
+#: readers of `lagging_readers_run` among them, runs in the waiting lane.
 BUSY_MODULES = frozenset(
     {
+        # busy runs of their own
         "test_integration_artifacts.py",
         "test_integration_catalog.py",
         "test_integration_explore.py",
         "test_integration_iceberg.py",
         "test_integration_shapes.py",
         "test_integration_table_cache.py",
+        # readers of shared_run
+        "test_cli.py",
+        "test_integration_attached.py",
+        "test_integration_hive.py",
+        "test_integration_hive_releases.py",
+        "test_integration_lanes.py",
+        "test_integration_library_readers.py",
+        "test_integration_repro.py",
+        "test_integration_shards.py",
     }
 )
 
 
-def lanes(items: list[pytest.Item]) -> dict[Path, str]:
-    """The lane of each module: `busy` for the busy modules and for every module that reads
-    `shared_run` (made once, in that lane), `waiting` for the rest, the modules that read
-    `lagging_readers_run` among them. A module runs whole in one lane, so that its own
-    fixtures are made once."""
-    reads: dict[Path, set[str]] = {}
-    for item in items:
-        reads.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
-    lane = {}
-    for module, fixtures in reads.items():
-        if {"shared_run", "lagging_readers_run"} <= fixtures:
-            raise pytest.UsageError(
-                f"{module.name} reads both shared runs, which are made in different lanes"
-            )
-        busy = "shared_run" in fixtures or module.name in BUSY_MODULES
-        lane[module] = "busy" if busy else "waiting"
-    return lane
+def lane_of(nodeid: str) -> str:
+    """The lane of a test (`busy` or `waiting`): its module's, so that a module's fixtures are
+    made once."""
+    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return "busy" if module in BUSY_MODULES else "waiting"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put every test in its module's lane (`lanes`); without `-n` the lanes change nothing."""
-    lane = lanes(items)
+    """Refuse a module whose shared run would be made in both lanes, naming what to change."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(lane[item.path]))
+        fixtures = set(getattr(item, "fixturenames", ()))
+        lane = lane_of(item.nodeid)
+        if ("shared_run" in fixtures and lane != "busy") or (
+            "lagging_readers_run" in fixtures and lane == "busy"
+        ):
+            run = "shared_run" if "shared_run" in fixtures else "lagging_readers_run"
+            raise pytest.UsageError(
+                f"{item.path.name} reads {run}, which the {lane} lane does not make: "
+                f"{'add it to' if lane != 'busy' else 'take it out of'} BUSY_MODULES in "
+                f"tests/conftest.py"
+            )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `-n`, hand each lane whole to a worker (xdist's scheduling by scope, the lane being
+    the scope)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Lanes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return lane_of(nodeid)
+
+    return Lanes(config, log)
 
 
 def console_run(project: Path, *options: str, quiet: bool = True) -> SharedRun:
