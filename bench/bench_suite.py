@@ -8,10 +8,13 @@ or with `--here` as `make test` in this folder. Prints:
 - the CPU seconds of the command's process tree (user and system), and how many of the
   machine's cores that kept busy on average;
 - the tests that passed, failed or were skipped;
+- per lane (`make test` runs two side by side, see tests/conftest.py): when it started and
+  ended, and its tests' summed wall time, which says whether the lanes are balanced;
 - per test module and for the slowest test items: wall time, the machine's CPU seconds
   meanwhile (every process: the tests' runs start engines of their own) and the core-seconds
-  left idle (the machine's cores times the wall time, less that CPU), which says where a core
-  waits (for a timeout, for one JVM) and where the suite is bound by CPU.
+  left idle (the machine's cores times the wall time, less that CPU). With the lanes side by
+  side, an item's CPU includes the other lane's: those figures say what the machine did
+  meanwhile, not what the item cost (`--pytest-args "-n 0 ..."` measures a part alone).
 
 Writes `bench/suite-results.json`, with the machine's speed before and after
 (`machine_reference_cpu_s`, `jvm_reference_cpu_s`: see `bench_run.py`), since the same suite
@@ -42,6 +45,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import machine_references, say
 from suite_timeline import OUT_VARIABLE, machine_busy_s
+
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import lane_of
 
 TARGET_MIN = 25.0
 #: Items and modules listed by name.
@@ -103,8 +109,14 @@ def summarise(lines: list[dict[str, Any]], cores: int) -> dict[str, Any]:
     """Outcome counts, and wall time, CPU and idle core-seconds per module and item."""
     counts: dict[str, int] = defaultdict(int)
     modules: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    lanes: dict[str, dict[str, float]] = {}
+    first = min((line["started"] for line in lines), default=0.0)
     for line in lines:
         counts[line["outcome"]] += 1
+        start, end = line["started"] - first, line["started"] - first + line["wall_s"]
+        lane = lanes.setdefault(lane_of(line["id"]), {"start_s": start, "end_s": end, "sum_s": 0})
+        lane["start_s"], lane["end_s"] = min(lane["start_s"], start), max(lane["end_s"], end)
+        lane["sum_s"] += line["wall_s"]
         module = modules[line["id"].split("::", 1)[0]]
         module["items"] += 1
         module["wall_s"] += line["wall_s"]
@@ -124,14 +136,14 @@ def summarise(lines: list[dict[str, Any]], cores: int) -> dict[str, Any]:
         for name, figures in sorted(modules.items(), key=lambda kv: -kv[1]["wall_s"])
     ]
     items = [{**line, "idle_core_s": idle(line["wall_s"], line["machine_cpu_s"])} for line in lines]
-    wall = sum(line["wall_s"] for line in lines)
-    cpu = sum(line["machine_cpu_s"] for line in lines)
     return {
         "tests": len(lines),
         **{f"tests_{outcome}": counts[outcome] for outcome in sorted(counts)},
-        "tests_wall_s": round(wall, 1),
-        "tests_machine_cpu_s": round(cpu, 1),
-        "tests_idle_core_s": idle(wall, cpu),
+        "tests_wall_s": round(max((lane["end_s"] for lane in lanes.values()), default=0.0), 1),
+        "lanes": [
+            {"lane": name, **{key: round(value, 1) for key, value in figures.items()}}
+            for name, figures in sorted(lanes.items())
+        ],
         "modules": by_module,
         "slowest": sorted(items, key=lambda i: -i["wall_s"])[:LISTED],
         "most_idle": sorted(items, key=lambda i: -i["idle_core_s"])[:LISTED],
@@ -148,7 +160,10 @@ def show(figures: dict[str, Any], whole: bool) -> None:
         if name == "wall_min" and whole:
             verdict = f"target ≤ {TARGET_MIN:g}: {'met' if value <= TARGET_MIN else 'MISSED'}"
         print(f"{name:<28} {value!s:>12}  {verdict}")
-    print("\nper module: wall s, machine CPU s, idle core-s, items")
+    print("\nper lane: started s, ended s, its tests' wall s summed")
+    for row in figures.get("lanes", []):
+        print(f"  {row['start_s']:8.1f} {row['end_s']:8.1f} {row['sum_s']:8.1f}  {row['lane']}")
+    print("\nper module: wall s, machine CPU s (both lanes), idle core-s, items")
     for row in figures["modules"][:LISTED]:
         print(
             f"  {row['wall_s']:8.1f} {row['machine_cpu_s']:8.1f} {row['idle_core_s']:8.1f}"

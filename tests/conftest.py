@@ -68,7 +68,6 @@ BUSY_MODULES = frozenset(
         # busy runs of their own
         "test_integration_artifacts.py",
         "test_integration_catalog.py",
-        "test_integration_explore.py",
         "test_integration_iceberg.py",
         "test_integration_shapes.py",
         "test_integration_table_cache.py",
