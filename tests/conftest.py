@@ -91,20 +91,27 @@ def lane_of(nodeid: str) -> str:
     return "busy" if module in BUSY_MODULES else "waiting"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Refuse a module whose shared run would be made in both lanes, naming what to change."""
-    for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        lane = lane_of(item.nodeid)
-        if ("shared_run" in fixtures and lane != "busy") or (
-            "lagging_readers_run" in fixtures and lane == "busy"
-        ):
-            run = "shared_run" if "shared_run" in fixtures else "lagging_readers_run"
-            raise pytest.UsageError(
+def misplaced(item: pytest.Item) -> str | None:
+    """Why a test cannot run in its lane (a shared run its lane does not make), or None."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    lane = lane_of(item.nodeid)
+    for run, home in (("shared_run", "busy"), ("lagging_readers_run", "waiting")):
+        if run in fixtures and lane != home:
+            change = "add it to" if home == "busy" else "take it out of"
+            return (
                 f"{item.path.name} reads {run}, which the {lane} lane does not make: "
-                f"{'add it to' if lane != 'busy' else 'take it out of'} BUSY_MODULES in "
-                f"tests/conftest.py"
+                f"{change} BUSY_MODULES in tests/conftest.py"
             )
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Fail a misplaced test before its fixtures are made, saying what to change (an error at
+    collection would not reach the user through xdist's workers)."""
+    reason = misplaced(item)
+    if reason:
+        pytest.fail(reason, pytrace=False)
 
 
 @pytest.hookimpl(optionalhook=True)
