@@ -106,14 +106,16 @@ def run_suite(folder: Path, pytest_args: str, timeline: Path) -> dict[str, Any]:
 
 
 def summarise(lines: list[dict[str, Any]], cores: int) -> dict[str, Any]:
-    """Outcome counts, and wall time, CPU and idle core-seconds per module and item."""
+    """Outcome counts; when each lane started and ended (seconds after the first item) and its
+    items' summed wall time; wall time, CPU and idle core-seconds per module and item."""
     counts: dict[str, int] = defaultdict(int)
     modules: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     lanes: dict[str, dict[str, float]] = {}
     first = min((line["started"] for line in lines), default=0.0)
     for line in lines:
         counts[line["outcome"]] += 1
-        start, end = line["started"] - first, line["started"] - first + line["wall_s"]
+        start = line["started"] - first
+        end = start + line["wall_s"]
         lane = lanes.setdefault(lane_of(line["id"]), {"start_s": start, "end_s": end, "sum_s": 0})
         lane["start_s"], lane["end_s"] = min(lane["start_s"], start), max(lane["end_s"], end)
         lane["sum_s"] += line["wall_s"]
