@@ -7,6 +7,7 @@ PASS and UNSUPPORTED cells are only counted.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from typing import TextIO
@@ -17,6 +18,9 @@ from harness.results.outcomes import Cell, Outcome, summary_line
 
 #: Cells between two count lines when not on a terminal.
 EVERY = 100
+#: The bar's width on a terminal that reports none (0 columns, as `script` and some CI
+#: terminals do), where a bar sized to the terminal would draw nothing.
+FALLBACK_COLUMNS = 80
 
 
 class Progress:
@@ -53,7 +57,14 @@ class Progress:
     def begin(self, total: int) -> None:
         self._total, self._done = total, 0
         if self.interactive and not self.quiet:
-            self._bar = tqdm(total=total, unit="cell", file=self.stream, dynamic_ncols=True)
+            width = _unsized_width(self.stream)
+            self._bar = tqdm(
+                total=total,
+                unit="cell",
+                file=self.stream,
+                dynamic_ncols=width is None,
+                ncols=width,
+            )
 
     def cell(self, cell: Cell) -> None:
         """Count a cell; report it when it failed to read, or when the writer refused its
@@ -91,3 +102,13 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _unsized_width(stream: TextIO) -> int | None:
+    """`FALLBACK_COLUMNS` for a terminal that reports 0 columns; None (the bar follows the
+    terminal's width) otherwise."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return None
+    return FALLBACK_COLUMNS if columns == 0 else None
