@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -134,6 +135,43 @@ def test_find_jdk_error_when_nothing_is_installed(jvm_root: Path) -> None:
     with pytest.raises(ProvisioningError) as caught:
         jdk.find_jdk((17,), "Spark")
     assert "Spark needs Java 17, but no such JDK is installed (found: none)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("mode", "option"),
+    [
+        ("always [madvise] never\n", ("-XX:+UseTransparentHugePages",)),
+        ("[always] madvise never\n", ()),  # the kernel gives them anyway
+        ("always madvise [never]\n", ()),
+    ],
+)
+def test_huge_pages_are_asked_for_where_the_kernel_gives_them_on_request(
+    tmp_path: Path, mode: str, option: tuple[str, ...]
+) -> None:
+    (tmp_path / "enabled").write_text(mode)
+    assert jdk.huge_pages(tmp_path / "enabled") == option
+    assert jdk.huge_pages(tmp_path / "missing") == ()  # a kernel without them
+
+
+def test_every_installed_jdk_starts_with_the_option_and_its_heap_on_huge_pages() -> None:
+    # Where the kernel says madvise (this machine), the option is there and the heap gets 2 MB
+    # pages; elsewhere no option is passed, and the JVM starts as before.
+    asked = jdk.huge_pages()
+    assert bool(asked) == ("[madvise]" in jdk.THP_MODE.read_text())
+    majors = set()
+    for found in jdk.installed_jdks():
+        done = subprocess.run(
+            [str(found.java), *asked, "-Xlog:pagesize", "-Xmx64m", "-version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        heap = [line for line in done.stdout.splitlines() if "] Heap:" in line]
+        assert len(heap) == 1, done.stdout[-2000:]
+        assert ("page_size=2M" in heap[0]) == bool(asked), (found, heap[0])
+        majors.add(found.major)
+    assert {17, 25} <= majors  # Spark, Hive and the Metastore on 17; Trino on 25
 
 
 @pytest.fixture

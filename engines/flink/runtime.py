@@ -32,7 +32,7 @@ from engines.infra.artifacts import (
     one_at_a_time,
     say_on_stderr,
 )
-from engines.infra.jdk import QUICK_JIT, Jdk, compile_java, find_jdk
+from engines.infra.jdk import QUICK_JIT, Jdk, compile_java, find_jdk, huge_pages
 from engines.infra.ports import service_port
 from engines.infra.supervisor import HttpReady, Service, ServiceHolder, java_tmpdir
 
@@ -179,6 +179,7 @@ class FlinkProcess(ServiceHolder):
             str(self.install.jdk.java),
             "-Xmx2g",
             QUICK_JIT,  # small, different queries, as the other servers answer
+            *huge_pages(),
             "-XX:+ExitOnOutOfMemoryError",
             "-Duser.timezone=UTC",
             "-Dfile.encoding=UTF-8",

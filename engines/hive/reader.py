@@ -34,7 +34,7 @@ from engines.errors import QueryError, describe_error, log_tail, logged_trace
 from engines.hive.runtime import HIVE3_OPENS, OPENS, AttachedHive, hiveserver2_classpath
 from engines.infra.class_archive import NO_ARCHIVE, class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
-from engines.infra.jdk import QUICK_JIT, find_jdk
+from engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY
 from engines.infra.ports import service_port
 from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, java_tmpdir
@@ -228,6 +228,7 @@ class HiveEngine(MetastoreReader):
         jvm = [
             "-Xmx2g",
             QUICK_JIT,
+            *huge_pages(),
             "-XX:+UseParallelGC",
             "-Duser.timezone=UTC",
             # Hudi's object-size estimator (JOL) need not fork JVMs to probe this one.

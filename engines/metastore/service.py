@@ -14,7 +14,7 @@ from pathlib import Path
 from engines.infra.artifacts import Dependency, MavenArtifact, resolve_classpath
 from engines.infra.class_archive import class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
-from engines.infra.jdk import QUICK_JIT, find_jdk
+from engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
 from engines.infra.ports import service_port
 from engines.infra.supervisor import PortOpen, Service, ServiceHolder, java_tmpdir
 from engines.metastore.hive3 import BIND_HOST_PROPERTY, hive3_classpath, is_hive3
@@ -96,7 +96,7 @@ class HiveMetastore(ServiceHolder):
                 "metastore-log4j2.properties": LOG4J2_CONSOLE,
             },
         )
-        jvm = ["-Xmx1g", QUICK_JIT, "-Duser.timezone=UTC"]
+        jvm = ["-Xmx1g", QUICK_JIT, *huge_pages(), "-Duser.timezone=UTC"]
         if is_hive3(self.version):  # lakecompat's socket helper binds to this (see hive3.py)
             jvm.append(f"-D{BIND_HOST_PROPERTY}=127.0.0.1")
         jars = [str(path) for path in classpath]

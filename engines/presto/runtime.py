@@ -39,7 +39,14 @@ from engines.infra.artifacts import (
     resolve_classpath,
 )
 from engines.infra.class_archive import class_archive
-from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_sources, find_jdk
+from engines.infra.jdk import (
+    QUICK_JIT,
+    Jdk,
+    classes_jar,
+    compile_sources,
+    find_jdk,
+    huge_pages,
+)
 from engines.infra.ports import service_port
 from engines.infra.supervisor import (
     AllOf,
@@ -234,6 +241,7 @@ def jvm_options() -> list[str]:
         "-Xmx1g",
         "-XX:+UseG1GC",
         QUICK_JIT,
+        *huge_pages(),
         # Presto's query threads completed long chains of futures recursively and ran out of
         # the default 1 MB stack now and then (StackOverflowError in CompletableFuture).
         "-Xss4m",

@@ -20,7 +20,7 @@ from engines.infra.artifacts import fetch
 from engines.infra.class_archive import NO_ARCHIVE, ClassArchive, class_archive
 from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from engines.infra.iceberg_jars import iceberg_spark_runtime
-from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk
+from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk, huge_pages
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.infra.supervisor import java_tmpdir, process_running
 
@@ -291,6 +291,7 @@ class SparkRuntime:
             "-Duser.timezone=UTC",
             # Many small jobs: the throughput collector costs less CPU than G1 (-15 %).
             "-XX:+UseParallelGC",
+            *huge_pages(),
         ]
         self._archive = self._class_archive(jdk, options)
         # Spark's block files and what the JVM unpacks (native libraries), in one folder of

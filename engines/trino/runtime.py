@@ -34,7 +34,14 @@ from engines.infra.artifacts import (
     resolve_classpath,
 )
 from engines.infra.class_archive import class_archive
-from engines.infra.jdk import QUICK_JIT, Jdk, classes_jar, compile_java, installed_jdks
+from engines.infra.jdk import (
+    QUICK_JIT,
+    Jdk,
+    classes_jar,
+    compile_java,
+    huge_pages,
+    installed_jdks,
+)
 from engines.infra.ports import service_port
 from engines.infra.supervisor import HttpReady, Service, ServiceHolder, java_tmpdir
 
@@ -245,6 +252,7 @@ class TrinoServer(ServiceHolder):
             "-Xmx3g",
             "-XX:+UseG1GC",
             QUICK_JIT,
+            *huge_pages(),
             "-XX:+ExitOnOutOfMemoryError",
             "-XX:ReservedCodeCacheSize=256M",
         ]
