@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness.results.outcomes import Cell
+from harness.results.outcomes import Cell, Outcome
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.runner import Runner
@@ -29,6 +29,26 @@ SHARED_SCENARIOS = ("rename_column/rename", "add_column/at_end")
 SHARED_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 INSTANT = re.compile(r"\b\d{17}\b")
 METASTORE_PORT = re.compile(r"thrift://127\.0\.0\.1:\d+")
+
+
+def made_cell(**fields: Any) -> Cell:
+    """A cell for tests that need one but no run: a Spark snapshot cell of a copy-on-write
+    table, PASS, with `fields` in place of those defaults."""
+    defaults: dict[str, Any] = {
+        "scenario": "s/one",
+        "category": "s",
+        "title": "t",
+        "table_type": "cow",
+        "query_type": "snapshot",
+        "engine": "spark",
+        "engine_version": "1",
+        "variant": "v",
+        "settings": {},
+        "writer": {},
+        "outcome": Outcome.PASS,
+        "reason": "",
+    }
+    return Cell(**{**defaults, **fields})
 
 
 def lakecompat(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,7 @@ from random import Random
 
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
+from support import made_cell
 
 from harness.explore.generate import OPS, sequences
 from harness.explore.lab import reason_class, signatures
@@ -52,19 +53,8 @@ def test_the_same_seed_generates_the_same_sequences() -> None:
 
 
 def _cell(engine: str, outcome: Outcome, reason: str) -> Cell:
-    return Cell(
-        scenario="explore/e1",
-        category="explore",
-        title="t",
-        table_type="cow",
-        query_type="snapshot",
-        engine=engine,
-        engine_version="1",
-        variant="v",
-        settings={},
-        writer={},
-        outcome=outcome,
-        reason=reason,
+    return made_cell(
+        scenario="explore/e1", category="explore", engine=engine, outcome=outcome, reason=reason
     )
 
 

@@ -10,26 +10,9 @@ import termios
 from collections.abc import Iterator
 
 import pytest
+from support import made_cell
 
-from harness.results.outcomes import Cell, Outcome
 from harness.run.progress import FALLBACK_COLUMNS, Progress
-
-
-def passed(index: int) -> Cell:
-    return Cell(
-        scenario=f"s/{index}",
-        category="s",
-        title="t",
-        table_type="cow",
-        query_type="snapshot",
-        engine="spark",
-        engine_version="1",
-        variant="v",
-        settings={},
-        writer={},
-        outcome=Outcome.PASS,
-        reason="",
-    )
 
 
 @pytest.fixture
@@ -51,7 +34,7 @@ def drawn(terminal: tuple[int, int], columns: int) -> str:
     assert progress.interactive
     progress.begin(3)
     for index in range(3):
-        progress.cell(passed(index))
+        progress.cell(made_cell(scenario=f"s/{index}"))
     progress.end()
     stream.flush()
     stream.close()
