@@ -49,8 +49,8 @@ def huge_pages(mode_file: Path = THP_MODE) -> tuple[str, ...]:
     """The JVM option that asks for transparent huge pages for the heap and the compiled code,
     where the kernel gives them only on request (`madvise`); nothing where it gives them anyway
     (`always`), never does, or does not say. Every JVM a run starts takes it: the same work in
-    fewer page faults and TLB misses (a five-engine run on cached tables: 0.93 to 0.98 of the
-    CPU, `docs/research/README.md`); what an engine reads or writes does not change."""
+    fewer page faults and TLB misses (runs on cached tables took 0.94 to 0.98 of the CPU:
+    `docs/research/README.md`); what an engine reads or writes does not change."""
     try:
         mode = mode_file.read_text()
     except OSError:
