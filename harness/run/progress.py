@@ -19,7 +19,7 @@ from harness.results.outcomes import Cell, Outcome, summary_line
 #: Cells between two count lines when not on a terminal.
 EVERY = 100
 #: The bar's width on a terminal that reports none (0 columns, as `script` and some CI
-#: terminals do), where a bar sized to the terminal would draw nothing.
+#: terminals do), where a bar sized to the terminal is squeezed to one block, its counts cut.
 FALLBACK_COLUMNS = 80
 
 
