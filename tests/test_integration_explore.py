@@ -1,10 +1,14 @@
 """Integration: exploration with Spark finds a planted failure and shrinks it to the minimal
 sequence.
 
-The test alters one oracle rule (after a rename, the renamed column is expected to be NULL),
-so Spark's correct answers become failures of every sequence that renames a column with a
-value in it. The smallest such sequence: one data column of the simplest type, one row, one
-step renaming it, on a copy-on-write table.
+The test alters one oracle rule (after a rename, the renamed column is expected to be NULL)
+in the answers the cells are compared with, so Spark's correct answers become failures of every
+sequence that renames a column with a value in it. The smallest such sequence: one data column
+of the simplest type, one row, one step renaming it, on a copy-on-write table.
+
+The writer writes what it always does, so the sequences' tables go through the table cache as
+`lakecompat explore`'s do: the same seed finds the same sequences, and a later run of the test
+reads their tables instead of writing them.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import yaml
 from harness.explore.lab import Lab, explore, mark_covered, write_findings
 from harness.run.progress import Progress
 from harness.scenario import model as sc
-from harness.scenario import oracle
+from harness.scenario import oracle, shapes
+from harness.writer.cache import default_location
 
 pytestmark = pytest.mark.integration
 
@@ -26,16 +31,23 @@ pytestmark = pytest.mark.integration
 def test_a_planted_failure_is_found_and_shrunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = oracle._apply
+    original_apply, original_expected = oracle._apply, shapes.expected
 
     def renamed_reads_null(state: Any, spec: Any, step: Any, where: str) -> None:
-        original(state, spec, step, where)
+        original_apply(state, spec, step, where)
         if isinstance(step, sc.RenameColumn):
             for row in state.rows.values():
                 row[step.to] = None
 
-    monkeypatch.setattr(oracle, "_apply", renamed_reads_null)
-    lab = Lab(tmp_path / "work", ("spark",), Progress(quiet=True), 120)
+    def planted_expected(*args: Any, **kwargs: Any) -> Any:
+        # Only the answer a cell is compared with changes; the writer writes what it always
+        # does, so the tables it keeps in the table cache are everybody's.
+        with monkeypatch.context() as planted:
+            planted.setattr(oracle, "_apply", renamed_reads_null)
+            return original_expected(*args, **kwargs)
+
+    monkeypatch.setattr(shapes, "expected", planted_expected)
+    lab = Lab(tmp_path / "work", ("spark",), Progress(quiet=True), 120, default_location())
     with lab.running():
         result = explore(lab, budget=900, seed=7, max_examples=12)
     assert result.findings, "the planted failure was not found"
