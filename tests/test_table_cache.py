@@ -5,6 +5,7 @@ engine)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -194,7 +195,28 @@ def test_the_writer_code_version_follows_every_source_file_of_the_writer(tmp_pat
     before = writer_code_version(copy)
     assert before == writer_code_version(project)
     statements = copy / "harness/writer/hudi/statements.py"
-    statements.write_text(statements.read_text() + "\n# a change\n")
+    statements.write_text(statements.read_text() + "\nA_CHANGE = 1\n")
+    writer_code_version.cache_clear()
+    assert writer_code_version(copy) != before
+
+
+def test_comments_docstrings_and_layout_keep_the_tables(tmp_path: Path) -> None:
+    project = Path(table_cache.__file__).resolve().parents[2]
+    copy = _copy_of_writer_code(project, tmp_path / "project")
+    before = writer_code_version(copy)
+    statements = copy / "harness/writer/hudi/statements.py"
+    source = statements.read_text()
+    tree = ast.parse(source)
+    first = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and ast.get_docstring(n))
+    docstring = ast.get_docstring(first, clean=False) or ""
+    edited = source.replace(docstring, docstring + " And one more sentence.", 1)
+    edited = "# a comment\n" + edited.replace("\n\n\n", "\n\n\n\n")
+    assert edited != source
+    statements.write_text(edited)
+    writer_code_version.cache_clear()
+    assert writer_code_version(copy) == before
+    # One statement more is new code.
+    statements.write_text(edited + "\nA_CHANGE = 1\n")
     writer_code_version.cache_clear()
     assert writer_code_version(copy) != before
 
@@ -207,7 +229,7 @@ def test_source_that_does_not_write_keeps_the_tables(tmp_path: Path) -> None:
     before = writer_code_version(copy)
     # Hadoop's configuration files for the Hive services: read by HiveServer2, never the writer.
     hive_conf = copy / "engines/infra/hadoop_conf.py"
-    hive_conf.write_text(hive_conf.read_text() + "\n# a change\n")
+    hive_conf.write_text(hive_conf.read_text() + "\nA_CHANGE = 1\n")
     writer_code_version.cache_clear()
     assert writer_code_version(copy) == before
 
@@ -217,21 +239,21 @@ def test_a_change_to_one_formats_writer_keeps_the_other_formats_tables(tmp_path:
     for name in ("hudi", "iceberg"):
         (project / "harness/writer" / name).mkdir(parents=True)
         (project / "harness/writer" / name / "__init__.py").write_text("")
-        (project / "harness/writer" / name / "writer.py").write_text(f"# {name}\n")
-    (project / "harness/writer/spark_sql.py").write_text("# shared\n")
+        (project / "harness/writer" / name / "writer.py").write_text(f"NAME = {name!r}\n")
+    (project / "harness/writer/spark_sql.py").write_text("SHARED = 1\n")
     for part in table_cache.WRITER_CODE[1:]:
         if part.endswith(".py"):
             (project / part).parent.mkdir(parents=True, exist_ok=True)
-            (project / part).write_text("# shared\n")
+            (project / part).write_text("SHARED = 1\n")
         else:
             (project / part).mkdir(parents=True, exist_ok=True)
     hudi, iceberg = writer_code_version(project, "hudi"), writer_code_version(project, "iceberg")
     assert hudi != iceberg
-    (project / "harness/writer/iceberg/writer.py").write_text("# iceberg, changed\n")
+    (project / "harness/writer/iceberg/writer.py").write_text("NAME = 'iceberg, changed'\n")
     writer_code_version.cache_clear()
     assert writer_code_version(project, "hudi") == hudi
     assert writer_code_version(project, "iceberg") != iceberg
-    (project / "harness/writer/spark_sql.py").write_text("# shared, changed\n")
+    (project / "harness/writer/spark_sql.py").write_text("SHARED = 2\n")
     writer_code_version.cache_clear()
     assert writer_code_version(project, "hudi") != hudi
 

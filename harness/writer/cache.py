@@ -22,6 +22,7 @@ on one machine) never see half an entry.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
 import hashlib
@@ -87,9 +88,9 @@ def default_location() -> Path:
 @lru_cache(maxsize=8)
 def writer_code_version(project: Path = _PROJECT, table_format: str = "hudi") -> str:
     """A hash of the source files of `WRITER_CODE` below `project` that write `table_format`'s
-    tables: any edit to them writes that format's tables afresh. Another format's writer
-    (`harness/writer/<other>/`) is left out, so a change to one format keeps the other's
-    cached tables."""
+    tables: any edit to their code writes that format's tables afresh (comments, docstrings and
+    layout aside: `code_of`). Another format's writer (`harness/writer/<other>/`) is left out,
+    so a change to one format keeps the other's cached tables."""
     digest = hashlib.sha256()
     others = {
         f"harness/writer/{child.name}/"
@@ -104,8 +105,40 @@ def writer_code_version(project: Path = _PROJECT, table_format: str = "hudi") ->
             if relative in NOT_WRITER_CODE or any(relative.startswith(o) for o in others):
                 continue
             digest.update(str(path.relative_to(project)).encode())
-            digest.update(path.read_bytes())
+            stat = path.stat()
+            digest.update(_code_digest(path, stat.st_mtime_ns, stat.st_size))
     return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=512)
+def _code_digest(path: Path, mtime_ns: int, size: int) -> bytes:
+    """`code_of(path)` hashed, once per process for each version of the file (both formats'
+    versions share most files)."""
+    return hashlib.sha256(code_of(path)).digest()
+
+
+def code_of(path: Path) -> bytes:
+    """What a Python source file does, as bytes to hash: its syntax tree without comments,
+    docstrings or layout (line numbers, spacing, line breaks), so that an edit to those alone
+    keeps the cached tables. Another Python release may give another tree: its tables are
+    written afresh once."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            # A string standing alone as a statement does nothing (a docstring, `__doc__`
+            # aside, which no writer reads).
+            kept = [s for s in body if not _is_bare_string(s)]
+            node.body = kept or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
+def _is_bare_string(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 def key_parts(writer: TableWriter, scenario: Scenario, table_type: str) -> dict[str, Any]:
