@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engines.context import RunContext
 from engines.hive.reader import HiveEngine
 from engines.infra.jdk import find_jdk
-from engines.infra.supervisor import HttpReady, Service, free_port
+from engines.infra.ports import service_port
+from engines.infra.supervisor import HttpReady, Service
 from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.trino.reader import TrinoEngine
 
@@ -43,7 +44,7 @@ def start_spark(home: Path) -> dict[str, str]:
         "SPARK_WORKER_DIR": str(home / "spark-worker"),
         "PYSPARK_PYTHON": sys.executable,
     }
-    port, ui = free_port(), free_port()
+    port, ui = service_port(), service_port()  # two different ports
     master = f"spark://127.0.0.1:{port}"
     deploy = "org.apache.spark.deploy"
     Service(
@@ -62,7 +63,7 @@ def start_spark(home: Path) -> dict[str, str]:
         "spark-worker",
         [
             *(str(spark_class), f"{deploy}.worker.Worker", "--host", "127.0.0.1"),
-            *("--cores", "2", "--memory", "3g", "--webui-port", str(free_port()), master),
+            *("--cores", "2", "--memory", "3g", "--webui-port", str(service_port()), master),
         ],
         home / "logs",
         wait=HttpReady(f"http://127.0.0.1:{ui}/json/", _worker_alive),

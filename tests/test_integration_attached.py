@@ -8,6 +8,7 @@ gives, must leave nothing of theirs on the services, and must leave the services
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -77,7 +78,8 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         found["home"] = str(home)
         yield found
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # it may have stopped on its own
+            os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=180)
         log.close()
 

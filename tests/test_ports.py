@@ -49,6 +49,9 @@ def test_a_port_in_use_or_given_before_is_passed_over(
 def test_without_room_below_the_range_the_kernel_chooses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
 ) -> None:
-    monkeypatch.setattr(ports, "free_port", lambda host="127.0.0.1": 54321)
+    offers = iter([54321, 54321, 54321, 54322])
+    monkeypatch.setattr(ports, "free_port", lambda host="127.0.0.1": next(offers))
+    monkeypatch.setattr(ports, "_given", set())
     assert ports.service_port(range_file=_range_file(tmp_path, text)) == 54321
-    assert ports.service_port(range_file=tmp_path / "missing") == 54321
+    # The kernel hands out a port again once it is free: one chosen before is passed over.
+    assert ports.service_port(range_file=tmp_path / "missing") == 54322

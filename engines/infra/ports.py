@@ -42,16 +42,27 @@ def service_port(host: str = "127.0.0.1", range_file: Path = EPHEMERAL_RANGE) ->
     below the kernel's range (see the module's text), or one the kernel hands out where that
     range leaves too few below it."""
     start = ephemeral_start(range_file)
-    if start is None or start - LOWEST < ENOUGH:
-        return free_port(host)
+    if start is not None and start - LOWEST >= ENOUGH:
+        for _ in range(_ATTEMPTS):
+            port = _random.randrange(LOWEST, start)
+            with _lock:
+                if port in _given or not _bindable(host, port):
+                    continue
+                _given.add(port)
+                return port
+    return _kernel_port(host)
+
+
+def _kernel_port(host: str) -> int:
+    """A port the kernel hands out that this process has not chosen before: the kernel may
+    hand out a port again as soon as the socket that held it is closed."""
     for _ in range(_ATTEMPTS):
-        port = _random.randrange(LOWEST, start)
+        port = free_port(host)
         with _lock:
-            if port in _given or not _bindable(host, port):
-                continue
-            _given.add(port)
-            return port
-    return free_port(host)
+            if port not in _given:
+                _given.add(port)
+                return port
+    raise OSError(f"no free port on {host} that was not chosen before ({_ATTEMPTS} tries)")
 
 
 def _bindable(host: str, port: int) -> bool:
