@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.context import RunContext
 from engines.hive.reader import HiveEngine
+from engines.infra.artifacts import ProvisioningError
 from engines.infra.jdk import find_jdk
 from engines.infra.ports import service_port
-from engines.infra.supervisor import HttpReady, Service
+from engines.infra.supervisor import HttpReady, Service, ServiceError
 from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.trino.reader import TrinoEngine
 
@@ -116,10 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     home = args.home.resolve()
     home.mkdir(parents=True, exist_ok=True)
     found: dict[str, str] = {}
-    if "spark" in services:
-        found.update(start_spark(home))
-    if services & {"hive", "trino"}:
-        found.update(start_catalog(home, services))
+    try:
+        if "spark" in services:
+            found.update(start_spark(home))
+        if services & {"hive", "trino"}:
+            found.update(start_catalog(home, services))
+    except (ServiceError, ProvisioningError) as exc:
+        # What started is stopped when the script exits (the supervisor's exit handler).
+        print(f"start_services.py: the services did not start: {exc}", file=sys.stderr)
+        return 1
     warehouse = home / "warehouse-shared"
     warehouse.mkdir(exist_ok=True)
     found["warehouse"] = str(warehouse)
