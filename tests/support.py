@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,7 +24,8 @@ from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.runner import Runner
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
 SCRIPT = Path(sys.executable).parent / "lakecompat"
 #: The scenarios and engines of the run conftest.py shares between modules (`shared_run`).
 SHARED_SCENARIOS = ("rename_column/rename", "add_column/at_end")
@@ -49,6 +52,15 @@ def made_cell(**fields: Any) -> Cell:
         "reason": "",
     }
     return Cell(**{**defaults, **fields})
+
+
+def load_script(name: str) -> ModuleType:
+    """`scripts/<name>.py` as a module (scripts/ is not a package), for tests of its functions."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def lakecompat(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:

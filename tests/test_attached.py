@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from support import load_script
 
 from engines.attached import (
     AttachError,
@@ -125,24 +125,12 @@ def test_the_cli_refuses_bad_attachments(
     assert "--resume attaches to the services the run was started with" in capsys.readouterr().err
 
 
-def _start_services_script() -> ModuleType:
-    """scripts/start_services.py as a module (scripts/ is not a package)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parent.parent / "scripts" / "start_services.py"
-    spec = importlib.util.spec_from_file_location("start_services", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_start_services_says_in_a_line_which_service_did_not_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from engines.infra.supervisor import ServiceTimeout
 
-    script = _start_services_script()
+    script = load_script("start_services")
 
     def not_ready(home: Path) -> dict[str, str]:
         raise ServiceTimeout("service 'spark-master' not ready after 120 s")

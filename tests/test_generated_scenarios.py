@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+from support import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "generate_type_changes", ROOT / "scripts" / "generate_type_changes.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("generate_type_changes")
 
 
 def test_type_change_files_match_the_generator() -> None:
