@@ -21,13 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import SharedRun, lakecompat
+from support import ROOT, SharedRun, lakecompat
 
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = "rename_column/rename,add_column/at_end"
 MANAGED_SCENARIOS = ("baseline/no_change", *SCENARIOS.split(","))
 OPTIONS = ("--scenarios", SCENARIOS, "--formats", "hudi", "--shapes", "all", "--quiet")
