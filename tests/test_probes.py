@@ -81,3 +81,41 @@ def test_only_the_default_variant_reads_a_probed_query_type(tmp_path: Path) -> N
     assert [r for r in NoTimeTravel.reads if r[0] == "time_travel"] == [("time_travel", "plain")]
     # Snapshot, a query type it has, is read in every variant.
     assert {v for q, v in NoTimeTravel.reads if q == "snapshot"} == {"plain", "other", "third"}
+
+
+class Incremental(NoTimeTravel):
+    """Reads Iceberg tables, incremental included; every read fails."""
+
+    name = "ranges"
+    formats = ("iceberg",)
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot", "incremental")}
+    probe_only: ClassVar[dict[tuple[str, str], str]] = {}
+
+
+def incremental_cells(tmp_path: Path, committed: tuple[int, ...]) -> dict[str, object]:
+    scenario = Scenario("rename_column/r", Path(), ScenarioSpec.model_validate(SPEC))
+    table = TableRef("t_r_cow", tmp_path / "t", "cow", "id", "iceberg", committed=committed)
+    written = WriteResult(table, sql=[], files={"files": []})
+    context = RunContext(tmp_path, spark=None)  # type: ignore[arg-type] - no Spark is needed
+    fleet = Fleet(Progress(quiet=True), 30, threading.Event())
+    found = cells.read_table(fleet, scenario, written, EngineState(Incremental(context)), {}, None)
+    return {c.variant: c for c in found if c.query_type == "incremental"}
+
+
+def test_a_read_with_nothing_to_read_is_unsupported_with_what_reading_anyway_gave(
+    tmp_path: Path,
+) -> None:
+    """A scenario that only changes an Iceberg table's schema commits no snapshot after the
+    reference: its incremental read has no range to read, which says nothing of the change."""
+    Incremental.reads.clear()
+    empty = incremental_cells(tmp_path, committed=())
+    assert {c.outcome for c in empty.values()} == {Outcome.UNSUPPORTED}
+    assert empty["plain"].reason.startswith("nothing to read: no snapshot was committed")
+    assert empty["plain"].reason.endswith(
+        "reading the table anyway failed: RuntimeError: the read failed"
+    )
+    assert empty["other"].reason.endswith("read anyway in the plain variant only")
+    assert [v for q, v in Incremental.reads if q == "incremental"] == ["plain"]
+    # With a snapshot after the reference, the read is a read like any other.
+    written = incremental_cells(tmp_path, committed=(1,))
+    assert {c.outcome for c in written.values()} == {Outcome.ERROR}

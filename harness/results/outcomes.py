@@ -10,9 +10,13 @@ from typing import Any
 #: Added to the reason of a cell whose engine, table type and query type fail already on the
 #: baseline (a table without any schema change).
 BASELINE_NOTE = "fails without any schema change"
+#: Added instead where the baseline fails too, but another way (its own cause follows).
+BASELINE_OTHER = "without any schema change it fails otherwise"
 #: How the reason of a filtered read that returned fewer rows than match, with no error, starts:
 #: the most dangerous outcome the matrix can show (`harness.run.cells.shape_reasons`).
 ROWS_LOST = "rows lost without an error"
+#: How the reason of a read whose range holds no commit starts (`harness.run.cells.empty_range`).
+NOTHING_TO_READ = "nothing to read"
 
 
 def table_kind(table_format: str, table_type: str, separator: str = " ") -> str:

@@ -13,7 +13,16 @@ from engines.errors import LOG_LIMIT, describe_error, error_text, log_since, log
 from engines.infra.watchdog import Watchdog
 from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import TableRef
-from harness.results.outcomes import BASELINE_NOTE, ROWS_LOST, Cell, Evidence, Outcome
+from harness.results.causes import failure_kind, own_reason, same_failure
+from harness.results.outcomes import (
+    BASELINE_NOTE,
+    BASELINE_OTHER,
+    NOTHING_TO_READ,
+    ROWS_LOST,
+    Cell,
+    Evidence,
+    Outcome,
+)
 from harness.run.fleet import EngineState, Fleet, Stopped
 from harness.run.reads import Read, table_reads
 from harness.scenario.changelog import compare_changes
@@ -61,6 +70,10 @@ def measure(
     # Whatever the writer did, an engine without the query type gives UNSUPPORTED, so the
     # cell does not flip when only the writer changes. Probing needs a written table.
     supported = engine.supports(table.table_type, query_type, table.format)
+    if supported and probe is None:
+        # A query with nothing to read says nothing about the change: UNSUPPORTED, with what
+        # reading it anyway gives.
+        probe = empty_range(table, query_type)
     if not supported and (probe is None or not written.ok):
         reason = engine.unsupported_reason(table.table_type, query_type, table.format)
         if probe is not None:
@@ -71,7 +84,8 @@ def measure(
     if probe is not None and variant.name != engine.default_variant_name(table.format):
         # The cell is UNSUPPORTED whatever the table reads as: one variant's probe shows
         # what reading it anyway gives (in Hive these probes were a quarter of its queries).
-        reason = f"{probe}; read anyway in the {engine.default_variant_name()} variant only"
+        default = engine.default_variant_name(table.format)
+        reason = f"{probe}; read anyway in the {default} variant only"
         return verdict(cell, Outcome.UNSUPPORTED, reason, Evidence())
     unmet = (written.files or {}).get("unmet")
     if unmet:
@@ -124,6 +138,24 @@ def measure(
         found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason
         cell.outcome, cell.reason = Outcome.UNSUPPORTED, f"{probe}; reading it anyway: {found}"
     return cell
+
+
+#: The query types that read what was written after the reference state.
+RANGE_QUERY_TYPES = ("incremental", "changelog")
+
+
+def empty_range(table: TableRef, query_type: str) -> str | None:
+    """Why a read of what was written after the reference has nothing to read on `table`, or
+    None. An Iceberg schema change commits no snapshot, so a scenario that only changes the
+    schema after its reference leaves an incremental or changelog read an empty range (whose
+    start is the current snapshot, which Iceberg refuses): the query has no meaning there."""
+    if query_type not in RANGE_QUERY_TYPES or table.committed is None or table.committed:
+        return None
+    return (
+        f"{NOTHING_TO_READ}: no snapshot was committed after the reference snapshot (the "
+        "steps after it change only the schema, and a schema change commits no Iceberg "
+        f"snapshot), so the {query_type} read has an empty range"
+    )
 
 
 def failure_log(engine: Engine, start: int) -> str | None:
@@ -181,26 +213,30 @@ def read_table(
 
 
 class Baselines:
-    """The baseline scenario's outcome per engine, table type, query type and variant (its
-    tables change no column, so it is read with `SELECT *` only; a shaped cell is compared with
-    that)."""
+    """The baseline scenario's cell per engine, table format and type, query type and variant
+    (its tables change no column, so it is read with `SELECT *` only; a shaped cell is compared
+    with that)."""
 
     def __init__(self, finished: list[Cell] | None = None) -> None:
-        self._outcome: dict[tuple[str, ...], Outcome] = {}
+        self._cells: dict[tuple[str, ...], Cell] = {}
         for cell in finished or []:  # the cells a resumed run has already
             if cell.category == "baseline":
-                self._outcome[_combination(cell)] = cell.outcome
+                self._cells[_combination(cell)] = cell
 
     def note(self, scenario: Scenario, cell: Cell) -> Cell:
-        """Remember a baseline cell; add to a failing cell that its baseline fails too."""
-        combination = _combination(cell)
+        """Remember a baseline cell; to a failing cell whose baseline fails, add that it fails
+        the same way without any schema change, or how the baseline fails otherwise."""
         if scenario.spec.baseline:
-            self._outcome[combination] = cell.outcome
+            self._cells[_combination(cell)] = cell
             return cell
-        baseline = self._outcome.get(combination)
-        failing = (Outcome.PASS, Outcome.REJECTED, Outcome.UNSUPPORTED)
-        if baseline is not None and baseline not in failing and cell.outcome not in failing:
-            cell.reason = f"{cell.reason}; {BASELINE_NOTE} (baseline: {baseline})"
+        baseline = self._cells.get(_combination(cell))
+        if baseline is None or failure_kind(cell) is None or failure_kind(baseline) is None:
+            return cell
+        if same_failure(cell, baseline):
+            cell.reason = f"{cell.reason}; {BASELINE_NOTE} (baseline: {baseline.outcome})"
+        else:
+            first = own_reason(baseline.reason).splitlines()[0]
+            cell.reason = f"{cell.reason}; {BASELINE_OTHER} (baseline: {baseline.outcome}: {first})"
         return cell
 
 

@@ -1,0 +1,86 @@
+"""Whether a cell fails as its baseline does: the same failure, not only the same outcome, and
+the baseline note a run adds to a failing cell's reason."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from test_results_report import cell
+
+from harness.results.causes import failure_kind, own_reason, same_failure
+from harness.results.outcomes import BASELINE_NOTE, BASELINE_OTHER, Outcome
+from harness.run.cells import Baselines
+
+DELETE_FILES = (
+    "UnsupportedOperationException: Delete files are currently not supported in changelog scans"
+)
+RANGE = (
+    "IllegalArgumentException: Starting snapshot (exclusive) 5813 is not a parent ancestor "
+    "of end snapshot 5813"
+)
+
+
+def failing(reason: str, outcome: Outcome = Outcome.ERROR, **more: object):
+    return cell(outcome=outcome, reason=reason, **more)
+
+
+def test_errors_of_two_tables_are_the_same_failure_without_their_names_and_numbers() -> None:
+    one = failing(
+        "HoodieException: cannot read /tmp/a/t_add_column_after_cow/f1-0_20250101.parquet"
+    )
+    two = failing(
+        "HoodieException: cannot read /tmp/b/t_baseline_no_change_cow/x-9_20250102.parquet"
+    )
+    assert failure_kind(one) == failure_kind(two) == "ERROR: HoodieException: cannot read <path>"
+    assert same_failure(one, two)
+
+
+def test_the_same_outcome_with_another_error_is_not_the_same_failure() -> None:
+    assert not same_failure(failing(RANGE), failing(DELETE_FILES))
+
+
+def test_wrong_answers_are_the_same_failure_on_the_same_columns_only() -> None:
+    nulls = "NULLs where values were expected in `ts` (3 of 6 rows)"
+    assert same_failure(
+        failing(nulls, Outcome.WRONG), failing(nulls.replace("3", "2"), Outcome.WRONG)
+    )
+    other = "NULLs where values were expected in `name` (3 of 6 rows)"
+    assert not same_failure(failing(nulls, Outcome.WRONG), failing(other, Outcome.WRONG))
+    more = f"{nulls}; rows missing: 1 of 6"
+    assert not same_failure(failing(more, Outcome.WRONG), failing(nulls, Outcome.WRONG))
+
+
+def test_cells_that_do_not_fail_have_no_failure() -> None:
+    assert failure_kind(cell()) is None
+    assert not same_failure(cell(), cell())
+    assert not same_failure(failing(RANGE), None)
+
+
+def test_a_reason_without_its_baseline_note_is_its_own() -> None:
+    assert own_reason(f"{RANGE}; {BASELINE_NOTE} (baseline: ERROR)") == RANGE
+    assert own_reason(f"{RANGE}; {BASELINE_OTHER} (baseline: ERROR: {DELETE_FILES})") == RANGE
+
+
+def scenario(baseline: bool) -> SimpleNamespace:
+    return SimpleNamespace(spec=SimpleNamespace(baseline=baseline))
+
+
+def test_the_run_notes_a_shared_failure_and_names_another_one() -> None:
+    """The note says "fails without any schema change" only where the baseline fails the same
+    way; where it fails otherwise, the cell says its own cause first, then the baseline's."""
+    baselines = Baselines()
+    base = failing(DELETE_FILES, scenario="baseline/no_change", category="baseline")
+    baselines.note(scenario(True), base)
+    same = baselines.note(scenario(False), failing(DELETE_FILES))
+    assert same.reason == f"{DELETE_FILES}; {BASELINE_NOTE} (baseline: ERROR)"
+    other = baselines.note(scenario(False), failing(RANGE))
+    assert other.reason == f"{RANGE}; {BASELINE_OTHER} (baseline: ERROR: {DELETE_FILES})"
+    passing = baselines.note(scenario(False), cell())
+    assert passing.reason == ""
+
+
+def test_a_resumed_run_knows_the_baseline_cells_it_has() -> None:
+    base = failing(DELETE_FILES, scenario="baseline/no_change", category="baseline")
+    resumed = Baselines([base])
+    noted = resumed.note(scenario(False), failing(DELETE_FILES))
+    assert BASELINE_NOTE in noted.reason
