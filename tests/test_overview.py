@@ -207,14 +207,96 @@ def test_the_page_shows_the_captions_code_as_code_not_backticks(tmp_path: Path) 
     assert "`" not in caption
 
 
-def test_a_failure_the_baseline_shares_says_so() -> None:
+def baseline(engine: str, variant: str, table_type: str, query_type: str, outcome: Outcome):
+    return replace(
+        read(engine, variant, table_type, query_type, outcome),
+        scenario="baseline/no_change",
+        category="baseline",
+        title="No schema change",
+    )
+
+
+def test_a_failure_the_baseline_shares_is_said_once_under_the_table() -> None:
+    """Iceberg's merge-on-read changelog fails on every table: it is not in the rename row,
+    but under the table, once, with how many cells of the rows it left out."""
+    delete_files = "ERROR: Delete files are currently not supported in changelog scans"
     cells = [
-        read("spark", "off", "cow", "snapshot", Outcome.ERROR),
+        baseline("spark", "off", "mor", "snapshot", Outcome.PASS),
+        baseline("spark", "off", "mor", "changelog", Outcome.ERROR),
         read("spark", "off", "mor", "snapshot", Outcome.PASS),
+        read("spark", "off", "mor", "changelog", Outcome.ERROR),
     ]
-    cells[0].reason = f"version 9 unsupported; {BASELINE_NOTE} (baseline: ERROR)"
-    spark = the_overview(cells).rows[0].engines["spark"]
-    assert spark.text == "ERROR on COW · fails without any schema change too"
+    cells[1].reason = delete_files
+    cells[3].reason = f"{delete_files}; {BASELINE_NOTE} (baseline: ERROR)"
+    overview = the_overview(cells)
+    [row] = overview.rows  # the baseline is no operation: it has no row
+    assert row.scenario == RENAME
+    assert row.engines["spark"].text == "PASS"
+    assert len(row.engines["spark"].cells) == 2  # the left-out cell is still behind it
+    [aside] = overview.asides
+    assert (aside.kind, aside.engine, aside.text) == ("baseline", "spark", "ERROR on changelog")
+    assert aside.left_out == 1
+
+
+def test_a_failure_of_its_own_stays_in_the_row_beside_a_failing_baseline() -> None:
+    cells = [
+        baseline("spark", "off", "mor", "snapshot", Outcome.PASS),
+        baseline("spark", "off", "mor", "changelog", Outcome.ERROR),
+        read("spark", "off", "mor", "snapshot", Outcome.PASS),
+        read("spark", "off", "mor", "changelog", Outcome.ERROR),
+    ]
+    cells[1].reason = "ERROR: Delete files are currently not supported in changelog scans"
+    cells[3].reason = "ERROR: Starting snapshot (exclusive) 81 is not a parent ancestor of 81"
+    overview = the_overview(cells)
+    assert overview.rows[0].engines["spark"].text == "ERROR on changelog"
+    assert overview.asides[0].left_out == 0
+
+
+def test_an_engine_that_reads_no_table_of_the_format_is_a_line_not_a_column(
+    tmp_path: Path,
+) -> None:
+    cells = [*spark_and_trino()]
+    for table_type, query_type in (("cow", "snapshot"), ("mor", "snapshot")):
+        cells.append(baseline("spark", "off", table_type, query_type, Outcome.PASS))
+        for scenario in (baseline, read):
+            failed = scenario("daft", "default", table_type, query_type, Outcome.ERROR)
+            failed.reason = "Exception: Unsupported table version 9"
+            cells.append(failed)
+    info = {**INFO, "engine_order": ["spark", "trino", "daft"]}
+    overview = the_overview(cells, info)
+    assert overview.engines == ["spark", "trino"]
+    assert set(overview.rows[0].engines) == {"spark", "trino"}
+    [aside] = [a for a in overview.asides if a.kind == "unreadable"]
+    assert (aside.engine, aside.text) == ("daft", "ERROR 4")
+    assert aside.reasons == ["4 cells: Exception: Unsupported table version 9"]
+    run_dir = write_run(tmp_path / "run", cells, info)
+    write_reports(run_dir, [tmp_path / "out"])
+    lines = (tmp_path / "out" / "matrix.md").read_text().splitlines()
+    assert "| operation | writer | spark | trino |" in lines
+    assert any(line.startswith("- `daft` reads no Apache Hudi table of this run") for line in lines)
+
+
+def test_an_engine_failing_every_read_of_a_small_run_keeps_its_column() -> None:
+    """Without a baseline table that fails, failing every read is a finding, not a format
+    the engine cannot read."""
+    overview = the_overview(spark_and_trino())
+    assert overview.engines == ["spark", "trino"]
+    assert overview.asides == []
+
+
+def test_reads_with_nothing_to_read_are_said_once() -> None:
+    empty = read("spark", "off", "cow", "incremental", Outcome.UNSUPPORTED)
+    empty.reason = (
+        "nothing to read: no snapshot was committed after the reference snapshot; reading it "
+        "anyway failed: ERROR"
+    )
+    overview = the_overview([read("spark", "off", "cow", "snapshot", Outcome.PASS), empty])
+    assert overview.rows[0].engines["spark"].text == "PASS"
+    [aside] = overview.asides
+    assert (aside.kind, aside.text, aside.scenarios) == ("nothing_to_read", "incremental", [RENAME])
+    assert aside.reasons == [
+        "nothing to read: no snapshot was committed after the reference snapshot"
+    ]
 
 
 def test_a_shape_the_engine_has_no_query_for_is_named_beside_what_passes() -> None:

@@ -18,8 +18,9 @@ from typing import Any
 from engines.shape import PUSHDOWN_OFF
 from engines.table import QUERY_TYPES
 from harness.report.grouping import CATEGORY_ORDER, TYPE_COLUMNS, TYPE_ROWS
+from harness.results.causes import own_reason, same_failure
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import BASELINE_NOTE, ROWS_LOST, Outcome
+from harness.results.outcomes import NOTHING_TO_READ, ROWS_LOST, Cell, Outcome
 
 #: What no engine reads: the writer refused the change, or the engine has no such query.
 NOT_READ = (Outcome.REJECTED, Outcome.UNSUPPORTED)
@@ -35,6 +36,8 @@ QUERY_TYPE_WORDS = {
     "changelog": "changelog",
 }
 DEFAULT_FORMAT = "hudi"
+#: An engine's cell whose every read fails as on the baseline table (said under the table).
+AS_BASELINE = "fails as without any schema change"
 
 
 @dataclass
@@ -85,10 +88,36 @@ class OperationRow:
 
 
 @dataclass
+class Aside:
+    """A failure that is not about any operation, said once under the overview instead of in
+    every row it would paint."""
+
+    #: `unreadable`: the engine reads no table of the format, not even the baseline's (it is
+    #: not a column); `baseline`: reads that fail without any schema change (the rows leave
+    #: out the cells that fail the same way); `nothing_to_read`: reads whose range holds no
+    #: commit (UNSUPPORTED), scenario by scenario.
+    kind: str
+    #: The engine, or "" for what holds for every engine.
+    engine: str
+    #: "ERROR on MOR changelog", "ERROR 143, UNSUPPORTED 769", "incremental, changelog".
+    text: str
+    #: Each distinct reason, with where it applies.
+    reasons: list[str] = field(default_factory=list)
+    #: Indexes (into the run's judged cells) of the cells it speaks for.
+    cells: list[int] = field(default_factory=list)
+    #: How many cells of the rows fail as the baseline does, left out of them (`baseline`), or
+    #: the scenarios (`nothing_to_read`).
+    left_out: int = 0
+    scenarios: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Overview:
     """The overview of one table format."""
 
     format: str
+    #: The engines with a column: every engine of the format that reads at least its
+    #: baseline table (the others are `unreadable` asides).
     engines: list[str]
     #: The variant with each engine's own defaults, whose cells the summaries speak for.
     defaults: dict[str, str]
@@ -97,6 +126,9 @@ class Overview:
     grids: dict[str, dict[tuple[str, str], Summary]]
     #: The writer's grid: which type changes it accepts.
     writer_grid: dict[tuple[str, str], Summary]
+    #: What is said once under the table (`Aside`), in the order unreadable, baseline,
+    #: nothing to read.
+    asides: list[Aside] = field(default_factory=list)
 
 
 def default_variants(
@@ -145,20 +177,30 @@ def _overview(
         cell = judged[index].cell
         by_scenario[cell.scenario][cell.engine].append(index)
     seen = {judged[i].cell.engine for i in indexes}
-    engines = [e for e in order if e in seen] + sorted(seen - set(order))
+    baselines = _baseline_cells(judged, indexes)
+    asides = _unreadable(judged, indexes, baselines)
+    gone = {aside.engine for aside in asides}
+    engines = [e for e in order if e in seen - gone] + sorted(seen - gone - set(order))
+    shared = _failing_as_baseline(judged, indexes, baselines)
+    asides += _baseline_asides(judged, baselines, shared, engines, defaults)
+    asides += _nothing_to_read(judged, indexes, gone)
     rows: list[OperationRow] = []
     grids: dict[str, dict[tuple[str, str], Summary]] = {engine: {} for engine in engines}
     writer_grid: dict[tuple[str, str], Summary] = {}
     for scenario, by_engine in by_scenario.items():
         every = [i for group in by_engine.values() for i in group]
+        first = judged[every[0]].cell
+        if first.category == "baseline":
+            continue  # said under the table (`Aside`): no schema change is no operation
         writer = writer_summary(judged, every)
         summaries = {
-            engine: engine_summary(judged, by_engine.get(engine, []), defaults.get(engine, ""))
+            engine: engine_summary(
+                judged, by_engine.get(engine, []), defaults.get(engine, ""), shared
+            )
             for engine in engines
         }
         pair = is_type_change(scenario)
         if pair is None:
-            first = judged[every[0]].cell
             rows.append(OperationRow(scenario, first.title, first.category, writer, summaries))
             continue
         writer_grid[pair] = writer
@@ -166,8 +208,108 @@ def _overview(
             grids[engine][pair] = summary
     rows.sort(key=lambda r: _category_rank(r.category))
     return Overview(
-        name, engines, {e: defaults.get(e, "") for e in engines}, rows, grids, writer_grid
+        name, engines, {e: defaults.get(e, "") for e in engines}, rows, grids, writer_grid, asides
     )
+
+
+def _combination(cell: Cell) -> tuple[str, ...]:
+    """What a cell shares with its baseline cell (`harness.run.cells.Baselines`)."""
+    return (cell.engine, cell.table_type, cell.query_type, cell.variant)
+
+
+def _baseline_cells(judged: list[Judged], indexes: list[int]) -> dict[tuple[str, ...], int]:
+    """The baseline scenario's `SELECT *` cells by engine, table type, query type, variant."""
+    return {
+        _combination(judged[i].cell): i
+        for i in indexes
+        if judged[i].cell.category == "baseline" and judged[i].cell.shape == "all"
+    }
+
+
+def _failing_as_baseline(
+    judged: list[Judged], indexes: list[int], baselines: dict[tuple[str, ...], int]
+) -> set[int]:
+    """The cells outside the baseline that fail as their baseline cell does: not about the
+    operation of their row."""
+    shared = set()
+    for index in indexes:
+        cell = judged[index].cell
+        found = baselines.get(_combination(cell))
+        if cell.category != "baseline" and found is not None:
+            shared.update([index] if same_failure(cell, judged[found].cell) else [])
+    return shared
+
+
+def _unreadable(
+    judged: list[Judged], indexes: list[int], baselines: dict[tuple[str, ...], int]
+) -> list[Aside]:
+    """An aside per engine that reads no table of the format: its baseline table fails in
+    every read, and no cell of it passes (one line, not a column of identical failures)."""
+    by_engine: dict[str, list[int]] = defaultdict(list)
+    for index in indexes:
+        by_engine[judged[index].cell.engine].append(index)
+    asides = []
+    for engine, mine in by_engine.items():
+        base = [judged[i].cell for key, i in baselines.items() if key[0] == engine]
+        cells = [judged[i].cell for i in mine]
+        failed = [c for c in cells if c.outcome not in (Outcome.PASS, Outcome.REJECTED)]
+        if not base or any(c.outcome is Outcome.PASS for c in cells) or not failed:
+            continue
+        counts = defaultdict(int)
+        for c in failed:
+            counts[c.outcome.value] += 1
+        text = ", ".join(f"{outcome} {n}" for outcome, n in sorted(counts.items()))
+        asides.append(Aside("unreadable", engine, text, _common_reasons(failed), mine))
+    return asides
+
+
+def _common_reasons(cells: list[Cell], most: int = 3) -> list[str]:
+    """The most frequent first lines of the cells' own reasons, with how many cells say each."""
+    counts: dict[str, int] = defaultdict(int)
+    for cell in cells:
+        reason = own_reason(cell.reason).splitlines()
+        counts[reason[0] if reason else cell.outcome.value] += 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])[:most]
+    return [f"{n} cells: {reason}" for reason, n in ranked]
+
+
+def _baseline_asides(
+    judged: list[Judged],
+    baselines: dict[tuple[str, ...], int],
+    shared: set[int],
+    engines: list[str],
+    defaults: dict[str, str],
+) -> list[Aside]:
+    """Per engine with a column, what its default configuration gives on the baseline table
+    where that fails, and how many cells of the rows fail the same way."""
+    asides = []
+    for engine in engines:
+        mine = [i for key, i in baselines.items() if key[0] == engine]
+        summary = _plain_summary([judged[i] for i in mine], defaults.get(engine, ""), {})
+        if summary.outcome in (None, Outcome.PASS):
+            continue
+        left_out = sum(1 for i in shared if judged[i].cell.engine == engine)
+        asides.append(
+            Aside("baseline", engine, summary.text, summary.reasons, mine, left_out=left_out)
+        )
+    return asides
+
+
+def _nothing_to_read(judged: list[Judged], indexes: list[int], gone: set[str]) -> list[Aside]:
+    """One aside for the reads whose range holds no commit (`harness.run.cells.empty_range`)."""
+    found = [
+        i
+        for i in indexes
+        if judged[i].cell.reason.startswith(NOTHING_TO_READ) and judged[i].cell.engine not in gone
+    ]
+    if not found:
+        return []
+    cells = [judged[i].cell for i in found]
+    query_types = sorted({c.query_type for c in cells}, key=QUERY_TYPES.index)
+    text = ", ".join(QUERY_TYPE_WORDS.get(q, q) for q in query_types)
+    reason = own_reason(cells[0].reason).split("; read")[0]
+    scenarios = list(dict.fromkeys(c.scenario for c in cells))
+    return [Aside("nothing_to_read", "", text, [reason], found, scenarios=scenarios)]
 
 
 def _category_rank(category: str) -> int:
@@ -199,9 +341,12 @@ def writer_summary(judged: list[Judged], indexes: list[int]) -> Summary:
     )
 
 
-def engine_summary(judged: list[Judged], indexes: list[int], default: str) -> Summary:
+def engine_summary(
+    judged: list[Judged], indexes: list[int], default: str, shared: set[int] = frozenset()
+) -> Summary:
     """An engine's cell: its default variant's `SELECT *` over every table and query type it
-    read, with its shaped queries beside (`Summary.shaped`)."""
+    read, with its shaped queries beside (`Summary.shaped`); the cells of `shared`, which fail
+    as the baseline does, are behind it but not in its words."""
     every = [judged[i] for i in indexes]
     marks = {
         "regression": any(r.verdict is Verdict.REGRESSION for r in every),
@@ -209,11 +354,24 @@ def engine_summary(judged: list[Judged], indexes: list[int], default: str) -> Su
     }
     if not every:
         return Summary("not run", None, cells=[], **marks)
-    shaped = [r for r in every if r.cell.shape != "all"]
-    summary = _plain_summary([r for r in every if r.cell.shape == "all"], default, marks)
+    own = [judged[i] for i in indexes if i not in shared]
+    shaped = [r for r in own if r.cell.shape != "all"]
+    plain = [r for r in own if r.cell.shape == "all"]
+    if _only_shared(every, plain, default):
+        summary = Summary(AS_BASELINE, None, **marks)
+    else:
+        summary = _plain_summary(plain, default, marks)
     summary.cells = list(indexes)
     summary.shaped = shaped_summary(shaped, default) if shaped else None
     return summary
+
+
+def _only_shared(every: list[Judged], plain: list[Judged], default: str) -> bool:
+    """Whether every `SELECT *` read of the default variant fails as the baseline does."""
+    ours = [r for r in every if r.cell.shape == "all" and r.cell.variant == default]
+    read = [r for r in ours if r.cell.outcome not in NOT_READ]
+    kept = {id(r) for r in plain}
+    return bool(read) and not any(id(r) in kept for r in read)
 
 
 def shaped_summary(rows: list[Judged], default: str) -> Summary:
@@ -286,8 +444,6 @@ def _plain_summary(rows: list[Judged], default: str, marks: dict[str, bool]) -> 
     fixed_by = _fixing_variants(rows, failing, default)
     if fixed_by:
         text += " · PASS with " + " or ".join(fixed_by)
-    if all(BASELINE_NOTE in r.cell.reason for r in failing):
-        text += " · fails without any schema change too"
     return Summary(
         text,
         worst,

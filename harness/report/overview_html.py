@@ -11,7 +11,12 @@ import json
 
 from harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS, type_label
 from harness.report.overview import Overview, Summary
-from harness.report.overview_markdown import category_title, format_title, how_to_read
+from harness.report.overview_markdown import (
+    asides_text,
+    category_title,
+    format_title,
+    how_to_read,
+)
 from harness.results.outcomes import Outcome
 
 #: A summary's colour: full where every read fails (or passes), pale where some pass.
@@ -43,6 +48,7 @@ def overview_html(overview: Overview) -> str:
         "<div class='view' data-view='operations'>",
         f"<p class='how'>{inline_code(how_to_read(overview))}</p>",
         _operations(overview),
+        _asides(overview),
         "</div>",
     ]
     if overview.writer_grid:
@@ -79,6 +85,12 @@ def _operations(overview: Overview) -> str:
         )
     lines.append("</tbody></table>")
     return "\n".join(lines)
+
+
+def _asides(overview: Overview) -> str:
+    """What the overview says once under its table, instead of in the rows."""
+    items = "".join(f"<li>{inline_code(text)}</li>" for text in asides_text(overview))
+    return f"<ul class='asides'>{items}</ul>" if items else ""
 
 
 def _grids(overview: Overview) -> str:

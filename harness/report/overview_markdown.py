@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS, type_label
-from harness.report.overview import Overview, Summary
+from harness.report.overview import Aside, Overview, Summary
 
 FORMAT_NAMES = {"hudi": "Apache Hudi", "iceberg": "Apache Iceberg", "delta": "Delta Lake"}
 
@@ -26,7 +26,8 @@ def how_to_read(overview: Overview) -> str:
         "merge-on-read tables and every query type it has: `PASS`, or what fails where. "
         "`PASS with X`: its variant X reads it right. `filters:` what its projection, filters "
         "and count on the changed columns give (snapshot reads). — : the writer refused the "
-        "change. ⚠ regression, ✓ fixed upstream. Click a cell for every cell behind it."
+        "change. ⚠ regression, ✓ fixed upstream. Reads that fail without any schema change, "
+        "and engines that read no table of the format, are said once under the table."
     )
 
 
@@ -43,9 +44,47 @@ def overview_markdown(overview: Overview) -> list[str]:
             lines.append(f"| **{category_title(category)}** |" + " |" * (len(header) - 1))
         cells = [_text(row.writer), *(_text(row.engines[e]) for e in overview.engines)]
         lines.append(f"| {_md(row.title)} (`{row.scenario}`) | " + " | ".join(cells) + " |")
+    lines += ["", *(f"- {_md(text)}" for text in asides_text(overview))]
     if overview.writer_grid:
         lines += ["", *type_grids_markdown(overview)]
     return lines
+
+
+def asides_text(overview: Overview) -> list[str]:
+    """What the overview says once under its table (`Aside`), a sentence each; Markdown `code`
+    spans mark names."""
+    said = [_aside(overview.format, aside) for aside in overview.asides]
+    if not any(a.kind == "baseline" for a in overview.asides) and overview.engines:
+        said.insert(
+            sum(a.kind == "unreadable" for a in overview.asides),
+            "Without any schema change (the baseline table), every engine with a column reads "
+            "every query type right.",
+        )
+    return said
+
+
+def _aside(table_format: str, aside: Aside) -> str:
+    reasons = "; ".join(aside.reasons)
+    if aside.kind == "unreadable":
+        return (
+            f"`{aside.engine}` reads no {format_title(table_format)} table of this run, not "
+            f"even the baseline's, so it has no column ({aside.text}): {reasons}."
+        )
+    if aside.kind == "baseline":
+        left = (
+            f" {aside.left_out} cell(s) of the rows fail the same way and are left out of them."
+            if aside.left_out
+            else ""
+        )
+        return (
+            f"`{aside.engine}` fails without any schema change too (the baseline table): "
+            f"{aside.text} ({reasons}).{left}"
+        )
+    names = ", ".join(f"`{s}`" for s in aside.scenarios)
+    return (
+        f"The {aside.text} reads of {len(aside.scenarios)} scenario(s) have nothing to read "
+        f"({names}): {reasons}. Their cells are UNSUPPORTED, with what reading anyway gave."
+    )
 
 
 def type_grids_markdown(overview: Overview) -> list[str]:
