@@ -53,6 +53,32 @@ def test_shaped_cells_whose_outcome_differs_are_listed_by_engine_and_cause() -> 
     text = "\n".join(differences_markdown(cells))
     assert "## Where a query shape reads differently from SELECT *" in text
     assert "3 shaped cells differ" in text
-    assert "### spark\n\n- **rows lost without an error** (1 cell):" in text
+    assert "### spark · Apache Hudi\n\n- **rows lost without an error** (1 cell):" in text
     assert "  - `add_column/after` (cow · filter · `off`): WRONG where SELECT * is PASS" in text
     assert differences_markdown(cells[:2]) == []
+
+
+def test_a_shaped_cell_is_compared_with_select_star_of_its_own_table_format() -> None:
+    """Daft cannot read Hudi 1.x tables but reads Iceberg's: its Iceberg filters are not
+    different from its Hudi `SELECT *`."""
+    cells = [
+        cell(engine="daft", outcome=Outcome.ERROR, reason="unsupported table version"),
+        cell(engine="daft", format="iceberg"),
+        cell(engine="daft", format="iceberg", shape="filter"),
+        cell(engine="daft", format="iceberg", shape="project", outcome=Outcome.WRONG, reason=LOST),
+    ]
+    found = differences(cells)
+    assert [(d.cell.format, d.cell.shape) for d in found] == [("iceberg", "project")]
+    text = "\n".join(differences_markdown(cells))
+    assert "### daft · Apache Iceberg" in text
+
+
+def test_engines_that_lose_rows_come_first() -> None:
+    cells = [
+        cell(engine="hive", variant="x", outcome=Outcome.ERROR, reason="NullWritable"),
+        cell(engine="hive", variant="x", shape="project"),
+        cell(engine="trino", variant="names"),
+        cell(engine="trino", variant="names", shape="filter", outcome=Outcome.WRONG, reason=LOST),
+    ]
+    headings = [line for line in differences_markdown(cells) if line.startswith("### ")]
+    assert headings == ["### trino · Apache Hudi", "### hive · Apache Hudi"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from engines.shape import PUSHDOWN_OFF
 from harness.report.overview import NOT_READ
+from harness.report.overview_markdown import format_title
 from harness.results.outcomes import ROWS_LOST, Cell, Outcome
 
 
@@ -30,7 +31,7 @@ def differences(cells: list[Cell]) -> list[Difference]:
     """Every shaped cell whose outcome is not its table's `SELECT *` snapshot outcome, in the
     run's order (shaped cells not read, `UNSUPPORTED` or `REJECTED`, are left out)."""
     plain = {
-        (c.engine, c.table_type, c.scenario, c.variant): c
+        (c.format, c.engine, c.table_type, c.scenario, c.variant): c
         for c in cells
         if c.shape == "all" and c.query_type == "snapshot"
     }
@@ -39,7 +40,7 @@ def differences(cells: list[Cell]) -> list[Difference]:
         if cell.shape == "all" or cell.outcome in NOT_READ:
             continue
         variant = cell.variant.removesuffix(PUSHDOWN_OFF)
-        other = plain.get((cell.engine, cell.table_type, cell.scenario, variant))
+        other = plain.get((cell.format, cell.engine, cell.table_type, cell.scenario, variant))
         if other is not None and other.outcome is not cell.outcome:
             found.append(Difference(cell, other))
     return found
@@ -59,30 +60,38 @@ def cause(cell: Cell) -> str:
 
 
 def differences_markdown(cells: list[Cell]) -> list[str]:
-    """The Markdown section: per engine and cause, a line per scenario with its table types,
-    shapes and variant, and what `SELECT *` gives on the same tables."""
+    """The Markdown section: per table format and engine, then cause, a line per scenario with
+    its table types, shapes and variant, and what `SELECT *` gives on the same tables."""
     found = differences(cells)
     if not found:
         return []
-    groups: dict[tuple[str, str], list[Difference]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Difference]] = defaultdict(list)
     for difference in found:
-        groups[(difference.cell.engine, cause(difference.cell))].append(difference)
+        cell = difference.cell
+        groups[(cell.format, cell.engine, cause(cell))].append(difference)
     lines = [
         "",
         "## Where a query shape reads differently from SELECT *",
         "",
         f"{len(found)} shaped cells differ from the `SELECT *` snapshot of the same table "
-        "(same engine and variant; a `+pushdown_off` variant against the one it changes).",
+        "(same table format, engine and variant; a `+pushdown_off` variant against the one it "
+        "changes).",
     ]
-    # Rows lost without an error first: the most dangerous outcome.
-    order = sorted(groups, key=lambda key: (key[0], key[1] != ROWS_LOST, key[1]))
-    engine = None
+    # Rows lost without an error first, the most dangerous outcome: the engines that lose
+    # rows, then within each engine that cause.
+    losing = {(f, e) for f, e, c in groups if c == ROWS_LOST}
+    formats = list(dict.fromkeys(c.format for c in cells))
+    order = sorted(
+        groups,
+        key=lambda k: (formats.index(k[0]), (k[0], k[1]) not in losing, k[1], k[2] != ROWS_LOST),
+    )
+    heading = None
     for key in order:
-        if key[0] != engine:
-            engine = key[0]
-            lines += ["", f"### {engine}", ""]
+        if key[:2] != heading:
+            heading = key[:2]
+            lines += ["", f"### {key[1]} · {format_title(key[0])}", ""]
         rows = groups[key]
-        lines.append(f"- **{key[1]}** ({len(rows)} cell{'s' if len(rows) != 1 else ''}):")
+        lines.append(f"- **{key[2]}** ({len(rows)} cell{'s' if len(rows) != 1 else ''}):")
         by_scenario: dict[str, list[Difference]] = defaultdict(list)
         for row in rows:
             by_scenario[row.cell.scenario].append(row)
