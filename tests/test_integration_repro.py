@@ -3,8 +3,8 @@
 The command writes the table again, runs the generated writer.py with the project's own
 Spark (spark-submit) and compares the two tables, and runs the query of the generated reader
 files against the engine. Each must agree with the run: the same table (rows and schema),
-the same outcome and reason. It runs as the README shows it: from the project's folder, with
-the run folder (and `--out`) relative to it.
+the same outcome and reason. It runs as docs/repro-and-explore.md shows it: from the project's
+folder, with the run folder (and `--out`) relative to it.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def test_a_failing_cell_is_reproduced_without_lakecompat(
     project: Path, cell_id: str, outcome: str
 ) -> None:
     (run_id,) = (path.name for path in (project / "reports" / "runs").iterdir())
-    run_dir = Path("reports", "runs", run_id)  # as the README and the HTML report write it
+    # as docs/repro-and-explore.md and the HTML report write it
+    run_dir = Path("reports", "runs", run_id)
     cells = {case_id(c): c for c in load_cells(project / run_dir)[1]}
     assert cells[cell_id].outcome.value == outcome
     # The default folder for one cell, a relative --out for the other.

@@ -594,7 +594,8 @@ class AttachedTrino:
             raise AttachError(
                 f"--trino {self.address}: no catalog named {' or '.join(missing)}; lakecompat "
                 "reads through a `hudi` catalog and a `hive` catalog (with "
-                "hive.hudi-catalog-name=hudi), both on the --metastore (see the README)"
+                "hive.hudi-catalog-name=hudi), both on the --metastore "
+                "(see docs/attached-engines.md)"
             )
         return str(info.get("nodeVersion", {}).get("version", "?"))
 

@@ -46,7 +46,7 @@ _FORMS: tuple[tuple[str, ...], ...] = (
     ("format", "engine", "scenario", "table_type", "query_type", "variant", "shape"),
 )
 _HEADER = """\
-# Known outcomes: which cells are expected not to pass, and why (see the README).
+# Known outcomes: which cells are expected not to pass, and why (see docs/known-outcomes.md).
 # The first entry that matches a cell wins; a cell no entry matches is expected to PASS.
 """
 

@@ -26,7 +26,7 @@ def table_kind(table_format: str, table_type: str, separator: str = " ") -> str:
 
 
 class Outcome(StrEnum):
-    """What happened in a cell (see the README for the meaning of each)."""
+    """What happened in a cell (the README's table "Outcomes" says what each means)."""
 
     PASS = "PASS"
     WRONG = "WRONG"

@@ -362,7 +362,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def _attach_options(run: argparse.ArgumentParser) -> None:
-    """The options that attach engines a user already runs (see the README)."""
+    """The options that attach engines a user already runs (docs/attached-engines.md)."""
     group = run.add_argument_group(
         "engines you already run",
         "Attach to running services instead of starting them. lakecompat never starts, stops "
