@@ -11,7 +11,7 @@ import sys
 from engines import UnknownEngineError
 from engines.infra.artifacts import ProvisioningError
 from harness.explore.command import EXPLORE
-from harness.options import EXIT_CODES, Command
+from harness.options import EXIT_CODES, Command, OptionError, Parser
 from harness.qualify.command import QUALIFY
 from harness.report.command import DIFF, REPORT
 from harness.repro.command import REPRO
@@ -49,7 +49,7 @@ COMMANDS: tuple[Command, ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lakecompat",
         description=DESCRIPTION,
         epilog=EXIT_CODES,
@@ -63,13 +63,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; its exit code (2 for bad input, 130 when interrupted)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's parser, which knows its options
+        subparser = Parser(prog=f"{parser.prog} {args.command}")
+        subparser.error(f"unrecognized arguments: {' '.join(unknown)}")
     handle = next(c.handle for c in COMMANDS if c.name == args.command)
     # SIGTERM (a CI job cancelled, `kill`) stops the run like Ctrl-C: services are stopped and
     # finished cells kept, so `--resume` can complete the run.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return handle(args)
+    except OptionError as exc:
+        print(f"lakecompat {args.command}: {exc}", file=sys.stderr)
+        return 2
     except (
         ScenarioError,
         ExpectationError,

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCENARIOS = PROJECT_ROOT / "scenarios"
@@ -48,13 +50,79 @@ class Command:
 _SETTING = re.compile(r"^([a-z][a-z0-9_-]*):([A-Za-z0-9_.\-]+)=([A-Za-z0-9_.,:/\-]*)$")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with bad input said in one line, without the usage block: a value an
+    option refuses as `<command>: <option> <value>: <what it expects>`, any other mistake (an
+    unknown option, a missing value) as `<command>: <what is wrong> (...)`. Its subcommands'
+    parsers are of this class too (argparse makes them of the parent's class)."""
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        return super().add_argument(*names, **self._checked(names, kwargs))
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
+        group = super().add_argument_group(*args, **kwargs)
+        add = group.add_argument
+        group.add_argument = lambda *names, **options: add(  # type: ignore[method-assign]
+            *names, **self._checked(names, options)
+        )
+        return group
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (`{self.prog} --help` lists the options)\n")
+
+    def refuse(self, option: str, value: str, expected: str) -> NoReturn:
+        """Exit 2 with the one line that names the option, the value given and what it takes."""
+        self.exit(2, f"{self.prog}: {option} {shlex.quote(value)}: {expected}\n")
+
+    def _checked(self, names: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """`kwargs` with its `type` (and `choices`) checked by a function that refuses a bad
+        value itself: argparse would print the usage block before its message."""
+        convert, choices = kwargs.get("type"), kwargs.get("choices")
+        if convert is None and choices is None:
+            return kwargs
+        option = max(names, key=len) if str(names[0]).startswith("-") else kwargs.get("metavar")
+        label = str(option or names[0])
+
+        def check(text: str) -> Any:
+            try:
+                value = convert(text) if convert else text
+            except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
+                self.refuse(label, text, _expected(convert, exc))
+            if choices is not None and value not in choices:
+                self.refuse(label, text, f"expected one of: {_listed(choices)}")
+            return value
+
+        return {**kwargs, "type": check}
+
+
+def _expected(convert: Any, exc: Exception) -> str:
+    """What a refused value should have been: the type function's own words
+    (`ArgumentTypeError`), else what the built-in type takes."""
+    if isinstance(exc, argparse.ArgumentTypeError):
+        return str(exc)
+    builtin = {int: "expected a whole number", float: "expected a number"}
+    return builtin.get(convert) or f"expected a {getattr(convert, '__name__', 'value')} ({exc})"
+
+
+def _listed(choices: Collection[Any]) -> str:
+    return ", ".join(str(choice) for choice in choices)
+
+
+class OptionError(ValueError):
+    """An option's value refused once the command line is parsed (an engine setting, a
+    release): `lakecompat` prints it as `lakecompat <command>: <option> <value>: <why>`."""
+
+    def __init__(self, option: str, value: str, why: str) -> None:
+        super().__init__(f"{option} {shlex.quote(value)}: {why}")
+
+
 def setting(value: str) -> tuple[str, str, str]:
     """`ENGINE:KEY=VALUE`, restricted to characters that are safe in a SET statement."""
     match = _SETTING.match(value.strip())
     if match is None:
         raise argparse.ArgumentTypeError(
-            f"{value!r} is not ENGINE:KEY=VALUE (e.g. spark:hoodie.schema.on.read.enable=true; "
-            "keys and values may use letters, digits and . _ - , : /)"
+            "expected ENGINE:KEY=VALUE, e.g. spark:hoodie.schema.on.read.enable=true (keys and "
+            "values may use letters, digits and . _ - , : /)"
         )
     engine, key, value = match.groups()
     return engine, key, value
@@ -67,7 +135,7 @@ def seconds(value: str) -> float:
     except ValueError:
         number = -1
     if not 0 <= number <= 86_400:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds from 0 to 86400")
+        raise argparse.ArgumentTypeError("expected a number of seconds from 0 to 86400")
     return number
 
 
@@ -75,7 +143,7 @@ def duration(text: str) -> float:
     """`20m`, `90s`, `1h` or plain seconds."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
     if not match or float(match.group(1)) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration like 20m, 90s or 1h")
+        raise argparse.ArgumentTypeError("expected a duration like 20m, 90s or 1h")
     return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
 
 

@@ -74,6 +74,50 @@ def test_bad_arguments_exit_2(
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["run", "--set", "foo"],
+            "lakecompat run: --set foo: expected ENGINE:KEY=VALUE, e.g. "
+            "spark:hoodie.schema.on.read.enable=true (keys and values may use letters, digits "
+            "and . _ - , : /)",
+        ),
+        (
+            ["run", "--query-timeout", "-5"],
+            "lakecompat run: --query-timeout -5: expected a number of seconds from 0 to 86400",
+        ),
+        (
+            ["run", "--variants", "most"],
+            "lakecompat run: --variants most: expected one of: all, default",
+        ),
+        (["explore", "--seed", "x1"], "lakecompat explore: --seed x1: expected a whole number"),
+        (
+            ["explore", "--budget", "5 x"],
+            "lakecompat explore: --budget '5 x': expected a duration like 20m, 90s or 1h",
+        ),
+        (
+            ["run", "--set"],
+            "lakecompat run: argument --set: expected one argument "
+            "(`lakecompat run --help` lists the options)",
+        ),
+        (
+            ["scenarios", "--colour"],
+            "lakecompat scenarios: unrecognized arguments: --colour "
+            "(`lakecompat scenarios --help` lists the options)",
+        ),
+    ],
+    ids=["set", "query-timeout", "variants", "seed", "budget", "no-value", "unknown-option"],
+)
+def test_a_bad_option_is_one_line_without_the_usage(
+    capsys: pytest.CaptureFixture[str], args: list[str], line: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
 def test_report_of_a_folder_without_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
