@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ from harness.run.options import (
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
 from harness.run.releases import differences, in_force, recorded_releases
+from harness.run.settings import unchecked_lines
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
@@ -182,9 +184,12 @@ def add_run_parser(commands: Subcommands) -> None:
         action="append",
         default=[],
         metavar="ENGINE:KEY=VALUE",
-        help="a reader setting for every variant of one engine (Spark conf, Hive SET, Trino "
-        "session property), e.g. spark:hoodie.schema.on.read.enable=true; repeatable. Compare "
-        "the run with another using `lakecompat diff`",
+        help="a reader setting for every variant of one engine, e.g. "
+        "spark:hoodie.schema.on.read.enable=true; repeatable. Each key is checked before "
+        "anything starts, and one the engine does not take stops the run: "
+        f"{_settings_help()}. A key that cannot be checked is said on the run's output and, "
+        "like every setting, in the reports' header. Compare the run with another using "
+        "`lakecompat diff`",
     )
     judging_options(
         run,
@@ -192,6 +197,12 @@ def add_run_parser(commands: Subcommands) -> None:
     )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
     _attach_options(run)
+
+
+def _settings_help() -> str:
+    """What each engine's `--set` keys are, from the engines that take settings."""
+    helps = (engine_class(name).settings_help for name in known_engines())
+    return "; ".join(text for text in helps if text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,8 +249,10 @@ def run(args: argparse.Namespace) -> int:
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
     check_releases(options)
-    result = Runner(options, Progress(quiet=args.quiet)).run()
-    return _finish(result, args)
+    runner = Runner(options, Progress(quiet=args.quiet))
+    for line in unchecked_lines(options):
+        print(f"lakecompat run: {line}", file=sys.stderr)
+    return _finish(runner.run(), args)
 
 
 def check_releases(options: RunOptions) -> None:
