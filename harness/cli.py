@@ -24,10 +24,12 @@ from harness.scenario.command import SCENARIOS
 from harness.scenario.load import ScenarioError
 
 DESCRIPTION = """\
-lakecompat writes Apache Hudi tables with Spark, changes their schema the way data teams do
-(add, drop, rename, retype columns), reads them back with each query engine and compares every
-answer with the expected table. The result is a compatibility matrix: one cell per scenario,
-table type, query type and engine, each with an outcome, a reason and the evidence.
+lakecompat writes Apache Hudi and Apache Iceberg tables with Spark, changes their schema the
+way data teams do (add, drop, rename, retype columns), reads them back with each query engine
+that reads their format, and compares every answer with the expected table. The result is a
+compatibility matrix: one cell per scenario, table format, table type, query type and engine,
+each with an outcome, a reason and the evidence. `lakecompat <command> --help` says more
+about each command.
 
 Outcomes: PASS (answer correct), WRONG (answer incorrect; the reason says how), ERROR (the
 engine raised), REJECTED (the writer refused the schema change), UNSUPPORTED (the engine has
@@ -53,7 +55,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lakecompat",
         description=DESCRIPTION,
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:

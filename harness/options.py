@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import textwrap
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +28,10 @@ and fixed-upstream cells first.
 exit codes:
   0  every cell is as expected (with --strict: and none is fixed upstream)
   1  regressions (with --strict: also cells fixed upstream); the reports name them
-  2  bad input (scenario or expectation file, engine name, a release that does not
-     exist), the harness failed, an engine failed (a cell is ENGINE_FAILED), or the run
-     folder holds no finished run (no cells, or the run failed or was interrupted)
+  2  bad input (an option's value, such as an unknown --set key; a scenario or expectation
+     file; an engine name; a release that does not exist), the harness failed, an engine
+     failed (a cell is ENGINE_FAILED), or the run folder holds no finished run (no cells,
+     or the run failed or was interrupted)
   130  interrupted (finished cells are kept in the run folder; the message gives the
      command that completes the run)
 """
@@ -50,11 +52,33 @@ class Command:
 _SETTING = re.compile(r"^([a-z][a-z0-9_-]*):([A-Za-z0-9_.\-]+)=([A-Za-z0-9_.,:/\-]*)$")
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with a description or epilog filled paragraph by paragraph (paragraphs
+    are separated by blank lines) and a paragraph with indented lines (a list of exit codes,
+    examples) kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        paragraphs = textwrap.dedent(text).strip("\n").split("\n\n")
+        return "\n\n".join(
+            paragraph
+            if any(line.startswith(" ") for line in paragraph.splitlines())
+            else textwrap.fill(
+                " ".join(paragraph.split()), width, initial_indent=indent, subsequent_indent=indent
+            )
+            for paragraph in paragraphs
+        )
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser with bad input said in one line, without the usage block: a value an
     option refuses as `<command>: <option> <value>: <what it expects>`, any other mistake (an
-    unknown option, a missing value) as `<command>: <what is wrong> (...)`. Its subcommands'
-    parsers are of this class too (argparse makes them of the parent's class)."""
+    unknown option, a missing value) as `<command>: <what is wrong> (...)`. Its help fills
+    paragraphs (`HelpFormatter`). Its subcommands' parsers are of this class too (argparse
+    makes them of the parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
         return super().add_argument(*names, **self._checked(names, kwargs))
@@ -154,7 +178,9 @@ def csv(value: str) -> tuple[str, ...]:
 
 def reports_option(parser: argparse.ArgumentParser, help_text: str) -> None:
     """`--reports`: the folder of run folders and `latest/`."""
-    parser.add_argument("--reports", type=Path, default=Path("reports"), help=help_text)
+    parser.add_argument(
+        "--reports", type=Path, default=Path("reports"), metavar="DIR", help=help_text
+    )
 
 
 def judging_options(parser: argparse.ArgumentParser, default: str) -> None:
@@ -185,6 +211,7 @@ def scenario_options(parser: argparse.ArgumentParser) -> None:
         "--scenario-dir",
         type=Path,
         default=DEFAULT_SCENARIOS,
+        metavar="DIR",
         help=f"folder of scenario files (default: {DEFAULT_SCENARIOS})",
     )
 

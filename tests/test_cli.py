@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from support import SHARED_ENGINES, SharedRun
 
-from harness.cli import main
+from harness.cli import COMMANDS, main
 from harness.results.outcomes import Outcome, summary_line
 from harness.run.options import DEFAULT_ENGINES
 
@@ -32,6 +33,41 @@ def test_help_explains_outcomes_and_exit_codes(capsys: pytest.CaptureFixture[str
     text = capsys.readouterr().out
     for word in ("PASS", "WRONG", "REJECTED", "ENGINE_FAILED", "exit codes", "run", "report"):
         assert word in text
+
+
+def help_page(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["", *(c.name for c in COMMANDS)])
+def test_every_help_page_that_names_hudi_names_iceberg_too(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    text = help_page(capsys, *filter(None, [command]))
+    if re.search(r"\bHudi\b", text):
+        assert "Iceberg" in text, command
+
+
+def test_the_help_of_the_overview_and_of_the_commands_about_tables_names_both_formats(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "writes Apache Hudi and Apache Iceberg tables" in " ".join(help_page(capsys).split())
+    for command in ("run", "scenarios", "known", "repro", "explore"):
+        text = help_page(capsys, command)
+        assert "Hudi" in text and "Iceberg" in text, command
+
+
+@pytest.mark.parametrize("command", ["", *(c.name for c in COMMANDS if c.name != "qualify")])
+def test_help_pages_fit_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = help_page(capsys, *filter(None, [command])).splitlines()
+    # The exit codes are laid out by hand, a little wider than argparse's own lines.
+    assert max(len(line) for line in lines) <= 92, command
 
 
 def test_scenarios_lists_the_default_suite(capsys: pytest.CaptureFixture[str]) -> None:
