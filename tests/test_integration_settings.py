@@ -125,7 +125,7 @@ def test_a_key_the_engine_does_not_take_stops_the_run_before_anything_starts(
 )
 def test_every_key_of_lakecompats_own_variants_is_one_the_engine_takes(engine: str) -> None:
     cls = engine_class(engine)
-    variants = [v for f in cls.formats for v in cls.variants_of(cls, f)]  # type: ignore[arg-type]
+    variants = [*cls.variants, *(v for vs in cls.format_variants.values() for v in vs)]
     variants += [off for v in variants if (off := cls.pushdown_off(v)) is not None]
     scope = SettingsScope(hudi="1.2.0", formats=cls.formats)
     for variant in variants:
