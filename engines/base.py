@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
+from engines.settings import SettingsScope
 from engines.shape import ALL, Dialect, Shape, shape_sql
 from engines.table import TableRef
 
@@ -63,6 +64,9 @@ class Engine(ABC):
     reads_shapes: ClassVar[bool] = True
     #: Whether `--set` can give the engine settings (an engine without any refuses them).
     takes_settings: ClassVar[bool] = True
+    #: What `--set` keys the engine takes and how they are checked, for `lakecompat run`'s
+    #: help ("": the engine takes none, or says nothing).
+    settings_help: ClassVar[str] = ""
     #: Whether the engine runs in the writer's process (Spark): its reads then take turns with
     #: the writes; the other engines read one table while the writer writes the next.
     shares_writer: ClassVar[bool] = False
@@ -96,6 +100,14 @@ class Engine(ABC):
     def release(cls) -> str:
         """The release `release_env` selects now (its default when unset); "" without one."""
         return ""
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        """Refuse with a `SettingError` a key `--set` gives the engine that it does not take,
+        checked before anything starts against the keys its jars define; return the keys it
+        takes unchecked (only the running engine knows them), each with why. By default every
+        key is taken unchecked."""
+        return dict.fromkeys(settings, f"{cls.name}'s keys are not known before it starts")
 
     @classmethod  # noqa: B027 - most engines need nothing beyond what they start with
     def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:

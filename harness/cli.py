@@ -11,7 +11,7 @@ import sys
 from engines import UnknownEngineError
 from engines.infra.artifacts import ProvisioningError
 from harness.explore.command import EXPLORE
-from harness.options import EXIT_CODES, Command
+from harness.options import EXIT_CODES, Command, OptionError, Parser
 from harness.qualify.command import QUALIFY
 from harness.report.command import DIFF, REPORT
 from harness.repro.command import REPRO
@@ -24,10 +24,12 @@ from harness.scenario.command import SCENARIOS
 from harness.scenario.load import ScenarioError
 
 DESCRIPTION = """\
-lakecompat writes Apache Hudi tables with Spark, changes their schema the way data teams do
-(add, drop, rename, retype columns), reads them back with each query engine and compares every
-answer with the expected table. The result is a compatibility matrix: one cell per scenario,
-table type, query type and engine, each with an outcome, a reason and the evidence.
+lakecompat writes Apache Hudi and Apache Iceberg tables with Spark, changes their schema the
+way data teams do (add, drop, rename, retype columns), reads them back with each query engine
+that reads their format, and compares every answer with the expected table. The result is a
+compatibility matrix: one cell per scenario, table format, table type, query type and engine,
+each with an outcome, a reason and the evidence. `lakecompat <command> --help` says more
+about each command.
 
 Outcomes: PASS (answer correct), WRONG (answer incorrect; the reason says how), ERROR (the
 engine raised), REJECTED (the writer refused the schema change), UNSUPPORTED (the engine has
@@ -49,11 +51,10 @@ COMMANDS: tuple[Command, ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lakecompat",
         description=DESCRIPTION,
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
@@ -63,13 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; its exit code (2 for bad input, 130 when interrupted)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's parser, which knows its options
+        subparser = Parser(prog=f"{parser.prog} {args.command}")
+        subparser.error(f"unrecognized arguments: {' '.join(unknown)}")
     handle = next(c.handle for c in COMMANDS if c.name == args.command)
     # SIGTERM (a CI job cancelled, `kill`) stops the run like Ctrl-C: services are stopped and
     # finished cells kept, so `--resume` can complete the run.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return handle(args)
+    except OptionError as exc:
+        print(f"lakecompat {args.command}: {exc}", file=sys.stderr)
+        return 2
     except (
         ScenarioError,
         ExpectationError,

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from support import SHARED_ENGINES, SharedRun
 
-from harness.cli import main
+from harness.cli import COMMANDS, main
 from harness.results.outcomes import Outcome, summary_line
 from harness.run.options import DEFAULT_ENGINES
 
@@ -32,6 +33,41 @@ def test_help_explains_outcomes_and_exit_codes(capsys: pytest.CaptureFixture[str
     text = capsys.readouterr().out
     for word in ("PASS", "WRONG", "REJECTED", "ENGINE_FAILED", "exit codes", "run", "report"):
         assert word in text
+
+
+def help_page(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["", *(c.name for c in COMMANDS)])
+def test_every_help_page_that_names_hudi_names_iceberg_too(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    text = help_page(capsys, *filter(None, [command]))
+    if re.search(r"\bHudi\b", text):
+        assert "Iceberg" in text, command
+
+
+def test_the_help_of_the_overview_and_of_the_commands_about_tables_names_both_formats(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "writes Apache Hudi and Apache Iceberg tables" in " ".join(help_page(capsys).split())
+    for command in ("run", "scenarios", "known", "repro", "explore"):
+        text = help_page(capsys, command)
+        assert "Hudi" in text and "Iceberg" in text, command
+
+
+@pytest.mark.parametrize("command", ["", *(c.name for c in COMMANDS if c.name != "qualify")])
+def test_help_pages_fit_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = help_page(capsys, *filter(None, [command])).splitlines()
+    # The exit codes are laid out by hand, a little wider than argparse's own lines.
+    assert max(len(line) for line in lines) <= 92, command
 
 
 def test_scenarios_lists_the_default_suite(capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,6 +108,50 @@ def test_bad_arguments_exit_2(
     assert main(["run", "--reports", str(tmp_path), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["run", "--set", "foo"],
+            "lakecompat run: --set foo: expected ENGINE:KEY=VALUE, e.g. "
+            "spark:hoodie.schema.on.read.enable=true (keys and values may use letters, digits "
+            "and . _ - , : /)",
+        ),
+        (
+            ["run", "--query-timeout", "-5"],
+            "lakecompat run: --query-timeout -5: expected a number of seconds from 0 to 86400",
+        ),
+        (
+            ["run", "--variants", "most"],
+            "lakecompat run: --variants most: expected one of: all, default",
+        ),
+        (["explore", "--seed", "x1"], "lakecompat explore: --seed x1: expected a whole number"),
+        (
+            ["explore", "--budget", "5 x"],
+            "lakecompat explore: --budget '5 x': expected a duration like 20m, 90s or 1h",
+        ),
+        (
+            ["run", "--set"],
+            "lakecompat run: argument --set: expected one argument "
+            "(`lakecompat run --help` lists the options)",
+        ),
+        (
+            ["scenarios", "--colour"],
+            "lakecompat scenarios: unrecognized arguments: --colour "
+            "(`lakecompat scenarios --help` lists the options)",
+        ),
+    ],
+    ids=["set", "query-timeout", "variants", "seed", "budget", "no-value", "unknown-option"],
+)
+def test_a_bad_option_is_one_line_without_the_usage(
+    capsys: pytest.CaptureFixture[str], args: list[str], line: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
 
 
 def test_report_of_a_folder_without_results(

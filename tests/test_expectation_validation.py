@@ -31,7 +31,8 @@ def case(name: str, field: str, expected: str) -> object:
 CASES = [
     case("malformed_yaml", "", "not valid YAML"),
     case("not_a_mapping", "", "expected a mapping with a list `known:`"),
-    case("unknown_field", "known[0].colour", "Extra inputs are not permitted"),
+    case("unknown_field", "known[0]", "unknown field 'colour'; known fields: engine, format, "),
+    case("field_misspelt", "known[0]", "unknown field 'reson' (did you mean 'reason'?)"),
     case("unknown_outcome", "known[0].outcome", "Input should be 'PASS', 'WRONG'"),
     case("missing_reason", "known[0].reason", "Field required"),
     case("bad_version_range", "known[0].versions", "is not a version bound like '>=479'"),

@@ -146,9 +146,18 @@ def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
     [
         ("points:\n  - {name: a, hudi: 1.2.0}\n", "points: List should have at least 2 items"),
         (
+            "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, flink: 1.17.1}\n",
+            "points[1]: unknown field 'flink'; known fields: name, hudi, table_version, "
+            "hive_hudi, spark_hudi, iceberg, format_version, daft, hive, hudi_rs, polars, "
+            "pyiceberg, trino",
+        ),
+        (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",
-            "points[1].spark: unknown field; a point may set hudi, table_version, hive_hudi, "
-            "spark_hudi, iceberg, format_version, daft, hive, hudi_rs, polars, pyiceberg, trino",
+            "points[1]: unknown field 'spark' (did you mean 'spark_hudi'?)",
+        ),
+        (
+            "points:\n  - {name: a, hudi: 1.2.0}\n  - {nmae: b, trino: 476}\n",
+            "points[1]: unknown field 'nmae' (did you mean 'name'?)",
         ),
         (
             "points:\n  - {name: a, hudi: latest}\n  - {name: b}\n",

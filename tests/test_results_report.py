@@ -162,6 +162,42 @@ def test_matrix_header_names_run_and_versions(tmp_path: Path) -> None:
     assert all(f"- `{o.value}`: " in matrix for o in Outcome)
 
 
+def test_the_headers_name_every_setting_and_each_unchecked_key(tmp_path: Path) -> None:
+    info = {
+        **INFO,
+        "engine_settings": {
+            "spark": {"hoodie.schema.on.read.enable": "true", "parquet.page.size": "1024"},
+            "hudi-rs": {"hoodie.read.use.read_optimized.mode": "false"},
+        },
+        "unchecked_settings": {
+            "spark": {"parquet.page.size": "Spark hands it on unchecked"},
+            "hudi-rs": {"hoodie.read.use.read_optimized.mode": "hudi-rs's keys are not known"},
+        },
+    }
+    write_reports(write_run(tmp_path / "run", CELLS, info), [tmp_path / "out"])
+    spark = (
+        "- Setting: spark read with `hoodie.schema.on.read.enable=true`, `parquet.page.size=1024`"
+        " (`--set`, added to every variant); `parquet.page.size` was not checked before the "
+        "run: Spark hands it on unchecked"
+    )
+    hudi_rs = (
+        "- Setting: hudi-rs read with `hoodie.read.use.read_optimized.mode=false` (`--set`, "
+        "added to every variant); `hoodie.read.use.read_optimized.mode` was not checked before "
+        "the run: hudi-rs's keys are not known"
+    )
+    for report in ("summary.md", "matrix.md"):
+        lines = (tmp_path / "out" / report).read_text().splitlines()
+        # Right below the line that names the writer and the readers, before anything else.
+        names = next(i for i, line in enumerate(lines) if line.startswith(("Writer ", "Run `")))
+        assert lines[names + 1 : names + 3] == [hudi_rs, spark], report
+
+
+def test_a_run_without_settings_says_none(tmp_path: Path) -> None:
+    render(tmp_path)
+    for report in ("summary.md", "matrix.md"):
+        assert "Setting:" not in (tmp_path / "out" / report).read_text()
+
+
 def test_matrix_has_one_section_per_engine_table_type_and_variant(tmp_path: Path) -> None:
     headings = [line for line in render(tmp_path).splitlines() if line.startswith("## spark")]
     assert headings == [

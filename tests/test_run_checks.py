@@ -34,4 +34,6 @@ def test_timeouts_must_be_seconds(value: str, capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as caught:
         main(["run", "--query-timeout", value])
     assert caught.value.code == 2
-    assert "is not a number of seconds from 0 to 86400" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"lakecompat run: --query-timeout {value}: expected a number of seconds from 0 to 86400\n"
+    )

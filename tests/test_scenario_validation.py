@@ -30,7 +30,19 @@ CASES = [
     case("missing_key", "key", "Field required"),
     case("missing_schema", "schema", "Field required"),
     case("missing_rows", "rows", "Field required"),
-    case("unknown_top_level_field", "colour", "Extra inputs are not permitted"),
+    case(
+        "unknown_top_level_field",
+        "",
+        "unknown field 'colour'; known fields: title, description, baseline, table_types, key, "
+        "precombine, partition_by, schema, rows, steps, needs",
+    ),
+    case(
+        "top_level_field_misspelt", "", "unknown field 'preecombine' (did you mean 'precombine'?)"
+    ),
+    case("step_field_misspelt", "steps[0]", "unknown field 'too' (did you mean 'to'?)"),
+    case(
+        "column_field_misspelt", "steps[0].schema[1]", "unknown field 'typ' (did you mean 'type'?)"
+    ),
     case("unknown_step_op", "steps[1]", "expected tags: 'insert', 'upsert'"),
     case("bad_type_name", "schema[0].type", "unknown type 'integer'; expected one of: boolean"),
     case("bad_identifier_uppercase", "schema[1].name", "should match pattern '^[a-z_]"),
@@ -81,8 +93,8 @@ CASES = [
     ),
     case(
         "step_extra_field_named_like_op",
-        "steps[0].delete",
-        "Extra inputs are not permitted",
+        "steps[0]",
+        "unknown field 'delete'; known fields: op, column",
     ),
 ]
 

@@ -35,6 +35,8 @@ from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import QueryError
 from engines.flink.runtime import FLINK_VERSION, HUDI_VERSION, FlinkProcess, provision
+from engines.flink.settings import HELP, check_flink_settings
+from engines.settings import SettingsScope
 from engines.shape import ALL, Shape
 from engines.table import TableRef
 from engines.table import reference_instant as reference_of
@@ -164,6 +166,7 @@ class FlinkEngine(Engine):
     """Flink 1.17.2 SQL in batch mode, with Hudi 0.14.0's Flink connector."""
 
     name = "flink"
+    settings_help = HELP
     # Its shaped reads (a projection, a filter in the SELECT under the table hint) are not
     # written yet: Flink reads `SELECT *` only (docs/research/query-shapes.md).
     reads_shapes = False
@@ -180,6 +183,10 @@ class FlinkEngine(Engine):
         Variant("default"),
         Variant("schema_on_read", {_SCHEMA_ON_READ: "true"}),
     )
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        return check_flink_settings(settings, scope)
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None

@@ -32,6 +32,7 @@ from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_tail, logged_trace
 from engines.hive.runtime import HIVE3_OPENS, OPENS, AttachedHive, hiveserver2_classpath
+from engines.hive.settings import HELP, check_hive_settings
 from engines.infra.class_archive import NO_ARCHIVE, class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
@@ -47,6 +48,7 @@ from engines.metastore.service import (
     metastore_classpath,
 )
 from engines.metastore.tables import table_for
+from engines.settings import SettingsScope
 from engines.shape import ALL, HIVE, PUSHDOWN_OFF, Shape
 from engines.table import TableRef, reference_instant
 
@@ -168,6 +170,12 @@ class HiveEngine(MetastoreReader):
     def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
         metastore_classpath(hive_version())
         hiveserver2_classpath(hive_version(), reader_hudi or hudi)
+
+    settings_help = HELP
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        return check_hive_settings(settings, scope, hive_version())
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None

@@ -81,6 +81,10 @@ class HudiRsEngine(LibraryReader):
     release_env = "LAKECOMPAT_HUDI_RS_VERSION"
     release_help = "the hudi-rs release (PyPI hudi)"
     imports = ("hudi",)
+    settings_help = (
+        "hudi-rs: hoodie.* options for its table builder, unchecked (the library's keys are "
+        "not known before it reads)"
+    )
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental", "time_travel"),
         "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),

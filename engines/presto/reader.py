@@ -38,11 +38,11 @@ from engines.presto.runtime import (
     catalogs,
     provision,
 )
+from engines.presto.settings import HELP, check_presto_settings
+from engines.settings import CATALOG, SettingsScope
 from engines.shape import ALL, TRINO, Dialect, Shape
 from engines.table import TableRef
 
-#: Variant setting that picks the catalog; every other setting is a Presto session property.
-CATALOG = "catalog"
 #: Presto quotes names and spells literals as Trino does (both follow ANSI SQL).
 PRESTO_SQL: Dialect = TRINO
 #: How long a query that Presto's scheduler refuses with NO_NODES_AVAILABLE is asked again: its
@@ -124,6 +124,12 @@ class PrestoEngine(MetastoreReader):
         if is_hive3(version):
             metastore_classpath(version)
             provision()
+
+    settings_help = HELP
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        return check_presto_settings(settings, scope)
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None

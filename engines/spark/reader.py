@@ -15,6 +15,7 @@ from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.iceberg_jars import iceberg_spark_runtime, iceberg_version
 from engines.infra.jdk import find_jdk
+from engines.settings import SettingsScope
 from engines.shape import ALL, PUSHDOWN_OFF, SPARK, Shape
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
@@ -25,6 +26,7 @@ from engines.spark.runtime import (
     iceberg_catalog_name,
     iceberg_catalog_settings,
 )
+from engines.spark.settings import HELP, check_spark_settings
 from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant, reference_time
 
 
@@ -123,6 +125,12 @@ class SparkEngine(Engine):
     # turns with the writes. Otherwise the writer's session reads (its variants set session
     # configuration, for the read only: the writer's jobs do not see them).
     apart_in_lanes = True
+
+    settings_help = HELP
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        return check_spark_settings(settings, scope)
 
     reader_hudi_help = (
         "the Hudi release the Spark reader reads with, when it is not the writer's (version "

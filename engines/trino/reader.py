@@ -37,6 +37,7 @@ from engines.errors import QueryError, log_tail
 from engines.metastore.ddl import registration_ddl
 from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
+from engines.settings import CATALOG, SettingsScope
 from engines.shape import ALL, PUSHDOWN_OFF, TRINO, Shape
 from engines.table import (
     TableRef,
@@ -47,6 +48,7 @@ from engines.table import (
     reference_time,
 )
 from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
+from engines.trino.settings import HELP, check_trino_settings
 
 NESTED = ("row", "array", "map")
 #: Trino reads a table's splits in parallel and reports the first that fails, so which Parquet
@@ -60,8 +62,6 @@ _UNSUPPORTED_COLUMN = re.compile(
 _CORRUPTED_STATISTICS = re.compile(
     r'Malformed Parquet file\. Corrupted statistics for column ("[^"]*")'
 )
-#: Variant setting that picks the catalog; every other setting is a Trino session property.
-CATALOG = "catalog"
 #: The catalog that reads Iceberg tables, on the run's Metastore.
 ICEBERG_CATALOG = "iceberg"
 #: The Hudi catalog whose Parquet reader ignores statistics: no row-group, column-index or
@@ -250,6 +250,8 @@ class TrinoEngine(MetastoreReader):
         Variant("hive_catalog", {CATALOG: "hive"}),
     )
 
+    settings_help = HELP
+
     @classmethod
     def release(cls) -> str:
         return trino_version()
@@ -258,6 +260,11 @@ class TrinoEngine(MetastoreReader):
     def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
         metastore_classpath(hive_version())
         provision()
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        files = catalogs("", iceberg="iceberg" in scope.formats, hudi="hudi" in scope.formats)
+        return check_trino_settings(settings, scope, files)
 
     def __init__(
         self, context: RunContext, reader_hudi: str | None = None, label: str | None = None

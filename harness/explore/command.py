@@ -30,10 +30,12 @@ def add_parser(commands: Subcommands) -> None:
     """The `explore` command's options."""
     explore = commands.add_parser(
         "explore",
-        help="generate evolution sequences, and shrink each failure to the smallest sequence",
+        help="generate evolution sequences as Hudi tables, and shrink each failure to the "
+        "smallest sequence",
         description="Generate random but valid evolution sequences (column changes, writes, "
-        "deletes, compaction and clustering; both table types) with Hypothesis, run them like "
-        "scenarios, and shrink every failure to the smallest sequence that still fails the "
+        "deletes, compaction and clustering; both table types) with Hypothesis, write each as "
+        "a Hudi table (explore writes no Iceberg tables yet), read it like a scenario, and "
+        "shrink every failure to the smallest sequence that still fails the "
         "same way (engine, outcome and reason class). Writes one scenario file per failure "
         "signature (OUT/scenarios/explored/*.yaml, ready for the catalog) and explore.md, "
         "which says which signatures a catalog run already has. The same seed and options "
@@ -50,12 +52,16 @@ def add_parser(commands: Subcommands) -> None:
         "--engines",
         type=csv,
         default=DEFAULT_ENGINES,
-        help=f"comma-separated engines to read with (default: {','.join(DEFAULT_ENGINES)})",
+        help="comma-separated engines that read Hudi tables to read with (default: "
+        f"{','.join(DEFAULT_ENGINES)})",
     )
-    explore.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    explore.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="random seed (default: 0)"
+    )
     explore.add_argument(
         "--out",
         type=Path,
+        metavar="DIR",
         help="folder to write (default: REPORTS/explore/<UTC time>)",
     )
     explore.add_argument(
@@ -70,6 +76,7 @@ def add_parser(commands: Subcommands) -> None:
         "--max-examples",
         type=int,
         default=200,
+        metavar="N",
         help="sequences a round may generate before it gives up finding a new failure "
         "(default: 200)",
     )

@@ -55,10 +55,49 @@ class OutOfBudget(Exception):
     """The exploration's time is spent."""
 
 
+#: What differs between two tables that fail the same way, in the order it is taken out of a
+#: reason (a path before the file name in it, a file name before the ids in it): each with
+#: the placeholder it becomes.
+_PER_TABLE = (
+    # A URI (file:/, s3a://, hdfs://) or an absolute path of two or more parts.
+    (re.compile(r"\b[a-z][a-z0-9+.-]*:/+[^\s'\"`]*|(?<![\w.])/[^\s/'\"`]+/[^\s'\"`]*"), "<path>"),
+    # Data, log and metadata files: Hudi's `<file id>_<write token>_<instant>.parquet` and
+    # `.<file id>_<instant>.log.1_0-1-0`, Iceberg's `00000-0-<uuid>-00001.parquet`.
+    (
+        re.compile(
+            r"\.?[\w.-]+\.(?:parquet|orc|avro|hfile|metadata\.json|log(?:\.\d+)?(?:_[\d-]+)?)"
+            r"(?![\w-]|\.\w)"
+        ),
+        "<file>",
+    ),
+    # Which task of which stage on which host failed: Spark's words before the cause.
+    (re.compile(r"(?<=Job aborted due to stage failure: )Task .*? executor [^)]*\): "), ""),
+    # The run's tables: `t_explore_e12_mor_rt`.
+    (re.compile(r"\bt_explore_e\d+_(?:cow|mor)(?:_ro|_rt)?\b"), "<table>"),
+    # Moments: `2026-12-01 20:30:15.123`, `2026-12-01T20:30:15Z`, Hudi instants.
+    (
+        re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?"),
+        "<time>",
+    ),
+    (re.compile(r"(?<!\d)(?:19|20)\d{12,15}(?!\d)"), "<instant>"),
+    # Ids: UUIDs (a Hudi file id's `-0` with them), Trino's query ids, long hex strings.
+    (
+        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?:-\d+)?\b"),
+        "<id>",
+    ),
+    (re.compile(r"\b\d{8}_\d{6}_\d{5}_[a-z0-9]{5}\b"), "<id>"),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b"), "<id>"),
+)
+
+
 def reason_class(reason: str) -> str:
-    """The reason without what varies between examples: names, numbers, quoted values, and
-    how often one kind of difference repeats (two renamed columns fail as one does)."""
+    """The reason without what varies between examples: paths, file names, table names,
+    moments and ids (so that one failure on two tables, or two files, is one signature),
+    column names, numbers, quoted values, and how often one kind of difference repeats (two
+    renamed columns fail as one does)."""
     text = reason.splitlines()[0] if reason else ""
+    for pattern, placeholder in _PER_TABLE:
+        text = pattern.sub(placeholder, text)
     # The column lists name the sequence's own columns.
     text = re.sub(r"column order differs: got [^;]*; expected [^;]*", "column order differs", text)
     parts = set()

@@ -38,7 +38,13 @@ from pydantic import (
 from engines import engine_class, hudi_carriers, known_engines
 from engines.infra.iceberg_jars import FORMAT_VERSIONS, ICEBERG_VERSION_ENV
 from harness.run.releases import in_force
-from harness.scenario.input_files import InputError, field_path, read_mapping
+from harness.scenario.input_files import (
+    InputError,
+    field_path,
+    first_error,
+    read_mapping,
+    unknown_field,
+)
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
@@ -195,11 +201,12 @@ def _validate(data: dict[str, Any], path: Path) -> VersionPlan:
     try:
         return VersionPlan.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
+        error = first_error(exc)
         message = error["msg"]
         if error["type"] == "extra_forbidden":
-            message = f"unknown field; a point may set {', '.join(FIELDS)} (and its name)"
-        elif error["type"] == "value_error":
+            message = unknown_field(VersionPlan, error["loc"])
+            raise VersionsError(path, field_path(error["loc"][:-1]), message) from None
+        if error["type"] == "value_error":
             message = message.removeprefix("Value error, ")
         elif error["type"] == "string_pattern_mismatch":
             message = f"{error['input']!r} is not a release number such as 1.2.0 or 483"

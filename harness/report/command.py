@@ -42,12 +42,12 @@ def add_report_parser(commands: Subcommands) -> None:
         "folder without a finished run (no cells, or a run that failed or was interrupted) "
         "exits 2 and says so.",
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a reports/runs/<id> folder")
     report.add_argument(
         "--out",
         type=Path,
+        metavar="DIR",
         help="where to write the reports (default: RUN_DIR)",
     )
     judging_options(report, "default: the known outcomes recorded in RUN_DIR")
@@ -76,9 +76,10 @@ def add_diff_parser(commands: Subcommands) -> None:
     diff = commands.add_parser(
         "diff",
         help="list the cells whose outcome changed between two runs",
-        description="Compare two runs cell by cell (matched by engine, table type, query type, "
-        "scenario and variant; versions are ignored, so runs before and after an upgrade line "
-        "up) and print the cells whose outcome changed, appeared or disappeared.",
+        description="Compare two runs cell by cell (matched by table format, engine, table "
+        "type, query type, query shape, scenario and variant; versions are ignored, so runs "
+        "before and after an upgrade line up) and print the cells whose outcome changed, "
+        "appeared or disappeared.",
     )
     diff.add_argument(
         "old", type=Path, metavar="OLD", help="run folder, reports folder or results.json"

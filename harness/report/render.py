@@ -19,6 +19,7 @@ from harness.report.shape_differences import differences_markdown
 from harness.report.summary import (
     engine_versions,
     render_summary,
+    settings_notes,
     unfinished_notice,
     verdict_counts,
     verdict_sections,
@@ -80,6 +81,7 @@ def render_matrix(info: dict[str, Any], judged: list[Judged]) -> str:
         "",
         *([f"**{notice}**", ""] if notice else []),
         f"Run `{info.get('run_id', '?')}` · writer: {writer_text(info)} · " + engine_versions(info),
+        *(f"- Setting: {_md(note)}" for note in settings_notes(info)),
         "",
         f"**{summary_line(cells)}** · against the known outcomes (`expectations/`): "
         f"**{verdict_counts(judged)}**",

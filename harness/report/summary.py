@@ -41,6 +41,21 @@ def _one_writer(table_format: str, writer: dict[str, Any]) -> str:
     return text
 
 
+def settings_notes(info: dict[str, Any]) -> list[str]:
+    """What a run read with beyond each engine's variants, in Markdown: every `--set` setting
+    (`run.json`'s `engine_settings`), one note per engine, each key it took unchecked saying
+    why (from `unchecked_settings`); none without settings."""
+    unchecked = info.get("unchecked_settings") or {}
+    notes = []
+    for engine, settings in (info.get("engine_settings") or {}).items():
+        given = ", ".join(f"`{key}={value}`" for key, value in settings.items())
+        note = f"{engine} read with {given} (`--set`, added to every variant)"
+        for key, why in unchecked.get(engine, {}).items():
+            note += f"; `{key}` was not checked before the run: {why}"
+        notes.append(note)
+    return notes
+
+
 def verdict_counts(judged: list[Judged]) -> str:
     """`N as expected, N regressions, N fixed upstream`."""
     regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
@@ -120,6 +135,7 @@ def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
         "",
         *([f"**{notice}**", ""] if notice else []),
         f"Writer {writer_text(info)}; readers {engines}.",
+        *(f"- Setting: {_md(note)}" for note in settings_notes(info)),
         *_shard_lines(info),
         "",
         f"- Cells: {len(judged)} ({summary_line([j.cell for j in judged])})",

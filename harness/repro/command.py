@@ -16,7 +16,8 @@ def add_parser(commands: Subcommands) -> None:
         "repro",
         help="write a reproduction of one cell, for an upstream bug report",
         description="Write a folder that reproduces one cell without lakecompat: writer.py "
-        "(the table, as a PySpark script for spark-submit), the engine's registration, "
+        "(the Hudi or Iceberg table, as a PySpark script for spark-submit), the engine's "
+        "registration, "
         "settings and SQL, expected.csv (the oracle) and actual.csv (the engine's answer), "
         "and ISSUE.md, a draft bug report. The table is written again, writer.py is run and "
         "compared with it, and the cell is measured again; repro.json and ISSUE.md say "
@@ -28,11 +29,13 @@ def add_parser(commands: Subcommands) -> None:
         "cell_id",
         metavar="CELL_ID",
         help="the cell's id as in junit.xml and the HTML report, e.g. "
-        "trino.cow.snapshot.rename_column/rename[column_names]",
+        "trino.cow.snapshot.rename_column/rename[column_names] (a Hudi table's cell) or "
+        "spark.iceberg.mor.snapshot.rename_column/rename[default] (an Iceberg table's)",
     )
     repro.add_argument(
         "--out",
         type=Path,
+        metavar="DIR",
         help="folder to write (default: RUN_DIR/repro/<cell id>); relative paths are taken from "
         "the current folder",
     )
@@ -40,6 +43,7 @@ def add_parser(commands: Subcommands) -> None:
         "--scenario-dir",
         type=Path,
         default=DEFAULT_SCENARIOS,
+        metavar="DIR",
         help=f"the folder of scenario files the run used (default: {DEFAULT_SCENARIOS})",
     )
     repro.add_argument("--quiet", action="store_true", help="no progress output")

@@ -18,13 +18,13 @@ def add_parser(commands: Subcommands) -> None:
         "known",
         help="draft known outcomes from a run (accept its results as the baseline)",
         description="Print an expectations file under which every cell of the run is as "
-        "expected: the fewest entries, each naming engine, scenario, table type, query type and "
-        "variant only as far as needed. Review the reasons, add upstream links, and save it "
-        "under expectations/. Given runs at several version points (e.g. the points of "
-        "`lakecompat qualify`), entries that hold at one point only are scoped to its "
-        "releases (hudi, reader_hudi, versions) and listed first. With --against, only what "
-        "the reviewed known outcomes misjudge is drafted: the entries a version point needs "
-        "on top of them.",
+        "expected: the fewest entries, each naming table format (Hudi or Iceberg), engine, "
+        "scenario, table type, query type and variant only as far as needed. Review the "
+        "reasons, add upstream links, and save it under expectations/. Given runs at several "
+        "version points (e.g. the points of `lakecompat qualify`), entries that hold at one "
+        "point only are scoped to its releases (hudi, table_version, iceberg, format_version, "
+        "reader_hudi, versions) and listed first. With --against, only what the reviewed "
+        "known outcomes misjudge is drafted: the entries a version point needs on top of them.",
     )
     known.add_argument(
         "run_dirs",
@@ -33,13 +33,16 @@ def add_parser(commands: Subcommands) -> None:
         metavar="RUN",
         help="run folder or results.json; several: one per version point",
     )
-    known.add_argument("--out", type=Path, help="write the file here instead of printing it")
+    known.add_argument(
+        "--out", type=Path, metavar="FILE", help="write the file here instead of printing it"
+    )
     known.add_argument(
         "--against",
         type=Path,
         metavar="DIR",
         help="folder of reviewed known-outcome files (e.g. expectations/): draft only the "
-        "entries each run needs before them, scoped to the run's Hudi release",
+        "entries each run needs on top of them, scoped to the run's releases (the writer's "
+        "Hudi or Iceberg release and table or format version, the reader's)",
     )
 
 

@@ -34,7 +34,13 @@ from pydantic import (
 from engines.infra.hudi_jars import written_table_version
 from engines.table import FORMAT_QUERY_TYPES, QUERY_TYPES
 from harness.results.outcomes import Cell, Outcome
-from harness.scenario.input_files import InputError, field_path, read_mapping
+from harness.scenario.input_files import (
+    InputError,
+    field_path,
+    first_error,
+    read_mapping,
+    unknown_field,
+)
 
 _RANGE = re.compile(r"^(>=|<=|>|<|==)\s*([0-9][0-9A-Za-z.\-]*)$")
 
@@ -179,8 +185,12 @@ def load_expectations(folder: Path) -> list[Known]:
         try:
             found = _File.model_validate(data).known
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ExpectationError(path, field_path(first["loc"]), first["msg"]) from None
+            first = first_error(exc)
+            loc = first["loc"]
+            if first["type"] == "extra_forbidden":
+                message = unknown_field(_File, loc)
+                raise ExpectationError(path, field_path(loc[:-1]), message) from None
+            raise ExpectationError(path, field_path(loc), first["msg"]) from None
         for number, entry in enumerate(found):
             entry._source = (path, number)
         entries.extend(found)

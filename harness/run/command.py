@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ from harness.run.options import (
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
 from harness.run.releases import differences, in_force, recorded_releases
+from harness.run.settings import unchecked_lines
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
@@ -63,12 +65,12 @@ def add_run_parser(commands: Subcommands) -> None:
     """The `run` command's options."""
     run = commands.add_parser(
         "run",
-        help="run the matrix and write reports/latest/",
+        help="write the scenarios as Hudi and Iceberg tables, read them with every engine, "
+        "and write the reports (reports/latest/)",
         description="Write every selected scenario as a Hudi table and as an Iceberg table "
         "(--formats: one of them), read each table with every engine that reads its format, "
         "and write the run folder (reports/runs/<id>/) and reports/latest/.",
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     scenario_options(run)
     run.add_argument(
@@ -91,6 +93,7 @@ def add_run_parser(commands: Subcommands) -> None:
         "--table-types",
         type=csv,
         default=TABLE_TYPES,
+        metavar="TYPES",
         help="comma-separated table types: cow (copy-on-write), mor (merge-on-read; for "
         "Iceberg, delete files instead of rewritten data files); default: cow,mor",
     )
@@ -99,14 +102,16 @@ def add_run_parser(commands: Subcommands) -> None:
         "--variants",
         choices=VARIANT_CHOICES,
         default="all",
-        help="read SELECT * under every variant of each engine (all, the default), or under "
-        "each engine's default settings only (default: quicker, what a user who changed no "
-        "setting reads)",
+        help="all (the default): read SELECT * under every variant of each engine (its "
+        "reader settings that change what it reads); default: under each engine's default "
+        "settings only (quicker: what a user who changed no setting reads)",
     )
     reports_option(run, "folder for run folders and latest/ (default: ./reports)")
     run.add_argument(
         "--hudi-version",
-        help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
+        metavar="VERSION",
+        help="Hudi release to write Hudi tables with (default: $LAKECOMPAT_HUDI_VERSION or "
+        f"1.2.0); Iceberg tables are written with ${ICEBERG_VERSION_ENV} (see --format-version)",
     )
     run.add_argument(
         "--table-version",
@@ -150,8 +155,8 @@ def add_run_parser(commands: Subcommands) -> None:
     run.add_argument(
         "--keep-tables",
         action="store_true",
-        help="keep the Hudi tables in the run folder (tables/) after the run; by default they "
-        "are deleted with the engines' scratch data once the reports are written",
+        help="keep the tables (Hudi and Iceberg) in the run folder (tables/) after the run; by "
+        "default they are deleted with the engines' scratch data once the reports are written",
     )
     run.add_argument(
         "--resume",
@@ -164,7 +169,8 @@ def add_run_parser(commands: Subcommands) -> None:
     run.add_argument(
         "--shard",
         metavar="K/N",
-        help="run only the K-th of N shares of the tables (scenario x table type), the same "
+        help="run only the K-th of N shares of the tables (scenario x table format x table "
+        "type), the same "
         "share on every machine for the same options; the baselines run in every shard. "
         "Merge the N run folders with `lakecompat merge`",
     )
@@ -182,9 +188,12 @@ def add_run_parser(commands: Subcommands) -> None:
         action="append",
         default=[],
         metavar="ENGINE:KEY=VALUE",
-        help="a reader setting for every variant of one engine (Spark conf, Hive SET, Trino "
-        "session property), e.g. spark:hoodie.schema.on.read.enable=true; repeatable. Compare "
-        "the run with another using `lakecompat diff`",
+        help="a reader setting for every variant of one engine, e.g. "
+        "spark:hoodie.schema.on.read.enable=true; repeatable. Each key is checked before "
+        "anything starts, and one the engine does not take stops the run: "
+        f"{_settings_help()}. A key that cannot be checked is said on the run's output and, "
+        "like every setting, in the reports' header. Compare the run with another using "
+        "`lakecompat diff`",
     )
     judging_options(
         run,
@@ -192,6 +201,12 @@ def add_run_parser(commands: Subcommands) -> None:
     )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
     _attach_options(run)
+
+
+def _settings_help() -> str:
+    """What each engine's `--set` keys are, from the engines that take settings."""
+    helps = (engine_class(name).settings_help for name in known_engines())
+    return "; ".join(text for text in helps if text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,8 +253,10 @@ def run(args: argparse.Namespace) -> int:
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
     check_releases(options)
-    result = Runner(options, Progress(quiet=args.quiet)).run()
-    return _finish(result, args)
+    runner = Runner(options, Progress(quiet=args.quiet))
+    for line in unchecked_lines(options):
+        print(f"lakecompat run: {line}", file=sys.stderr)
+    return _finish(runner.run(), args)
 
 
 def check_releases(options: RunOptions) -> None:
@@ -332,7 +349,6 @@ def add_merge_parser(commands: Subcommands) -> None:
         "a missing shard and an unfinished one (complete it with `lakecompat run --resume`). "
         "The exit code judges the merged run like `lakecompat run` does.",
         epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     merge.add_argument(
         "shard_dirs", type=Path, nargs="+", metavar="RUN", help="the run folder of every shard"
@@ -342,6 +358,7 @@ def add_merge_parser(commands: Subcommands) -> None:
         "--scenario-dir",
         type=Path,
         default=DEFAULT_SCENARIOS,
+        metavar="DIR",
         help=f"folder of the scenario files the shards ran (default: {DEFAULT_SCENARIOS})",
     )
     merge.add_argument(
@@ -367,7 +384,8 @@ def _attach_options(run: argparse.ArgumentParser) -> None:
         "engines you already run",
         "Attach to running services instead of starting them. lakecompat never starts, stops "
         "or restarts them; it registers its tables in a database named after the run and drops "
-        "it at the end (unless --keep-tables).",
+        "it at the end (unless --keep-tables). A run that attaches to any of them writes Hudi "
+        "tables only (the Iceberg tables are read by the engines lakecompat starts, for now).",
     )
     group.add_argument(
         "--spark-master",

@@ -110,6 +110,7 @@ def run_info(
         "variants": options.variants,
         "pattern": options.pattern,
         "engine_settings": options.engine_settings,
+        "unchecked_settings": options.unchecked_settings,
         "table_cache": str(options.table_cache) if options.table_cache else None,
         **{f"{name}_hudi": options.reader_hudi(name) for name in hudi_carriers()},
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
@@ -184,6 +185,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
             name: info[f"{name}_hudi"] for name in hudi_carriers() if info.get(f"{name}_hudi")
         },
         engine_settings=info.get("engine_settings") or {},
+        unchecked_settings=info.get("unchecked_settings") or {},
         resume_dir=run_dir.resolve(),
         known_records=info.get("known") or [],
         shard_record=info.get("shard"),

@@ -81,6 +81,9 @@ class RunOptions:
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).
     engine_settings: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: The keys of `engine_settings` each engine takes unchecked (only the running engine
+    #: knows them), each with why (`harness.run.settings.check_settings`).
+    unchecked_settings: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Seconds a query may take before the engine is killed and restarted (0: no limit).
     query_timeout: float = 300
     #: Seconds a writer step may take before Spark is killed and restarted (0: no limit).

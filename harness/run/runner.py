@@ -46,6 +46,7 @@ from harness.run.outlets import (
 from harness.run.pipeline import Pipeline
 from harness.run.progress import Progress
 from harness.run.reads import PUSHDOWN_SHAPES, Read
+from harness.run.settings import check_settings
 from harness.run.shards import table_id, write_costs
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
@@ -95,14 +96,11 @@ class Runner:
         for name in options.engines:
             engine_class(name)  # an unknown engine is an error before anything starts
         options.attachments.check(options.engines)
+        if options.resume_dir is None:  # a resumed run's settings were checked when it started
+            options.unchecked_settings = check_settings(options)
         check_reachable(options.attachments)
         #: What the run created on attached services (`run.json`'s `attached`), if any.
         self._attached_record: dict[str, str] = {}
-        for name in options.engine_settings:
-            if name not in options.engines:
-                raise ValueError(f"--set names engine {name!r}, which this run does not read with")
-            if not engine_class(name).takes_settings:
-                raise ValueError(f"--set names engine {name!r}, which reads with no settings")
         # Cells an interrupted run already finished, by key (empty for a new run).
         self._done: dict[tuple[str, ...], Cell] = {}
         if options.resume_dir is not None:

@@ -11,7 +11,16 @@ from harness.scenario.model import needs
 
 def add_parser(commands: Subcommands) -> None:
     """The `scenarios` command's options."""
-    listing = commands.add_parser("scenarios", help="validate and list the scenario files")
+    listing = commands.add_parser(
+        "scenarios",
+        help="validate and list the scenario files",
+        description="Validate every scenario file (its fields, and its steps in a dry run of "
+        "the oracle) and list them: id, table types, what the table must hold after the steps "
+        "(old_files, new_files, older_writer_files) and title. A scenario is written as a Hudi "
+        "table and as an Iceberg table, unless it is about one format's feature (Iceberg's "
+        "partition evolution; Hudi's table services, writer options and writer upgrades). A "
+        "bad file stops the listing with its path, the field and what was expected (exit 2).",
+    )
     scenario_options(listing)
 
 

@@ -6,10 +6,15 @@ so a user can find and fix it without reading code.
 
 from __future__ import annotations
 
+import difflib
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 #: No input file needs more; a larger one is a mistake (or an attempt to exhaust memory).
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -74,3 +79,80 @@ def field_path(loc: tuple[Any, ...], skip: Any = None) -> str:
         elif not (skip and skip(position, item)):
             parts.append(("." if parts else "") + str(item).rstrip("_"))
     return "".join(parts)
+
+
+def first_error(exc: ValidationError) -> ErrorDetails:
+    """The error to report of a file that failed validation: an unknown field before any
+    other, since a misspelt field (`too:` for `to:`) also leaves the one it meant missing, and
+    "Field required" would hide the typo."""
+    errors = exc.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
+def unknown_field(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """`unknown field 'too' (did you mean 'to'?)` for the unknown field at `loc` (a pydantic
+    error location in `model`): the closest field known there, or the known fields."""
+    name = str(loc[-1])
+    known = fields_at(model, loc[:-1])
+    closest = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if closest:
+        return f"unknown field {name!r} (did you mean {closest[0]!r}?)"
+    return f"unknown field {name!r}" + (f"; known fields: {', '.join(known)}" if known else "")
+
+
+def fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The fields (as a file spells them: aliases) of the model found at `loc` below `model`;
+    none where `loc` leads to no model."""
+    annotation: Any = model
+    for part in loc:
+        annotation = _inner(annotation, part)
+        if annotation is None:
+            return []
+    annotation = _unwrapped(annotation)
+    if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return []
+    return [info.alias or name for name, info in annotation.model_fields.items()]
+
+
+def _inner(annotation: Any, part: Any) -> Any:
+    """What `annotation` holds at one step of an error location: a list's item, a dict's value,
+    a model's field, or the member of a tagged union that the tag (`op: rename_column`)
+    chose; None when it holds nothing there."""
+    annotation = _unwrapped(annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, dict):
+        return typing.get_args(annotation)[-1 if origin is dict else 0]
+    if origin in (typing.Union, types.UnionType):
+        return next((m for m in typing.get_args(annotation) if _tagged(m, part)), None)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        fields = annotation.model_fields
+        return next(
+            (info.annotation for name, info in fields.items() if part in (name, info.alias)), None
+        )
+    return None
+
+
+def _unwrapped(annotation: Any) -> Any:
+    """`annotation` without `Annotated[...]` and `| None`."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+            continue
+        members = [m for m in typing.get_args(annotation) if m is not type(None)]
+        if origin in (typing.Union, types.UnionType) and len(members) == 1:
+            annotation = members[0]
+            continue
+        return annotation
+
+
+def _tagged(member: Any, tag: Any) -> bool:
+    """Whether a union member is the model a tagged union's `tag` chooses (a field of the model
+    is `Literal[tag]`)."""
+    if not (isinstance(member, type) and issubclass(member, BaseModel)):
+        return False
+    return any(
+        typing.get_origin(info.annotation) is typing.Literal
+        and tag in typing.get_args(info.annotation)
+        for info in member.model_fields.values()
+    )

@@ -8,11 +8,15 @@ import fnmatch
 from pathlib import Path
 from typing import Any
 
-from pydantic import (
-    ValidationError,
-)
+from pydantic import ValidationError
 
-from harness.scenario.input_files import InputError, field_path, read_mapping
+from harness.scenario.input_files import (
+    InputError,
+    field_path,
+    first_error,
+    read_mapping,
+    unknown_field,
+)
 from harness.scenario.model import OPS, SCENARIO_ID, Scenario, ScenarioSpec, changes, table_name
 from harness.scenario.oracle import StepError, evolve
 
@@ -27,8 +31,12 @@ def load_scenario(path: Path, root: Path) -> Scenario:
     try:
         spec = ScenarioSpec.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ScenarioError(path, _field_path(first["loc"]), first["msg"]) from None
+        first = first_error(exc)
+        loc = first["loc"]
+        if first["type"] == "extra_forbidden":
+            message = unknown_field(ScenarioSpec, loc)
+            raise ScenarioError(path, _field_path(loc[:-1]), message) from None
+        raise ScenarioError(path, _field_path(loc), first["msg"]) from None
     scenario_id = path.relative_to(root).with_suffix("").as_posix()
     if not SCENARIO_ID.match(scenario_id):
         raise ScenarioError(
