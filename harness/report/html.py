@@ -1,12 +1,12 @@
 """`matrix.html`: the matrix as one self-contained page (no network fetches), from the cells.
 
-The page opens with the overview of each table format (operations × engines, the type-change
-grids: `harness.report.overview_html`), then the regressions and the known failures that now
-pass, then every cell by engine: folded sections whose tables (a row per scenario, a column per
-variant, a table per table type and query type) the browser builds from the page's data block
-when one is opened. Scenarios the writer refused and query types an engine lacks stay folded
-unless asked for. Clicking a cell opens its details beside it (verdict, reason, known reason
-and link, what ran, diff sample, error, the table's live files, engine log).
+The page opens with the overview of each table format, one format at a time (operations ×
+engines, the type-change grids: `harness.report.overview_html`), then the regressions and the
+known failures that now pass, then every cell by engine: folded sections whose tables (a row
+per scenario, a column per variant, a table per table type and query type) the browser builds
+from the page's data block when one is opened. Scenarios the writer refused and query types an
+engine lacks stay folded unless asked for. Clicking a cell opens its details beside it (verdict,
+reason, known reason and link, what ran, diff sample, error, the table's live files, engine log).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.report.junit import case_id
 from harness.report.overview import default_variants, overviews
-from harness.report.overview_html import inline_code, overview_html
+from harness.report.overview_html import inline_code, overview_html, overview_switch
 from harness.report.summary import (
     engine_versions,
     unfinished_notice,
@@ -83,8 +83,9 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         + _verdict_links(judged)
         + "</p>",
     ]
-    for overview in overviews(info, judged):
-        parts.append(overview_html(overview))
+    shown = overviews(info, judged)
+    parts.append(overview_switch(shown))
+    parts += [overview_html(overview, first=n == 0) for n, overview in enumerate(shown)]
     index = {id(row.cell): n for n, row in enumerate(judged)}
     parts += [
         _verdict_list(judged, Verdict.REGRESSION, "Regressions", index),

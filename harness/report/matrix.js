@@ -124,10 +124,15 @@ function showSummary(element) {
   openPanel(t, element);
 }
 
-// The overview's two views (operations × engines, type changes), one shown at a time.
-function showView(input) {
-  input.closest('section.overview').querySelectorAll('.view').forEach(v => {
-    v.classList.toggle('hidden', v.dataset.view !== input.value);
+// The overview shows one table format and one view at a time, as the switch above it says.
+function showOverview() {
+  const chosen = name => (document.querySelector('input[name=' + name + ']:checked') || {}).value;
+  const format = chosen('shown-format'), view = chosen('shown-view') || 'operations';
+  document.querySelectorAll('section.overview').forEach(section => {
+    section.classList.toggle('hidden', Boolean(format) && section.dataset.format !== format);
+    section.querySelectorAll('.view').forEach(v => {
+      v.classList.toggle('hidden', v.dataset.view !== view);
+    });
   });
 }
 
@@ -201,10 +206,9 @@ document.querySelectorAll('.filters input, #show-not-read').forEach(
   i => i.addEventListener('change', filter));
 document.querySelectorAll('details.engine').forEach(
   d => d.addEventListener('toggle', () => { if (d.open) buildEngine(d); }));
-document.querySelectorAll('p.views input').forEach(i => {
-  i.addEventListener('change', () => showView(i));
-  if (i.checked) showView(i);
-});
+document.querySelectorAll('#overview-switch input').forEach(
+  i => i.addEventListener('change', showOverview));
+showOverview();  // a reloaded page keeps the choice it had
 document.addEventListener('keydown', e => { if (e.key === 'Escape') closePanel(); });
 
 // The writer's overview cell: whether it accepted the change, and what it said when it refused.
