@@ -191,3 +191,72 @@ def test_the_first_screen_shows_every_rename_row_of_each_format(browser: Any, pa
             table_format
         ]
         browser.save_screenshot(str(page.parent / f"first-screen-{table_format}.png"))
+
+
+def click_in_place(browser: Any, cell: Any) -> None:
+    """Click an overview cell and check it stays where it was, in sight, and the details
+    panel's content fits in the panel."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser.execute_script(
+        "arguments[0].scrollIntoView({block: 'center', inline: 'nearest'})", cell
+    )
+    before = box(browser, cell)
+    cell.click()
+    panel = browser.find_element(By.ID, "details")
+    assert panel.is_displayed()
+    after = box(browser, cell)
+    where = (cell.get_attribute("data-engine"), cell.get_attribute("data-scenario"))
+    assert abs(after["left"] - before["left"]) <= 2, (where, before, after)
+    assert abs(after["top"] - before["top"]) <= 2, (where, before, after)
+    # In sight: the point at its middle is the cell's, not the panel's.
+    assert browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);"
+        "return arguments[0].contains(hit)",
+        cell,
+    ), (where, after, box(browser, panel))
+    fits(browser)
+    # A cell of the panel's own table shows its evidence in the same place.
+    inner = panel.find_elements(By.CSS_SELECTOR, "#summary-cells td.cell")
+    if inner:
+        inner[-1].click()
+        assert browser.find_element(By.ID, "detail-outcome").is_displayed()
+        fits(browser)
+    browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    assert not panel.is_displayed()
+
+
+def fits(browser: Any) -> None:
+    """The details panel's content is no wider than the panel: its words wrap."""
+    wide, room = browser.execute_script(
+        "const p = document.getElementById('details'); return [p.scrollWidth, p.clientWidth]"
+    )
+    assert wide <= room, (wide, room)
+
+
+def test_a_clicked_cell_stays_in_place_and_its_details_fit_beside_it(browser: Any) -> None:
+    """In both formats: the writer's and the first and last engine's cell of a rename row, a
+    cell far down the table and a type-change pair."""
+    from selenium.webdriver.common.by import By
+
+    for table_format in DEFAULT_FORMATS:
+        if table_format != DEFAULT_FORMATS[0]:
+            browser.execute_script("window.scrollTo(0, 0)")
+            show_format(browser, table_format)
+        section = browser.find_element(By.ID, f"overview-{table_format}")
+        rename = rename_scenarios(table_format)[0]
+        row = section.find_element(By.CSS_SELECTOR, f"tr.operation[data-scenario='{rename}']")
+        tds = row.find_elements(By.CSS_SELECTOR, "td[data-engine]")
+        last_row = section.find_elements(By.CSS_SELECTOR, "tr.operation")[-1]
+        for cell in (tds[0], tds[1], tds[-1], last_row.find_elements(By.CSS_SELECTOR, "td")[-1]):
+            if cell.get_attribute("onclick"):
+                click_in_place(browser, cell)
+        browser.execute_script("window.scrollTo(0, 0)")
+        browser.find_element(By.CSS_SELECTOR, "input[name=shown-view][value=types]").click()
+        pairs = section.find_elements(By.CSS_SELECTOR, "table.grid td.pair")
+        assert pairs
+        click_in_place(browser, pairs[-1])
+        browser.execute_script("window.scrollTo(0, 0)")
+        browser.find_element(By.CSS_SELECTOR, "input[name=shown-view][value=operations]").click()

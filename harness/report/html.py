@@ -5,8 +5,9 @@ engines, the type-change grids: `harness.report.overview_html`), then the regres
 known failures that now pass, then every cell by engine: folded sections whose tables (a row
 per scenario, a column per variant, a table per table type and query type) the browser builds
 from the page's data block when one is opened. Scenarios the writer refused and query types an
-engine lacks stay folded unless asked for. Clicking a cell opens its details beside it (verdict,
-reason, known reason and link, what ran, diff sample, error, the table's live files, engine log).
+engine lacks stay folded unless asked for. Clicking a cell opens its details in a panel over the
+side of the window away from it, so that the page does not move (verdict, reason, known reason
+and link, what ran, diff sample, error, the table's live files, engine log).
 """
 
 from __future__ import annotations
