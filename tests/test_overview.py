@@ -231,3 +231,20 @@ def test_a_shape_the_engine_has_no_query_for_is_named_beside_what_passes() -> No
     assert shaped.reasons == ["filter: unsupported because"]
     everything = [c for c in cells if c.shape != "filter"]
     assert the_overview(everything).rows[0].engines["spark"].shaped.text == "PASS"
+
+
+def test_each_format_speaks_of_its_own_writer_and_markdown_of_no_clicks(tmp_path: Path) -> None:
+    """The Iceberg type changes ask whether the Iceberg writer accepts a change (not Hudi);
+    matrix.md, which cannot be clicked, says where the cells behind a summary are instead."""
+    hudi = [*spark_and_trino(), change("int", "long", "trino", Outcome.WRONG)]
+    iceberg = [replace(c, format="iceberg") for c in hudi]
+    write_reports(write_run(tmp_path / "run", hudi + iceberg, INFO), [tmp_path / "out"])
+    page = (tmp_path / "out" / "matrix.html").read_text()
+    section = page.split("id='overview-iceberg'")[1].split("</section>")[0]
+    [types] = [p for p in section.split("<p class='how'>") if p.startswith("Rows:")]
+    assert "does the Apache Iceberg writer accept the change?" in types.split("</p>")[0]
+    assert "Hudi" not in types.split("</p>")[0]
+    markdown = (tmp_path / "out" / "matrix.md").read_text()
+    assert "click a cell" not in markdown.lower()
+    assert "`matrix.html` lists them when a summary is clicked" in markdown
+    assert "First whether the Apache Iceberg writer accepts the change" in markdown

@@ -115,7 +115,7 @@ def _grids(overview: Overview) -> str:
     grids += [_grid(e, overview.defaults.get(e, ""), overview.grids[e]) for e in overview.engines]
     return (
         f"{heading}<p class='how'>Rows: the column's type before the change; columns: its type "
-        "after (decimal is decimal(10,2)). First the writer (does Hudi accept "
+        f"after (decimal is decimal(10,2)). First the writer (does the {_e(name)} writer accept "
         "the change?), then each engine in its default configuration (does it read the table "
         "after it?). *: on some table or query types only; refused: the writer refused the "
         "change. Click a cell for every cell behind it.</p>"

@@ -26,14 +26,18 @@ def how_to_read(overview: Overview) -> str:
         "merge-on-read tables and every query type it has: `PASS`, or what fails where. "
         "`PASS with X`: its variant X reads it right. `filters:` what its projection, filters "
         "and count on the changed columns give (snapshot reads). — : the writer refused the "
-        "change. ⚠ regression, ✓ fixed upstream. Click a cell for every cell behind it."
+        "change. ⚠ regression, ✓ fixed upstream."
     )
 
 
 def overview_markdown(overview: Overview) -> list[str]:
     """The operations table and the type-change grids of one table format."""
     name = format_title(overview.format)
-    lines = [f"## {name}: operations × engines", "", how_to_read(overview), ""]
+    behind = (
+        "Every cell behind a summary is in the tables per engine below (`matrix.html` lists "
+        "them when a summary is clicked)."
+    )
+    lines = [f"## {name}: operations × engines", "", f"{how_to_read(overview)} {behind}", ""]
     header = ["operation", "writer", *overview.engines]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     category = None
@@ -50,13 +54,14 @@ def overview_markdown(overview: Overview) -> list[str]:
 
 def type_grids_markdown(overview: Overview) -> list[str]:
     """The writer's grid, then one grid per engine: rows the type before, columns after."""
+    name = format_title(overview.format)
     lines = [
-        f"## {format_title(overview.format)}: type changes",
+        f"## {name}: type changes",
         "",
         "Rows: the column's type before the change; columns: its type after (`decimal` is "
         "decimal(10,2); an empty cell is a change the catalog does not make). First whether "
-        "the writer accepts the change, then what each engine's default configuration reads "
-        "after it (`*`: on some table or query types only; details in the tables below).",
+        f"the {name} writer accepts the change, then what each engine's default configuration "
+        "reads after it (`*`: on some table or query types only; details in the tables below).",
     ]
     lines += ["", "### writer", "", *_grid(overview.writer_grid)]
     for engine in overview.engines:
