@@ -248,3 +248,18 @@ def test_each_format_speaks_of_its_own_writer_and_markdown_of_no_clicks(tmp_path
     assert "click a cell" not in markdown.lower()
     assert "`matrix.html` lists them when a summary is clicked" in markdown
     assert "First whether the Apache Iceberg writer accepts the change" in markdown
+
+
+def test_the_page_explains_its_shades_and_labels_its_readers(tmp_path: Path) -> None:
+    """What a newcomer would ask: what a pale cell means, which versions are the readers',
+    and a reason's code shown as code in the list of regressions."""
+    cells = [replace(c, reason="reads `product` by name") for c in spark_and_trino()]
+    write_reports(write_run(tmp_path / "run", cells, INFO), [tmp_path / "out"])
+    page = (tmp_path / "out" / "matrix.html").read_text()
+    how = page.split("<p class='how'>")[1].split("</p>")[0]
+    assert "a pale colour: it fails on some of them only" in how
+    assert "named under its name" in how and "spark: <code>off</code>" not in how
+    assert " · readers: spark 3.5.9, trino 483</p>" in page
+    regressions = page.split("<ul class='verdicts regression'>")[1].split("</ul>")[0]
+    assert "reads <code>product</code> by name" in regressions
+    assert "`" not in regressions

@@ -193,9 +193,9 @@ def test_the_first_screen_shows_every_rename_row_of_each_format(browser: Any, pa
         browser.save_screenshot(str(page.parent / f"first-screen-{table_format}.png"))
 
 
-def click_in_place(browser: Any, cell: Any) -> None:
+def click_in_place(browser: Any, cell: Any) -> str:
     """Click an overview cell and check it stays where it was, in sight, and the details
-    panel's content fits in the panel."""
+    panel's content fits in the panel; the panel's text."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -218,6 +218,7 @@ def click_in_place(browser: Any, cell: Any) -> None:
         cell,
     ), (where, after, box(browser, panel))
     fits(browser)
+    text = panel.text
     # A cell of the panel's own table shows its evidence in the same place.
     inner = panel.find_elements(By.CSS_SELECTOR, "#summary-cells td.cell")
     if inner:
@@ -226,6 +227,7 @@ def click_in_place(browser: Any, cell: Any) -> None:
         fits(browser)
     browser.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
     assert not panel.is_displayed()
+    return text
 
 
 def fits(browser: Any) -> None:
@@ -252,7 +254,9 @@ def test_a_clicked_cell_stays_in_place_and_its_details_fit_beside_it(browser: An
         last_row = section.find_elements(By.CSS_SELECTOR, "tr.operation")[-1]
         for cell in (tds[0], tds[1], tds[-1], last_row.find_elements(By.CSS_SELECTOR, "td")[-1]):
             if cell.get_attribute("onclick"):
-                click_in_place(browser, cell)
+                text = click_in_place(browser, cell)
+                if cell == tds[0]:  # the writer's: each table type by the name users know
+                    assert "copy-on-write table" in text, text
         browser.execute_script("window.scrollTo(0, 0)")
         browser.find_element(By.CSS_SELECTOR, "input[name=shown-view][value=types]").click()
         pairs = section.find_elements(By.CSS_SELECTOR, "table.grid td.pair")

@@ -17,6 +17,7 @@ import json
 from importlib.resources import files
 from typing import Any
 
+from harness.report.grouping import TABLE_TYPE_NAMES
 from harness.report.junit import case_id
 from harness.report.overview import default_variants, overviews
 from harness.report.overview_html import inline_code, overview_html, overview_switch
@@ -78,7 +79,7 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         "<h1>lakecompat compatibility matrix</h1>",
         *_unfinished(info, len(cells)),
         f"<p class='run'>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: "
-        f"{_e(writer_text(info))} · " + _e(engine_versions(info)) + "</p>",
+        f"{_e(writer_text(info))} · readers: " + _e(engine_versions(info)) + "</p>",
         f"<p class='run' id='totals'><b>{_e(summary_line(cells))}</b> · against the known "
         f"outcomes: <b id='verdicts'>{_e(verdict_counts(judged))}</b>"
         + _verdict_links(judged)
@@ -165,6 +166,7 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
         "run_id": str(info.get("run_id", "<run id>")),
         "fields": list(FIELDS),
         "colours": {o.value: c for o, c in COLOURS.items()},
+        "table_types": TABLE_TYPE_NAMES,
         "defaults": {
             f: default_variants(info, judged, f) for f in dict.fromkeys(c.format for c in cells)
         },
@@ -189,7 +191,7 @@ def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: d
     items = "".join(
         f"<li><a href='#' onclick='showCell({index[id(r.cell)]});return false'>"
         f"<code>{_e(case_id(r.cell))}</code></a>: expected {r.expected.value}, measured "
-        f"{r.cell.outcome.value}. {_e(r.cell.reason)}</li>"
+        f"{r.cell.outcome.value}. {inline_code(r.cell.reason)}</li>"
         for r in rows
     )
     return (

@@ -26,6 +26,7 @@ ALL.forEach(c => { (byPlace[c.engine + '|' + c.scenario + '|' + c.format] ||= []
 const formatOf = element => (element.closest('section.overview') || {dataset: {}}).dataset.format
   || 'hudi';
 const defaultOf = (format, engine) => (DATA.defaults[format] || {})[engine];
+const TABLE_TYPES = DATA.table_types;
 
 function marks(c) {
   return c.verdict === 'regression' ? ' ⚠' : c.verdict === 'fixed upstream' ? ' ✓' : '';
@@ -152,7 +153,8 @@ function showSummary(element) {
   t += '</table></div><p>Click a cell for its evidence.</p>';
   if (unsupported.length) {
     t += '<p>' + esc(engine) + ' has no ' + esc(unsupported.join(', ')) + ' query (UNSUPPORTED): '
-      + 'see every cell below, with what no engine read shown.</p>';
+      + 'those cells are under “Every cell, by engine” below, with “show what no engine read” '
+      + 'ticked.</p>';
   }
   openPanel(t, element);
 }
@@ -255,7 +257,8 @@ function showWriter(element) {
   cells.forEach(c => {
     if (shown.has(c.table_type)) return;
     shown.add(c.table_type);
-    t += '<h4>' + esc(c.table_type) + '</h4>';
+    t += '<h4>' + esc(TABLE_TYPES[c.table_type] || c.table_type) + ' table (' + esc(c.kind)
+      + ')</h4>';
     if (c.outcome === 'REJECTED') {
       t += '<p>' + words(c.reason) + '</p>';
       if (c.sql) t += '<pre>' + esc(c.sql) + '</pre>';

@@ -64,8 +64,8 @@ def overview_html(overview: Overview, first: bool = True) -> str:
         f"data-format='{fmt}'>",
         "<div class='view' data-view='operations'>",
         f"<h2>{name}: operations × engines</h2>",
-        f"<p class='how'>{inline_code(how_to_read(overview))} Click a cell for every cell "
-        "behind it.</p>",
+        f"<p class='how'>{inline_code(how_to_read(overview, page=True))} Click a cell for every "
+        "cell behind it.</p>",
         _operations(overview),
         "</div>",
         _grids(overview),

@@ -18,15 +18,19 @@ def format_title(name: str) -> str:
     return FORMAT_NAMES.get(name, name)
 
 
-def how_to_read(overview: Overview) -> str:
-    """The sentence under an overview's heading: whose configuration the cells speak for."""
+def how_to_read(overview: Overview, page: bool = False) -> str:
+    """The sentence under an overview's heading: whose configuration the cells speak for, and
+    what their words mean; on the HTML `page`, the defaults are named under each engine's name
+    and the colours have a shade more to explain."""
     defaults = ", ".join(f"{e}: `{v}`" for e, v in overview.defaults.items())
+    shade = " (a pale colour: it fails on some of them only)" if page else ""
     return (
-        f"Each engine in its default configuration ({defaults}), over copy-on-write and "
-        "merge-on-read tables and every query type it has: `PASS`, or what fails where. "
-        "`PASS with X`: its variant X reads it right. `filters:` what its projection, filters "
-        "and count on the changed columns give (snapshot reads). — : the writer refused the "
-        "change. ⚠ regression, ✓ fixed upstream."
+        "An engine's cell: its default configuration "
+        f"({'named under its name' if page else defaults}), over copy-on-write and "
+        f"merge-on-read tables and every query type it has: `PASS`, or what fails where{shade}. "
+        "`PASS with X`: the engine's configuration X reads it right. `filters:` what queries "
+        "that select, filter or count the changed columns give (snapshot reads). — : the writer "
+        "refused the change. ⚠ regression, ✓ fixed upstream (against the known outcomes)."
     )
 
 
