@@ -18,6 +18,8 @@ import pytest
 from support import ROOT, SCENARIOS, headless_chromium, made_cell
 
 from engines import engine_class
+from engines.infra.hudi_jars import DEFAULT_HUDI_VERSION
+from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, DEFAULT_ICEBERG_VERSION
 from harness.report.html import render_html
 from harness.results.expectations import Known, judge, load_expectations, to_records
 from harness.results.outcomes import Cell, Evidence, Outcome
@@ -31,21 +33,20 @@ from harness.scenario.shapes import DEFAULT_SHAPES
 #: A laptop's browser window: its page is 1366 × 757 px below the window's bars.
 WINDOW = (1366, 900)
 WRITERS = {
-    "hudi": {"spark": "3.5.9", "hudi": "1.2.0"},
-    "iceberg": {"spark": "3.5.9", "iceberg": "1.10.0", "format_version": "2"},
+    "hudi": {"spark": "3.5.9", "hudi": DEFAULT_HUDI_VERSION},
+    "iceberg": {
+        "spark": "3.5.9",
+        "iceberg": DEFAULT_ICEBERG_VERSION,
+        "format_version": DEFAULT_FORMAT_VERSION,
+    },
 }
-#: The version bounds of a known outcome, dropped: the cells take the outcome of the first
-#: entry for their engine, scenario, table, query type, variant and shape, whatever release.
-VERSION_FIELDS = ("versions", "hudi", "table_version", "reader_hudi", "iceberg", "format_version")
 
 
 def known_outcomes() -> list[Known]:
-    """The project's known outcomes, each for every release."""
-    return [
-        k.model_copy(update=dict.fromkeys(VERSION_FIELDS, ""))
-        for k in load_expectations(ROOT / "expectations")
-        if not k.format_version  # Iceberg format version 3 only; the run writes 2
-    ]
+    """The project's known outcomes, each for every release of its engine (a cell takes the
+    outcome of the first entry for its engine, scenario, table, query type, variant and shape
+    and the default writers' releases)."""
+    return [k.model_copy(update={"versions": ""}) for k in load_expectations(ROOT / "expectations")]
 
 
 def planned_cells() -> Iterator[Cell]:
@@ -69,6 +70,10 @@ def planned_cells() -> Iterator[Cell]:
                     shape=read.shape.name,
                     format=table_format,
                     writer=WRITERS[table_format],
+                    # Readers that carry Hudi's jars read with the writer's release.
+                    reader_hudi=DEFAULT_HUDI_VERSION
+                    if cls.reader_hudi_help and table_format == "hudi"
+                    else "",
                 )
                 if not cls.supports(table_type, read.query_type, table_format):
                     reason = cls.unsupported_reason(table_type, read.query_type, table_format)
