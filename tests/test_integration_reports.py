@@ -172,18 +172,11 @@ def test_diff_lists_exactly_the_cells_an_engine_setting_changes(
 
 
 def close_details(browser: Any) -> None:
-    """Close the details panel, and wait until the page has widened again (a 0.1 s
-    transition): a click during it can land beside the element it aims at."""
+    """Close the details panel (it lies over the page: closing it moves nothing)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.find_element(By.ID, "close-details").click()
-    WebDriverWait(browser, 10).until(
-        lambda b: (
-            b.execute_script("return getComputedStyle(document.querySelector('main')).marginRight")
-            == "0px"
-        )
-    )
+    assert not browser.find_element(By.ID, "details").is_displayed()
 
 
 def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) -> None:
@@ -229,14 +222,18 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         regressions[0].click()
         details = browser.find_element(By.ID, "details")
         assert details.is_displayed()
-        # The details sit beside the clicked cell, never over it.
+        # The details sit beside the clicked cell (on the side of the window away from it),
+        # never over it.
         cell_box = browser.execute_script(
             "return arguments[0].getBoundingClientRect().toJSON()", regressions[0]
         )
         panel_box = browser.execute_script(
             "return arguments[0].getBoundingClientRect().toJSON()", details
         )
-        assert cell_box["right"] <= panel_box["left"]
+        assert cell_box["right"] <= panel_box["left"] or panel_box["right"] <= cell_box["left"], (
+            cell_box,
+            panel_box,
+        )
         assert cell_box["top"] >= 0 and cell_box["bottom"] <= browser.execute_script(
             "return window.innerHeight"
         )

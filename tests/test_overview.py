@@ -313,3 +313,35 @@ def test_a_shape_the_engine_has_no_query_for_is_named_beside_what_passes() -> No
     assert shaped.reasons == ["filter: unsupported because"]
     everything = [c for c in cells if c.shape != "filter"]
     assert the_overview(everything).rows[0].engines["spark"].shaped.text == "PASS"
+
+
+def test_each_format_speaks_of_its_own_writer_and_markdown_of_no_clicks(tmp_path: Path) -> None:
+    """The Iceberg type changes ask whether the Iceberg writer accepts a change (not Hudi);
+    matrix.md, which cannot be clicked, says where the cells behind a summary are instead."""
+    hudi = [*spark_and_trino(), change("int", "long", "trino", Outcome.WRONG)]
+    iceberg = [replace(c, format="iceberg") for c in hudi]
+    write_reports(write_run(tmp_path / "run", hudi + iceberg, INFO), [tmp_path / "out"])
+    page = (tmp_path / "out" / "matrix.html").read_text()
+    section = page.split("id='overview-iceberg'")[1].split("</section>")[0]
+    [types] = [p for p in section.split("<p class='how'>") if p.startswith("Rows:")]
+    assert "does the Apache Iceberg writer accept the change?" in types.split("</p>")[0]
+    assert "Hudi" not in types.split("</p>")[0]
+    markdown = (tmp_path / "out" / "matrix.md").read_text()
+    assert "click a cell" not in markdown.lower()
+    assert "`matrix.html` lists them when a summary is clicked" in markdown
+    assert "First whether the Apache Iceberg writer accepts the change" in markdown
+
+
+def test_the_page_explains_its_shades_and_labels_its_readers(tmp_path: Path) -> None:
+    """What a newcomer would ask: what a pale cell means, which versions are the readers',
+    and a reason's code shown as code in the list of regressions."""
+    cells = [replace(c, reason="reads `product` by name") for c in spark_and_trino()]
+    write_reports(write_run(tmp_path / "run", cells, INFO), [tmp_path / "out"])
+    page = (tmp_path / "out" / "matrix.html").read_text()
+    how = page.split("<p class='how'>")[1].split("</p>")[0]
+    assert "a pale colour: it fails on some of them only" in how
+    assert "named under its name" in how and "spark: <code>off</code>" not in how
+    assert " · readers: spark 3.5.9, trino 483</p>" in page
+    regressions = page.split("<ul class='verdicts regression'>")[1].split("</ul>")[0]
+    assert "reads <code>product</code> by name" in regressions
+    assert "`" not in regressions

@@ -1,11 +1,12 @@
 """`matrix.html`: the matrix as one self-contained page (no network fetches), from the cells.
 
-The page opens with the overview of each table format (operations × engines, the type-change
-grids: `harness.report.overview_html`), then the regressions and the known failures that now
-pass, then every cell by engine: folded sections whose tables (a row per scenario, a column per
-variant, a table per table type and query type) the browser builds from the page's data block
-when one is opened. Scenarios the writer refused and query types an engine lacks stay folded
-unless asked for. Clicking a cell opens its details beside it (verdict, reason, known reason
+The page opens with the overview of each table format, one format at a time (operations ×
+engines, the type-change grids: `harness.report.overview_html`), then the regressions and the
+known failures that now pass, then every cell by engine: folded sections whose tables (a row
+per scenario, a column per variant, a table per table type and query type) the browser builds
+from the page's data block when one is opened. Scenarios the writer refused and query types an
+engine lacks stay folded unless asked for. Clicking a cell opens its details in a panel over the
+side of the window away from it, so that the page does not move (verdict, reason, known reason
 and link, what ran, diff sample, error, the table's live files, engine log).
 """
 
@@ -16,9 +17,10 @@ import json
 from importlib.resources import files
 from typing import Any
 
+from harness.report.grouping import TABLE_TYPE_NAMES
 from harness.report.junit import case_id
 from harness.report.overview import default_variants, overviews
-from harness.report.overview_html import inline_code, overview_html
+from harness.report.overview_html import inline_code, overview_html, overview_switch
 from harness.report.summary import (
     engine_versions,
     unfinished_notice,
@@ -77,14 +79,15 @@ def render_html(info: dict[str, Any], judged: list[Judged]) -> str:
         "<h1>lakecompat compatibility matrix</h1>",
         *_unfinished(info, len(cells)),
         f"<p class='run'>Run <code>{_e(info.get('run_id', '?'))}</code> · writer: "
-        f"{_e(writer_text(info))} · " + _e(engine_versions(info)) + "</p>",
+        f"{_e(writer_text(info))} · readers: " + _e(engine_versions(info)) + "</p>",
         f"<p class='run' id='totals'><b>{_e(summary_line(cells))}</b> · against the known "
         f"outcomes: <b id='verdicts'>{_e(verdict_counts(judged))}</b>"
         + _verdict_links(judged)
         + "</p>",
     ]
-    for overview in overviews(info, judged):
-        parts.append(overview_html(overview))
+    shown = overviews(info, judged)
+    parts.append(overview_switch(shown))
+    parts += [overview_html(overview, first=n == 0) for n, overview in enumerate(shown)]
     index = {id(row.cell): n for n, row in enumerate(judged)}
     parts += [
         _verdict_list(judged, Verdict.REGRESSION, "Regressions", index),
@@ -163,6 +166,7 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
         "run_id": str(info.get("run_id", "<run id>")),
         "fields": list(FIELDS),
         "colours": {o.value: c for o, c in COLOURS.items()},
+        "table_types": TABLE_TYPE_NAMES,
         "defaults": {
             f: default_variants(info, judged, f) for f in dict.fromkeys(c.format for c in cells)
         },
@@ -187,7 +191,7 @@ def _verdict_list(judged: list[Judged], verdict: Verdict, heading: str, index: d
     items = "".join(
         f"<li><a href='#' onclick='showCell({index[id(r.cell)]});return false'>"
         f"<code>{_e(case_id(r.cell))}</code></a>: expected {r.expected.value}, measured "
-        f"{r.cell.outcome.value}. {_e(r.cell.reason)}</li>"
+        f"{r.cell.outcome.value}. {inline_code(r.cell.reason)}</li>"
         for r in rows
     )
     return (

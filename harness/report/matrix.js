@@ -26,6 +26,7 @@ ALL.forEach(c => { (byPlace[c.engine + '|' + c.scenario + '|' + c.format] ||= []
 const formatOf = element => (element.closest('section.overview') || {dataset: {}}).dataset.format
   || 'hudi';
 const defaultOf = (format, engine) => (DATA.defaults[format] || {})[engine];
+const TABLE_TYPES = DATA.table_types;
 
 function marks(c) {
   return c.verdict === 'regression' ? ' ⚠' : c.verdict === 'fixed upstream' ? ' ✓' : '';
@@ -34,6 +35,13 @@ function cssOf(c) {
   return c.verdict === 'regression' ? 'cell regression'
     : c.verdict === 'fixed upstream' ? 'cell fixed' : 'cell';
 }
+// Words of a reason: its `code` spans as code.
+function words(text) {
+  return esc(text).split('`').map((part, n) => n % 2 ? '<code>' + part + '</code>' : part).join('');
+}
+// A variant's name that may wrap after its `_` and `+` (a narrow panel's column heading).
+function breakable(name) { return esc(name).replace(/[_+]/g, '$&<wbr>'); }
+
 function td(c) {
   return '<td class="' + cssOf(c) + '" data-id="' + esc(c.id) + '" data-outcome="' + c.outcome
     + '" data-verdict="' + esc(c.verdict) + '" style="background:' + COLOURS[c.outcome]
@@ -42,17 +50,40 @@ function td(c) {
 }
 
 let selected = null;
+// What the panel shows, and what it showed before a cell of its own table was clicked.
+let showing = '', previous = '';
+function fillPanel(html) {
+  showing = html;
+  document.getElementById('details').innerHTML = '<p class="close">'
+    + (previous ? '<a href="#" id="back-details" onclick="goBack();return false">← back</a> · '
+      : '')
+    + '<a href="#" id="close-details" onclick="closePanel();return false">close ✕</a> (or Esc)'
+    + '</p>' + html;
+}
+function goBack() {
+  const html = previous;
+  previous = '';
+  fillPanel(html);
+}
+// The panel lies over one side of the window, the side away from the clicked element, so that
+// opening it moves nothing on the page and leaves what was clicked in sight.
 function openPanel(html, element) {
   const panel = document.getElementById('details');
-  panel.innerHTML = html + '<p><a href="#" id="close-details" onclick="closePanel();return false">'
-    + 'close</a></p>';
+  // A cell of the panel's own table keeps the panel where it is, and the page's cell chosen.
+  const inPanel = Boolean(element) && panel.contains(element);
+  previous = inPanel ? showing : '';
+  fillPanel(html);
   document.body.classList.add('panel-open');
-  if (selected) selected.classList.remove('selected');
-  selected = element || null;
+  if (!inPanel) {
+    if (selected) selected.classList.remove('selected');
+    selected = element || null;
+  }
   if (selected) {
     selected.classList.add('selected');
-    // The panel takes the right of the window: keep the clicked cell in sight beside it.
-    requestAnimationFrame(() => selected.scrollIntoView({block: 'nearest', inline: 'nearest'}));
+    const box = selected.getBoundingClientRect(), width = panel.offsetWidth;
+    const underRight = Math.max(0, box.right - (window.innerWidth - width));
+    const underLeft = Math.max(0, width - box.left);
+    panel.classList.toggle('left', underLeft < underRight);
   }
   panel.scrollTop = 0;
 }
@@ -68,9 +99,9 @@ function showCell(i, element) {
     + '</span><p>' + esc(c.title) + ' · ' + esc(c.engine) + ' ' + esc(c.engine_version)
     + (c.reader_hudi ? ' (Hudi ' + esc(c.reader_hudi) + ' jars)' : '') + '</p><p>Verdict: <b>'
     + esc(c.verdict) + '</b> (expected ' + esc(c.expected) + ')</p>';
-  if (c.reason) t += '<p id="detail-reason">' + esc(c.reason) + '</p>';
+  if (c.reason) t += '<p id="detail-reason">' + words(c.reason) + '</p>';
   if (c.known_reason) {
-    t += '<p>Known: ' + esc(c.known_reason);
+    t += '<p>Known: ' + words(c.known_reason);
     if (c.known_link) t += ' <a href="' + esc(c.known_link) + '">' + esc(c.known_link) + '</a>';
     t += '</p>';
   }
@@ -104,10 +135,13 @@ function showSummary(element) {
   let t = '<b id="summary-title">' + esc(engine) + ' · ' + esc(cells[0].title) + '</b> (<code>'
     + esc(scenario) + '</code>)<p id="summary-text">' + esc(element.dataset.summary) + '</p>';
   const reasons = JSON.parse(element.dataset.reasons || '[]');
-  if (reasons.length) t += '<ul>' + reasons.map(r => '<li>' + esc(r) + '</li>').join('') + '</ul>';
-  t += '<table id="summary-cells"><thead><tr><th>table · query type</th>'
-    + variants.map(v => '<th>' + esc(v) + (v === defaultOf(format, engine) ? ' (default)' : '')
-    + '</th>').join('') + '</tr></thead>';
+  if (reasons.length) {
+    t += '<ul>' + reasons.map(r => '<li>' + words(r) + '</li>').join('') + '</ul>';
+  }
+  const named = defaultOf(format, engine);
+  t += '<div class="wide"><table id="summary-cells"><thead><tr><th>table · query type</th>'
+    + variants.map(v => '<th>' + breakable(v)
+      + (v === named && v !== 'default' ? ' (default)' : '') + '</th>').join('') + '</tr></thead>';
   const unsupported = places.filter(place => cells.every(
     c => c.kind + ' ' + c.query !== place || c.outcome === 'UNSUPPORTED'));
   places.filter(place => !unsupported.includes(place)).forEach(place => {
@@ -116,18 +150,24 @@ function showSummary(element) {
       return c ? td(c) : '<td></td>';
     }).join('') + '</tr>';
   });
-  t += '</table><p>Click a cell for its evidence.</p>';
+  t += '</table></div><p>Click a cell for its evidence.</p>';
   if (unsupported.length) {
     t += '<p>' + esc(engine) + ' has no ' + esc(unsupported.join(', ')) + ' query (UNSUPPORTED): '
-      + 'see every cell below, with what no engine read shown.</p>';
+      + 'those cells are under “Every cell, by engine” below, with “show what no engine read” '
+      + 'ticked.</p>';
   }
   openPanel(t, element);
 }
 
-// The overview's two views (operations × engines, type changes), one shown at a time.
-function showView(input) {
-  input.closest('section.overview').querySelectorAll('.view').forEach(v => {
-    v.classList.toggle('hidden', v.dataset.view !== input.value);
+// The overview shows one table format and one view at a time, as the switch above it says.
+function showOverview() {
+  const chosen = name => (document.querySelector('input[name=' + name + ']:checked') || {}).value;
+  const format = chosen('shown-format'), view = chosen('shown-view') || 'operations';
+  document.querySelectorAll('section.overview').forEach(section => {
+    section.classList.toggle('hidden', Boolean(format) && section.dataset.format !== format);
+    section.querySelectorAll('.view').forEach(v => {
+      v.classList.toggle('hidden', v.dataset.view !== view);
+    });
   });
 }
 
@@ -201,10 +241,9 @@ document.querySelectorAll('.filters input, #show-not-read').forEach(
   i => i.addEventListener('change', filter));
 document.querySelectorAll('details.engine').forEach(
   d => d.addEventListener('toggle', () => { if (d.open) buildEngine(d); }));
-document.querySelectorAll('p.views input').forEach(i => {
-  i.addEventListener('change', () => showView(i));
-  if (i.checked) showView(i);
-});
+document.querySelectorAll('#overview-switch input').forEach(
+  i => i.addEventListener('change', showOverview));
+showOverview();  // a reloaded page keeps the choice it had
 document.addEventListener('keydown', e => { if (e.key === 'Escape') closePanel(); });
 
 // The writer's overview cell: whether it accepted the change, and what it said when it refused.
@@ -218,9 +257,10 @@ function showWriter(element) {
   cells.forEach(c => {
     if (shown.has(c.table_type)) return;
     shown.add(c.table_type);
-    t += '<h4>' + esc(c.table_type) + '</h4>';
+    t += '<h4>' + esc(TABLE_TYPES[c.table_type] || c.table_type) + ' table (' + esc(c.kind)
+      + ')</h4>';
     if (c.outcome === 'REJECTED') {
-      t += '<p>' + esc(c.reason) + '</p>';
+      t += '<p>' + words(c.reason) + '</p>';
       if (c.sql) t += '<pre>' + esc(c.sql) + '</pre>';
       if (c.error) t += '<pre>' + esc(c.error) + '</pre>';
     } else if (c.files) {

@@ -1,7 +1,8 @@
 """The overview as HTML: the first thing `matrix.html` shows (see `harness.report.overview`).
 
-Two views of the first screen: operations × engines (shown first), and the type-change grids of
-the writer and every engine. Clicking a cell lists every cell behind it.
+One table format at a time, in two views: operations × engines (shown first), and the
+type-change grids of the writer and every engine; a switch above them chooses. Clicking a cell
+lists every cell behind it.
 """
 
 from __future__ import annotations
@@ -30,30 +31,52 @@ FULL = {
 PALE = {Outcome.WRONG: "#ef9a9a", Outcome.ERROR: "#ffcc80", Outcome.REJECTED: "#ce93d8"}
 
 
-def overview_html(overview: Overview) -> str:
-    """The overview of one table format: two views of the first screen, operations × engines
-    (shown first) and the type-change grids of the writer and every engine."""
-    fmt = _e(overview.format)
+def overview_switch(shown: list[Overview]) -> str:
+    """The bar above the overviews: which table format they show (where the run has several),
+    and which view, operations × engines or the type-change grids. One format at a time, so
+    that each format's overview starts at the top of the screen."""
+    formats = [(o.format, format_title(o.format)) for o in shown]
     views = [("operations", "operations × engines")]
-    if overview.writer_grid:
+    if any(o.writer_grid for o in shown):
         views.append(("types", "type changes"))
-    tabs = "".join(
-        f"<label><input type='radio' name='view-{fmt}' value='{value}'"
-        f"{' checked' if n == 0 else ''}> {label}</label>"
-        for n, (value, label) in enumerate(views)
+    parts = []
+    if len(formats) > 1:
+        parts.append(
+            f"<p class='formats'><b>Table format:</b> {_radios('shown-format', formats)}</p>"
+        )
+    if len(views) > 1:
+        parts.append(f"<p class='views'><b>View:</b> {_radios('shown-view', views)}</p>")
+    return f"<div class='switch' id='overview-switch'>{''.join(parts)}</div>" if parts else ""
+
+
+def _radios(name: str, choices: list[tuple[str, str]]) -> str:
+    """Radio buttons named `name`, the first chosen."""
+    return "".join(
+        f"<label><input type='radio' name='{name}' value='{_e(value)}'"
+        f"{' checked' if n == 0 else ''}> {_e(label)}</label>"
+        for n, (value, label) in enumerate(choices)
     )
+
+
+def overview_html(overview: Overview, first: bool = True) -> str:
+    """The overview of one table format, in two views: operations × engines (shown first) and
+    the type-change grids of the writer and every engine. A format other than the `first` is
+    hidden until the switch above the overviews (`overview_switch`) chooses it."""
+    fmt = _e(overview.format)
+    name = _e(format_title(overview.format))
     parts = [
-        f"<section class='overview' id='overview-{fmt}' data-format='{fmt}'>",
-        f"<h2>{_e(format_title(overview.format))}</h2><p class='views'>{tabs}</p>",
+        f"<section class='overview{'' if first else ' hidden'}' id='overview-{fmt}' "
+        f"data-format='{fmt}'>",
         "<div class='view' data-view='operations'>",
-        f"<p class='how'>{inline_code(how_to_read(overview))}</p>",
+        f"<h2>{name}: operations × engines</h2>",
+        f"<p class='how'>{inline_code(how_to_read(overview, page=True))} Click a cell for every "
+        "cell behind it.</p>",
         _operations(overview),
         _asides(overview),
         "</div>",
+        _grids(overview),
+        "</section>",
     ]
-    if overview.writer_grid:
-        parts.append(_grids(overview))
-    parts.append("</section>")
     return "\n".join(parts)
 
 
@@ -94,14 +117,20 @@ def _asides(overview: Overview) -> str:
 
 
 def _grids(overview: Overview) -> str:
+    """The type-change view: the writer's grid, then each engine's (hidden until chosen)."""
+    name = format_title(overview.format)
+    heading = f"<div class='view hidden' data-view='types'><h2>{_e(name)}: type changes</h2>"
+    if not overview.writer_grid:
+        none = f"This run changed no column's type in {_e(name)} tables."
+        return f"{heading}<p class='how'>{none}</p></div>"
     grids = [_grid("writer", "", overview.writer_grid)]
     grids += [_grid(e, overview.defaults.get(e, ""), overview.grids[e]) for e in overview.engines]
     return (
-        "<div class='view' data-view='types'><p class='how'>Rows: the column's type before the "
-        "change; columns: its type after (decimal is decimal(10,2)). First the writer (does Hudi "
-        "accept the change?), then each engine in its default configuration (does it read the "
-        "table after it?). *: on some table or query types only; refused: the writer refused "
-        "the change. Click a cell for every cell behind it.</p>"
+        f"{heading}<p class='how'>Rows: the column's type before the change; columns: its type "
+        f"after (decimal is decimal(10,2)). First the writer (does the {_e(name)} writer accept "
+        "the change?), then each engine in its default configuration (does it read the table "
+        "after it?). *: on some table or query types only; refused: the writer refused the "
+        "change. Click a cell for every cell behind it.</p>"
         f"<div class='grids'>{''.join(grids)}</div></div>"
     )
 

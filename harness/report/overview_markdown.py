@@ -18,23 +18,32 @@ def format_title(name: str) -> str:
     return FORMAT_NAMES.get(name, name)
 
 
-def how_to_read(overview: Overview) -> str:
-    """The sentence under an overview's heading: whose configuration the cells speak for."""
+def how_to_read(overview: Overview, page: bool = False) -> str:
+    """The sentence under an overview's heading: whose configuration the cells speak for, and
+    what their words mean; on the HTML `page`, the defaults are named under each engine's name
+    and the colours have a shade more to explain."""
     defaults = ", ".join(f"{e}: `{v}`" for e, v in overview.defaults.items())
+    shade = " (a pale colour: it fails on some of them only)" if page else ""
     return (
-        f"Each engine in its default configuration ({defaults}), over copy-on-write and "
-        "merge-on-read tables and every query type it has: `PASS`, or what fails where. "
-        "`PASS with X`: its variant X reads it right. `filters:` what its projection, filters "
-        "and count on the changed columns give (snapshot reads). — : the writer refused the "
-        "change. ⚠ regression, ✓ fixed upstream. Reads that fail without any schema change, "
-        "and engines that read no table of the format, are said once under the table."
+        "An engine's cell: its default configuration "
+        f"({'named under its name' if page else defaults}), over copy-on-write and "
+        f"merge-on-read tables and every query type it has: `PASS`, or what fails where{shade}. "
+        "`PASS with X`: the engine's configuration X reads it right. `filters:` what queries "
+        "that select, filter or count the changed columns give (snapshot reads). — : the writer "
+        "refused the change. ⚠ regression, ✓ fixed upstream (against the known outcomes). "
+        "Reads that fail without any schema change, and engines that read no table of the "
+        "format, are said once under the table."
     )
 
 
 def overview_markdown(overview: Overview) -> list[str]:
     """The operations table and the type-change grids of one table format."""
     name = format_title(overview.format)
-    lines = [f"## {name}: operations × engines", "", how_to_read(overview), ""]
+    behind = (
+        "Every cell behind a summary is in the tables per engine below (`matrix.html` lists "
+        "them when a summary is clicked)."
+    )
+    lines = [f"## {name}: operations × engines", "", f"{how_to_read(overview)} {behind}", ""]
     header = ["operation", "writer", *overview.engines]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     category = None
@@ -89,13 +98,14 @@ def _aside(table_format: str, aside: Aside) -> str:
 
 def type_grids_markdown(overview: Overview) -> list[str]:
     """The writer's grid, then one grid per engine: rows the type before, columns after."""
+    name = format_title(overview.format)
     lines = [
-        f"## {format_title(overview.format)}: type changes",
+        f"## {name}: type changes",
         "",
         "Rows: the column's type before the change; columns: its type after (`decimal` is "
         "decimal(10,2); an empty cell is a change the catalog does not make). First whether "
-        "the writer accepts the change, then what each engine's default configuration reads "
-        "after it (`*`: on some table or query types only; details in the tables below).",
+        f"the {name} writer accepts the change, then what each engine's default configuration "
+        "reads after it (`*`: on some table or query types only; details in the tables below).",
     ]
     lines += ["", "### writer", "", *_grid(overview.writer_grid)]
     for engine in overview.engines:
