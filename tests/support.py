@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from harness.results.outcomes import Cell, Outcome
+from harness.results.store import load_run
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.runner import Runner
@@ -418,3 +419,58 @@ def gone(pid: int, timeout: float = 30) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"process {pid} still runs {timeout} s after SIGKILL")
+
+
+def overview_failures_not_about_their_operation(run_dir: Path) -> list[str]:
+    """Every failure an overview row of the run shows that is not about its operation: each
+    failing summary must stand on at least one default-variant `SELECT *` cell that fails
+    otherwise than its baseline cell and has something to read. Also every engine without a
+    column must have no passing cell. An empty list: the overview tells the truth."""
+    from harness.report.overview import NOT_READ, overviews
+    from harness.results.causes import same_failure
+    from harness.results.expectations import judge, load_expectations
+    from harness.results.outcomes import NOTHING_TO_READ
+
+    info, cells = load_run(run_dir)
+    judged = judge(cells, load_expectations(ROOT / "expectations"))
+    baseline = {
+        (c.format, c.engine, c.table_type, c.query_type, c.variant): c
+        for c in cells
+        if c.category == "baseline"
+    }
+    found = []
+    for overview in overviews(info, judged):
+        summaries = [
+            (row.scenario, engine, summary)
+            for row in overview.rows
+            for engine, summary in row.engines.items()
+        ]
+        summaries += [
+            (f"type_change/{a}_to_{b}", engine, summary)
+            for engine, grid in overview.grids.items()
+            for (a, b), summary in grid.items()
+        ]
+        for scenario, engine, summary in summaries:
+            if summary.outcome in (None, Outcome.PASS):
+                continue
+            default = overview.defaults[engine]
+            own = [
+                c
+                for c in (judged[i].cell for i in summary.cells)
+                if c.variant == default
+                and c.shape == "all"
+                and c.outcome not in NOT_READ
+                and c.outcome is not Outcome.PASS
+                and not c.reason.startswith(NOTHING_TO_READ)
+                and not same_failure(
+                    c, baseline.get((c.format, c.engine, c.table_type, c.query_type, c.variant))
+                )
+            ]
+            if not own:
+                found.append(f"{overview.format} {scenario} {engine}: {summary.text}")
+        for aside in overview.asides:
+            if aside.kind == "unreadable":
+                passing = [i for i in aside.cells if judged[i].cell.outcome is Outcome.PASS]
+                if passing:
+                    found.append(f"{overview.format} {aside.engine} has no column but passes")
+    return found

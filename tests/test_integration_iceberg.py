@@ -1,11 +1,11 @@
 """Integration: Hudi and Iceberg tables in one run, read by real Spark, Trino, PyIceberg, Daft
 and Polars.
 
-A rename of a column that appended rows hold, a drop then re-add, a promotion Iceberg allows
-and one it refuses, a new nested field and a partitioned table, each written in both formats,
-and a partition evolution (Iceberg only), read with every query type each engine has; the run
-is judged by the reviewed known outcomes, and run again in the reverse order, which must give
-the same cells.
+A rename of a column (with nothing written after it, and with rows appended after it), a drop
+then re-add, a promotion Iceberg allows and one it refuses, a new nested field and a
+partitioned table, each written in both formats, and a partition evolution (Iceberg only), read
+with every query type each engine has; the run is judged by the reviewed known outcomes, and
+run again in the reverse order, which must give the same cells.
 """
 
 from __future__ import annotations
@@ -16,7 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support import INSTANT, SCENARIOS, ChildRun, SocketWatch, is_loopback, lakecompat
+from support import (
+    INSTANT,
+    SCENARIOS,
+    ChildRun,
+    SocketWatch,
+    is_loopback,
+    lakecompat,
+    overview_failures_not_about_their_operation,
+)
 
 from engines.infra.artifacts import maven_repo
 from engines.infra.iceberg_jars import iceberg_spark_runtime
@@ -29,6 +37,7 @@ from harness.run.runner import Runner
 pytestmark = pytest.mark.integration
 
 SUBSET = (
+    "rename_column/rename",
     "rename_column/after_appended_rows",
     "drop_column/drop_then_readd",
     "type_change/int_to_long",
@@ -258,6 +267,39 @@ def test_known_outcomes_judge_both_formats_and_the_reports_show_each(
     assert "trino.cow.snapshot.drop_column/drop_then_readd[column_names]" in names
     page = (run_dir / "matrix.html").read_text()
     assert "<b>format:</b>" in page  # the page's filter of formats
+
+
+def test_the_overview_shows_only_failures_about_the_operation(
+    run: tuple[Path, list[Cell]],
+) -> None:
+    """No overview row of either format shows a failure of the baseline table, a read with
+    nothing to read, or an engine that cannot read the format at all: those are said once,
+    under the table."""
+    run_dir, cells = run
+    assert overview_failures_not_about_their_operation(run_dir) == []
+    # A rename commits no Iceberg snapshot: after it, incremental and changelog have no range.
+    empty = [
+        c
+        for c in cells_of(cells, "rename_column/rename")
+        if c.query_type in ("incremental", "changelog") and (c.engine, c.query_type) not in LACKING
+    ]
+    assert {(c.engine, c.query_type) for c in empty} == {
+        ("spark", "incremental"),
+        ("spark", "changelog"),
+        ("trino", "changelog"),
+        ("pyiceberg", "incremental"),
+        ("polars", "incremental"),
+    }
+    assert all(c.outcome is Outcome.UNSUPPORTED for c in empty), [c.reason for c in empty]
+    assert all(c.reason.startswith("nothing to read: no snapshot was committed") for c in empty)
+    matrix = (run_dir / "matrix.md").read_text()
+    assert "- `daft` reads no Apache Hudi table of this run" in matrix
+    assert "| operation | writer | spark | trino | pyiceberg | daft | polars |" in matrix
+    assert "| operation | writer | spark | trino |" in matrix  # Hudi's, without Daft
+    said = (
+        "`spark` fails without any schema change too (the baseline table): ERROR on MOR changelog"
+    )
+    assert said in matrix
 
 
 def answers(cells: list[Cell]) -> dict[tuple[str, ...], tuple[object, ...]]:
