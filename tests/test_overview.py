@@ -267,8 +267,8 @@ def test_an_engine_that_reads_no_table_of_the_format_is_a_line_not_a_column(
     assert overview.engines == ["spark", "trino"]
     assert set(overview.rows[0].engines) == {"spark", "trino"}
     [aside] = [a for a in overview.asides if a.kind == "unreadable"]
-    assert (aside.engine, aside.text) == ("daft", "ERROR 4")
-    assert aside.reasons == ["4 cells: Exception: Unsupported table version 9"]
+    assert (aside.engine, aside.text) == ("daft", "4 ERROR")
+    assert aside.reasons == ["ERROR: Exception: Unsupported table version 9 (4 cells)"]
     run_dir = write_run(tmp_path / "run", cells, info)
     write_reports(run_dir, [tmp_path / "out"])
     lines = (tmp_path / "out" / "matrix.md").read_text().splitlines()

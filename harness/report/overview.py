@@ -255,22 +255,26 @@ def _unreadable(
         failed = [c for c in cells if c.outcome not in (Outcome.PASS, Outcome.REJECTED)]
         if not base or any(c.outcome is Outcome.PASS for c in cells) or not failed:
             continue
-        counts = defaultdict(int)
+        counts: dict[str, int] = defaultdict(int)
         for c in failed:
             counts[c.outcome.value] += 1
-        text = ", ".join(f"{outcome} {n}" for outcome, n in sorted(counts.items()))
-        asides.append(Aside("unreadable", engine, text, _common_reasons(failed), mine))
+        text = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+        # What fails says why it cannot read; what it has no query for, only where reading
+        # nothing failed.
+        reads = [c for c in failed if c.outcome is not Outcome.UNSUPPORTED]
+        reasons = _common_reasons(reads or failed)
+        asides.append(Aside("unreadable", engine, text, reasons, mine))
     return asides
 
 
-def _common_reasons(cells: list[Cell], most: int = 3) -> list[str]:
+def _common_reasons(cells: list[Cell], most: int = 2) -> list[str]:
     """The most frequent first lines of the cells' own reasons, with how many cells say each."""
     counts: dict[str, int] = defaultdict(int)
     for cell in cells:
         reason = own_reason(cell.reason).splitlines()
-        counts[reason[0] if reason else cell.outcome.value] += 1
+        counts[f"{cell.outcome.value}: {reason[0]}" if reason else cell.outcome.value] += 1
     ranked = sorted(counts.items(), key=lambda item: -item[1])[:most]
-    return [f"{n} cells: {reason}" for reason, n in ranked]
+    return [f"{reason} ({n} cells)" for reason, n in ranked]
 
 
 def _baseline_asides(

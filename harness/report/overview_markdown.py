@@ -77,7 +77,7 @@ def _aside(table_format: str, aside: Aside) -> str:
     if aside.kind == "unreadable":
         return (
             f"`{aside.engine}` reads no {format_title(table_format)} table of this run, not "
-            f"even the baseline's, so it has no column ({aside.text}): {reasons}."
+            f"even the baseline's, so it has no column: {reasons}; its cells: {aside.text}."
         )
     if aside.kind == "baseline":
         left = (
