@@ -60,7 +60,9 @@ def test_report_lists_exactly_the_cells_whose_outcome_differs(
     _, new = load_cells(reports / "points" / "hudi-1.2" / "latest")
     assert {c.writer["hudi"] for c in old} == {"0.15.0"}
     assert {c.writer["hudi"] for c in new} == {"1.2.0"}
-    differing = {case_id(change.new or change.old) for change in diff_cells(old, new)}
+    found = diff_cells(old, new)
+    changes = [*found.outcomes, *found.added, *found.missing]
+    differing = {case_id(change.new or change.old) for change in changes}
     assert differing, "the two releases should differ on a renamed column"
     document = json.loads((reports / "qualify" / "qualify.json").read_text())
     assert document["baseline"]["versions"]["writer hudi"] == "0.15.0"
