@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments, warehouse_folder
-from engines.infra.artifacts import MavenArtifact, check_release
-from engines.infra.hudi_jars import (
-    HUDI_VERSION_ENV,
-    check_hudi_release,
-    check_table_version,
-    hudi_version,
-)
-from engines.infra.iceberg_jars import (
-    DEFAULT_ICEBERG_VERSION,
-    ICEBERG_VERSION_ENV,
-    check_format_version,
-)
+from engines.infra.iceberg_jars import DEFAULT_ICEBERG_VERSION, ICEBERG_VERSION_ENV
 from harness.options import (
     DEFAULT_SCENARIOS,
     EXIT_CODES,
@@ -51,7 +39,7 @@ from harness.run.options import (
 )
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
-from harness.run.releases import differences, in_force, recorded_releases
+from harness.run.releases import check_releases, differences, in_force, recorded_releases
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
@@ -240,34 +228,6 @@ def run(args: argparse.Namespace) -> int:
     check_releases(options)
     result = Runner(options, Progress(quiet=args.quiet)).run()
     return _finish(result, args)
-
-
-def check_releases(options: RunOptions) -> None:
-    """Every release the run names exists, before any engine starts or any run folder is made:
-    a `ProvisioningError` of one sentence naming the option (or variable) and the releases."""
-    writer = options.hudi_version or os.environ.get(HUDI_VERSION_ENV)
-    if writer:
-        given = (
-            f"--hudi-version {writer}" if options.hudi_version else f"{HUDI_VERSION_ENV}={writer}"
-        )
-        check_hudi_release(writer, given)
-    for name, release in options.reader_hudi_versions.items():
-        check_hudi_release(release, f"--{name}-hudi-version {release}")
-    if options.table_version:
-        check_table_version(
-            writer or hudi_version(),
-            options.table_version,
-            f"--table-version {options.table_version}",
-        )
-    if options.format_version:
-        check_format_version(options.format_version, f"--format-version {options.format_version}")
-    for name in options.engines:
-        cls = engine_class(name)
-        chosen = os.environ.get(cls.release_env) if cls.release_env else None
-        if chosen and cls.release_artifact:
-            check_release(
-                MavenArtifact(*cls.release_artifact, chosen), f"{cls.release_env}={chosen}", name
-            )
 
 
 def shapes_option(parser: argparse.ArgumentParser) -> None:
