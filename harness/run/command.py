@@ -26,7 +26,7 @@ from harness.options import (
 from harness.report.command import judgement
 from harness.results.outcomes import Cell, summary_line
 from harness.run.fleet import REGISTER_LIMIT
-from harness.run.folder import resume_options, run_record
+from harness.run.folder import resume_options
 from harness.run.merge import merge as merge_shards
 from harness.run.options import (
     DEFAULT_ENGINES,
@@ -39,7 +39,7 @@ from harness.run.options import (
 )
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
-from harness.run.releases import check_releases, differences, in_force, recorded_releases
+from harness.run.releases import check_releases
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
 from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES
@@ -185,6 +185,7 @@ def add_run_parser(commands: Subcommands) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the matrix (or complete an interrupted run), print the summary, judge it."""
     # The runner brings Spark along: imported once a run is asked for, not for --help.
+    from harness.run.resume import resume
     from harness.run.runner import Runner
 
     if args.resume:
@@ -199,14 +200,7 @@ def run(args: argparse.Namespace) -> int:
         options.keep_tables = args.keep_tables
         if args.no_table_cache:
             options.table_cache = None
-        # The cells still to read come from the engines the run started with, whatever
-        # releases this shell's environment selects.
-        releases = recorded_releases(run_record(args.resume))
-        changed = differences(releases)
-        if changed:
-            print("resuming with the releases the run started with: " + ", ".join(changed))
-        with in_force(releases):
-            result = Runner(options, Progress(quiet=args.quiet)).run()
+        result = resume(options, Progress(quiet=args.quiet))
         return _finish(result, args)
     options = RunOptions(
         **selection(args),

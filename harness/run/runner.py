@@ -115,6 +115,9 @@ class Runner:
         # Set by Ctrl-C or SIGTERM the moment it arrives: a cell measured after it is not kept.
         self._interrupted = threading.Event()
         self._record_lock = threading.Lock()
+        #: The run folder of every point, once `run_all` has made them (a caller that catches
+        #: the run's failure learns from them where its cells are).
+        self.run_dirs: list[Path] = []
         self.fleet = Fleet(self.progress, options.query_timeout, self._stopping)
 
     def run(self) -> RunResult:
@@ -129,6 +132,7 @@ class Runner:
             run_dirs = [run_folder.prepare_resume(options.resume_dir)]
         else:
             run_dirs = [run_folder.new_run_dir(point.reports_dir) for point in self.points]
+        self.run_dirs = run_dirs
         outlets = [
             Outlet(
                 point,
