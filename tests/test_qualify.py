@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from test_results_report import cell, write_run
 
+from engines import engine_class
 from harness.cli import main
 from harness.qualify.compare import Change, Point, classify, qualify, render_markdown
 from harness.qualify.versions import VersionsError, load_versions, parse_points
@@ -403,3 +404,49 @@ def test_points_that_choose_different_cells_cannot_share_a_run() -> None:
 
     with pytest.raises(ValueError, match="must agree on pattern, table_types"):
         check_shareable(RunOptions(), RunOptions(pattern="x/*", table_types=("cow",)))
+
+
+class Fetched(Exception):
+    """Something was fetched before every release was checked."""
+
+
+@pytest.mark.parametrize(
+    ("last", "engines", "said"),
+    [
+        ("hudi=9.9.9", "spark", "version point new: hudi 9.9.9: there is no Hudi release 9.9.9"),
+        (
+            "iceberg=9.9.9",
+            "spark",
+            "version point new: iceberg 9.9.9: there is no Iceberg release 9.9.9",
+        ),
+        (
+            "daft=9.9.9",
+            "spark,daft",
+            "version point new: daft 9.9.9: pip has no daft release 9.9.9 for this Python",
+        ),
+    ],
+)
+def test_a_bad_release_in_the_last_point_stops_before_anything_is_fetched(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    last: str,
+    engines: str,
+    said: str,
+) -> None:
+    """The first point's 80 MB bundle was downloaded before the next point's release was
+    found not to exist. Maven and pip are asked (seconds); nothing may be fetched."""
+
+    def fetching(*_: object, **__: object) -> None:
+        raise Fetched
+
+    monkeypatch.setattr("harness.qualify.run.fetch", fetching)
+    for name in ("spark", "daft"):
+        monkeypatch.setattr(engine_class(name), "provision", classmethod(fetching))
+    points = ["--point", "old:hudi=1.2.0", "--point", f"new:hudi=1.2.0,{last}"]
+    reports = tmp_path / "reports"
+    args = [*points, "--engines", engines, "--reports", str(reports), "--scenarios", "add_column/*"]
+    assert main(["qualify", *args]) == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error.startswith(f"lakecompat: error: {said}")
+    assert not reports.exists()

@@ -122,7 +122,7 @@ def add_parser(commands: Subcommands) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Compare the baseline with the candidate; 1 when the candidate breaks a cell."""
     # Running points brings Spark and every engine's class along: imported once asked for.
-    from harness.qualify.run import compare_runs, run_points, selected
+    from harness.qualify.run import check_points, compare_runs, run_points, selected
     from harness.qualify.versions import load_versions, parse_points
 
     sources = [bool(args.runs), bool(args.versions), bool(args.points)]
@@ -144,7 +144,9 @@ def handle(args: argparse.Namespace) -> int:
     else:
         plan = load_versions(args.versions) if args.versions else parse_points(args.points)
         args.formats = args.formats or list(plan.formats())
-        runs = run_points(plan, RunOptions(**selection(args)), args.quiet)
+        options = RunOptions(**selection(args))
+        check_points(plan, options)
+        runs = run_points(plan, options, args.quiet)
         base, cand = plan.baseline_point(), plan.candidate_point()
         baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir
         names = (base.name, cand.name)

@@ -17,15 +17,9 @@ from pathlib import Path
 
 from engines import engine_class
 from engines.infra.artifacts import ProvisioningError, fetch
-from engines.infra.hudi_jars import (
-    check_hudi_release,
-    check_table_version,
-    hudi_bundle,
-    hudi_version,
-)
+from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from engines.infra.iceberg_jars import (
     DEFAULT_FORMAT_VERSION,
-    check_format_version,
     iceberg_spark_runtime,
     iceberg_version,
 )
@@ -42,6 +36,7 @@ from harness.results.outcomes import Cell
 from harness.results.store import load_cells
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
+from harness.run.releases import check_releases
 from harness.run.runner import Runner
 
 
@@ -97,6 +92,19 @@ def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoi
     return list(groups.values())
 
 
+def check_points(plan: VersionPlan, options: RunOptions) -> None:
+    """Every release of every point exists (`check_releases`, point by point), before
+    anything is fetched or started: a release that does not exist, in the last point too,
+    stops the qualification within seconds, in one sentence naming the point and the field."""
+    for point in plan.points:
+        named = {
+            field: f"version point {point.name}: {field} {release}"
+            for field, release in point.releases().items()
+        }
+        with engine_releases(point):
+            check_releases(point_options(options, point), named)
+
+
 def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
     """Run the matrix at every point of the plan, each group of points that can share a run
     (`share_groups`) in one run; each point's run by name."""
@@ -129,23 +137,13 @@ def provision_points(
     """Fetch what every point needs before the first one runs, so a release that cannot be
     provisioned here stops the qualification at once (`ProvisioningError`), not halfway: the
     writer's Hudi bundle (Spark's session loads it), Iceberg's Spark runtime when Iceberg
-    tables are written, then what each engine's `provision` fetches at the point's releases."""
+    tables are written, then what each engine's `provision` fetches at the point's releases.
+    Whether each release exists is asked before, for every point (`check_points`)."""
     for point in plan.points:
         if not quiet:
             print(f"provisioning version point {point.name}")
         hudi = point.hudi or hudi_version()
         try:
-            # A Hudi release that does not exist is named in a sentence, not Maven's log.
-            check_hudi_release(hudi, f"hudi {hudi}")
-            if point.table_version:
-                check_table_version(
-                    hudi, point.table_version, f"table_version {point.table_version}"
-                )
-            for name in engines:
-                if reader_hudi := getattr(point, f"{name}_hudi", None):
-                    check_hudi_release(reader_hudi, f"{name}_hudi {reader_hudi}")
-            if point.format_version:
-                check_format_version(point.format_version, f"format_version {point.format_version}")
             fetch(hudi_bundle(hudi))
             with engine_releases(point):
                 if "iceberg" in formats:
