@@ -406,6 +406,33 @@ def test_points_that_choose_different_cells_cannot_share_a_run() -> None:
         check_shareable(RunOptions(), RunOptions(pattern="x/*", table_types=("cow",)))
 
 
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("interrupted", "the run was interrupted after 1 cells; complete it with"),
+        ("failed", "the run failed after 1 cells (boom); complete it with"),
+        ("running", "the run has not finished (1 cells so far; it is still running"),
+    ],
+)
+def test_an_unfinished_run_is_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], status: str, said: str
+) -> None:
+    """Comparing against a part of a run reported its missing cells as breaks ("84 newly
+    failing"): an unfinished run is refused in one line naming it, its status and the command
+    that completes it."""
+    base, _ = pair(tmp_path)
+    cand = write_run(tmp_path / "part", [cell()], {**CAND_INFO, "status": status, "error": "boom"})
+    out = tmp_path / "q"
+    assert main(["qualify", str(base), str(cand), "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"lakecompat: error: qualify compares finished runs only: {cand}: ")
+    assert said in error
+    if status != "running":
+        assert f"`lakecompat run --resume {cand}`" in error
+    assert error.count("\n") == 1
+    assert not out.exists()
+
+
 class Fetched(Exception):
     """Something was fetched before every release was checked."""
 

@@ -33,7 +33,7 @@ from harness.qualify.versions import (
     slug,
 )
 from harness.results.outcomes import Cell
-from harness.results.store import load_cells
+from harness.results.store import ResultsError, load_cells, unfinished
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.releases import check_releases
@@ -190,6 +190,13 @@ def compare_runs(
     selects (default: all); names default to the run ids."""
     base_info, base_cells = load_cells(baseline)
     cand_info, cand_cells = load_cells(candidate)
+    for path, info, cells in (
+        (baseline, base_info, base_cells),
+        (candidate, cand_info, cand_cells),
+    ):
+        # A part of a run lacks cells, which would read as broken or as run on one side only.
+        if problem := unfinished(path, info, cells):
+            raise ResultsError(f"qualify compares finished runs only: {problem}")
     if keep is not None:
         base_cells = [c for c in base_cells if keep(c)]
         cand_cells = [c for c in cand_cells if keep(c)]
