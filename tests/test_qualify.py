@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from support import ROOT
 from test_results_report import cell, write_run
 
 from engines import engine_class
@@ -431,6 +432,81 @@ def test_an_unfinished_run_is_not_compared(
         assert f"`lakecompat run --resume {cand}`" in error
     assert error.count("\n") == 1
     assert not out.exists()
+
+
+def versions_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "versions.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_versions_file_says_which_engines_and_scenarios_it_is_for(tmp_path: Path) -> None:
+    path = versions_file(
+        tmp_path,
+        "engines: [spark, presto]\nscenarios: 'rename_column/*, type_change/int_to_long'\n"
+        "points:\n  - {name: a}\n  - {name: b, table_version: 6}\n",
+    )
+    plan = load_versions(path)
+    assert plan.engines == ["spark", "presto"]
+    assert plan.scenarios == ["rename_column/*", "type_change/int_to_long"]
+    bad = versions_file(
+        tmp_path, "engines: [spark, prestodb]\npoints:\n  - {name: a}\n  - {name: b}\n"
+    )
+    with pytest.raises(VersionsError, match="engines: unknown engine 'prestodb'; known: daft"):
+        load_versions(bad)
+
+
+def test_the_shipped_versions_files_name_the_engines_outside_the_default_set() -> None:
+    """The README's Presto example ran 25 minutes without Presto: a file about readers that
+    are not read by default names them."""
+    from harness.run.options import DEFAULT_ENGINES
+
+    folder = Path(__file__).resolve().parent.parent / "versions"
+    six = load_versions(folder / "hudi-1.2-table-version-6.yaml")
+    assert six.engines is not None
+    assert {"daft", "flink", "presto"} <= set(six.engines)
+    assert set(DEFAULT_ENGINES) <= set(six.engines)  # and what the default readers lose
+    assert load_versions(folder / "hive-3.1-to-4.0.yaml").engines == ["hive"]
+    assert load_versions(folder / "writer-1.2-hive-0.15.yaml").engines == ["hive"]
+    assert load_versions(folder / "writer-1.2-readers-0.15.yaml").engines == ["spark", "hive"]
+
+
+class Stop(Exception):
+    """Raised in place of fetching, to see what qualify did before it."""
+
+
+def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    """`lakecompat qualify ARGS` in `tmp_path`, stopped where it would first fetch a release
+    (the point after every check)."""
+
+    def fetching(*_: object, **__: object) -> None:
+        raise Stop
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("harness.qualify.run.provision_points", fetching)
+    with pytest.raises(Stop):
+        main(["qualify", *args])
+
+
+def test_the_plan_is_said_before_anything_starts_and_the_command_line_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = versions_file(
+        tmp_path,
+        "engines: [spark, hudi-rs]\nscenarios: 'rename_column/rename'\n"
+        "points:\n  - {name: a}\n  - {name: b}\n",
+    )
+    started(tmp_path, monkeypatch, ["--versions", str(path)])
+    line = capsys.readouterr().out.splitlines()[-1]
+    # The baseline scenario runs too; each is written as a cow and a mor table.
+    assert line.startswith("qualifying 2 version points in 1 run(s): 4 tables and ")
+    assert line.endswith("cells a point, read by spark, hudi-rs (hudi tables)")
+    args = ["--versions", str(path), "--engines", "spark", "--scenarios", "add_column/*"]
+    started(tmp_path, monkeypatch, [*args, "--table-types", "cow"])
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "read by spark (hudi tables)" in line
+    tables = int(line.split(": ")[1].split()[0])
+    assert tables == 1 + len(list((ROOT / "scenarios" / "add_column").glob("*.yaml")))
 
 
 class Fetched(Exception):

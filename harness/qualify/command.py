@@ -67,7 +67,11 @@ def add_parser(commands: Subcommands) -> None:
         "running version points",
     )
     qualify.add_argument(
-        "--versions", type=Path, metavar="FILE", help="a versions file (see versions/*.yaml)"
+        "--versions",
+        type=Path,
+        metavar="FILE",
+        help="a versions file (see versions/*.yaml); its `engines:` and `scenarios:`, where it "
+        "has them, choose the cells unless --engines and --scenarios are given",
     )
     qualify.add_argument(
         "--point",
@@ -91,8 +95,8 @@ def add_parser(commands: Subcommands) -> None:
         "--engines",
         type=csv,
         default=None,
-        help="comma-separated engines to read with (default: "
-        f"{','.join(DEFAULT_READERS['hudi'])} for Hudi tables, "
+        help="comma-separated engines to read with (default: the versions file's `engines:`, "
+        f"else {','.join(DEFAULT_READERS['hudi'])} for Hudi tables, "
         f"{','.join(DEFAULT_READERS['iceberg'])} for Iceberg tables)",
     )
     qualify.add_argument(
@@ -122,7 +126,7 @@ def add_parser(commands: Subcommands) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Compare the baseline with the candidate; 1 when the candidate breaks a cell."""
     # Running points brings Spark and every engine's class along: imported once asked for.
-    from harness.qualify.run import check_points, compare_runs, run_points, selected
+    from harness.qualify.run import check_points, compare_runs, plan_line, run_points, selected
     from harness.qualify.versions import load_versions, parse_points
 
     sources = [bool(args.runs), bool(args.versions), bool(args.points)]
@@ -144,8 +148,13 @@ def handle(args: argparse.Namespace) -> int:
     else:
         plan = load_versions(args.versions) if args.versions else parse_points(args.points)
         args.formats = args.formats or list(plan.formats())
+        # What the versions file is meant for, unless the command line says otherwise.
+        args.engines = args.engines or plan.engines
+        args.scenarios = args.scenarios or (",".join(plan.scenarios) if plan.scenarios else None)
         options = RunOptions(**selection(args))
+        planned = plan_line(plan, options)  # a --scenarios glob that matches nothing stops here
         check_points(plan, options)
+        print(planned)
         runs = run_points(plan, options, args.quiet)
         base, cand = plan.baseline_point(), plan.candidate_point()
         baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir

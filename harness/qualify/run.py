@@ -35,6 +35,7 @@ from harness.qualify.versions import (
 from harness.results.outcomes import Cell
 from harness.results.store import ResultsError, load_cells, unfinished
 from harness.run.options import RunOptions
+from harness.run.plan import format_tables, planned_cells, select_scenarios
 from harness.run.progress import Progress
 from harness.run.releases import check_releases
 from harness.run.runner import Runner
@@ -103,6 +104,20 @@ def check_points(plan: VersionPlan, options: RunOptions) -> None:
         }
         with engine_releases(point):
             check_releases(point_options(options, point), named)
+
+
+def plan_line(plan: VersionPlan, options: RunOptions) -> str:
+    """What the qualification will run, said before it starts: points, runs, tables and cells
+    (a point's), engines and formats."""
+    runs = len(share_groups(plan, options))
+    tables = list(format_tables(select_scenarios(options), options.table_types, options.formats))
+    engines = [engine_class(name) for name in options.engines]
+    cells = sum(planned_cells([(s, t)], engines, options.shapes, f) for s, t, f in tables)
+    return (
+        f"qualifying {len(plan.points)} version points in {runs} run(s): {len(tables)} tables "
+        f"and {cells:,} cells a point, read by {', '.join(options.engines)} "
+        f"({' and '.join(options.formats)} tables)"
+    )
 
 
 def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
