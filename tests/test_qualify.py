@@ -475,38 +475,178 @@ class Stop(Exception):
     """Raised in place of fetching, to see what qualify did before it."""
 
 
-def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
-    """`lakecompat qualify ARGS` in `tmp_path`, stopped where it would first fetch a release
-    (the point after every check)."""
+def started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], stop: type[BaseException]
+) -> int:
+    """`lakecompat qualify ARGS` in `tmp_path`, stopped by `stop` where it would first fetch
+    a release (the point after every check)."""
 
     def fetching(*_: object, **__: object) -> None:
-        raise Stop
+        raise stop
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("harness.qualify.run.provision_points", fetching)
-    with pytest.raises(Stop):
-        main(["qualify", *args])
+    try:
+        return main(["qualify", *args])
+    except Stop:
+        return -1
 
 
 def test_the_plan_is_said_before_anything_starts_and_the_command_line_wins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from harness.qualify.run import plan_line
+
     path = versions_file(
         tmp_path,
         "engines: [spark, hudi-rs]\nscenarios: 'rename_column/rename'\n"
         "points:\n  - {name: a}\n  - {name: b}\n",
     )
-    started(tmp_path, monkeypatch, ["--versions", str(path)])
+    assert started(tmp_path, monkeypatch, ["--versions", str(path)], Stop) == -1
     line = capsys.readouterr().out.splitlines()[-1]
     # The baseline scenario runs too; each is written as a cow and a mor table.
     assert line.startswith("qualifying 2 version points in 1 run(s): 4 tables and ")
     assert line.endswith("cells a point, read by spark, hudi-rs (hudi tables)")
     args = ["--versions", str(path), "--engines", "spark", "--scenarios", "add_column/*"]
-    started(tmp_path, monkeypatch, [*args, "--table-types", "cow"])
+    assert started(tmp_path, monkeypatch, [*args, "--table-types", "cow"], Stop) == -1
     line = capsys.readouterr().out.splitlines()[-1]
     assert "read by spark (hudi tables)" in line
+    from harness.qualify.record import load_record
+
+    record = load_record(tmp_path / "reports" / "qualify")
+    assert record.options.pattern == "add_column/*" and record.options.engines == ("spark",)
+    assert line == plan_line(record.plan, record.options)
     tables = int(line.split(": ")[1].split()[0])
     assert tables == 1 + len(list((ROOT / "scenarios" / "add_column").glob("*.yaml")))
+
+
+def test_ctrl_c_during_a_qualification_prints_the_command_that_completes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    points = ["--point", "a:", "--point", "b:", "--engines", "spark", "--scenarios", "add_column/*"]
+    script = tmp_path / ".venv" / "bin" / "lakecompat"
+    monkeypatch.setattr("sys.argv", [str(script), "qualify"])
+    assert started(tmp_path, monkeypatch, points, KeyboardInterrupt) == 130
+    error = capsys.readouterr().err.splitlines()
+    assert error == [
+        "lakecompat: interrupted; no point had finished a cell yet.",
+        "Complete the qualification with: .venv/bin/lakecompat qualify --resume reports/qualify",
+    ]
+    record = json.loads((tmp_path / "reports" / "qualify" / "qualification.json").read_text())
+    assert record["status"] == "interrupted"
+    assert [p["name"] for p in record["plan"]["points"]] == ["a", "b"]
+    assert record["options"]["pattern"] == "add_column/*"
+    assert record["runs"] == {}
+
+
+def test_the_interrupted_message_names_the_kept_cells_and_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.qualify.record import QualificationInterrupted
+    from harness.run.interrupt import RunInterrupted
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["pytest"])
+    run_dir = tmp_path / "reports" / "points" / "b" / "runs" / "20260101-000000"
+    stopped = RunInterrupted([run_dir], 12, tmp_path / "reports" / "points" / "b")
+    message = QualificationInterrupted(Path("out/q"), stopped, ["a"]).message()
+    assert message.splitlines() == [
+        "lakecompat: interrupted; 12 finished cells are kept in "
+        "reports/points/b/runs/20260101-000000; the points measured already are kept (a).",
+        "Complete the qualification with: lakecompat qualify --resume out/q",
+    ]
+
+
+def recorded_points(tmp_path: Path) -> Path:
+    """The folder of a qualification whose two points' runs are complete (as a qualification
+    interrupted while it compared them leaves it), recorded as interrupted."""
+    from harness.qualify.record import new_record
+    from harness.run.options import RunOptions
+
+    base, cand = pair(tmp_path)
+    for run_dir in (base, cand):
+        info = json.loads((run_dir / "run.json").read_text())
+        (run_dir / "run.json").write_text(json.dumps({**info, "status": "complete"}))
+    plan = parse_points(["old:hudi=0.15.0", "new:hudi=1.2.0"])
+    options = RunOptions(
+        scenarios_dir=ROOT / "scenarios",
+        engines=("spark",),
+        formats=("hudi",),
+        reports_dir=tmp_path / "reports",
+    )
+    record = new_record(tmp_path / "q", plan, options)
+    record.note_runs(["old", "new"], [base, cand])
+    record.mark("interrupted")
+    return record.folder
+
+
+def test_resume_keeps_the_points_measured_and_compares_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a point measured already was run again")
+
+    monkeypatch.setattr("harness.qualify.run.Runner", never)
+    monkeypatch.setattr("harness.qualify.run.resume", never)
+    monkeypatch.setattr("harness.qualify.run.provision_points", lambda *_, **__: None)
+    folder = recorded_points(tmp_path)
+    assert main(["qualify", "--resume", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "run 1/2: old (hudi 0.15.0, measured already)" in out
+    assert "1 newly failing, 1 newly passing" in out
+    document = json.loads((folder / "qualify.json").read_text())
+    assert (document["baseline"]["name"], document["candidate"]["name"]) == ("old", "new")
+    assert json.loads((folder / "qualification.json").read_text())["status"] == "complete"
+
+
+def test_resume_completes_an_interrupted_point_and_runs_one_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which machinery each point gets (the engines themselves: the integration test)."""
+    from harness.qualify.record import load_record
+    from harness.qualify.run import run_points
+
+    folder = recorded_points(tmp_path)
+    record = load_record(folder)
+    old_run = record.runs["old"]
+    info = json.loads((old_run / "run.json").read_text())
+    (old_run / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
+    record.runs.pop("new")
+    calls: list[tuple[str, object]] = []
+
+    class Started:
+        def __init__(self, options: object, progress: object, sharing: object = ()) -> None:
+            self.options, self.run_dirs = options, [tmp_path / "fresh"]
+
+        def run_all(self) -> list[object]:
+            calls.append(("run", self.options.hudi_version))
+            return [type("Result", (), {"run_dir": self.run_dirs[0]})()]
+
+    def resumed(options: object, progress: object) -> None:
+        calls.append(("resume", options.resume_dir))
+
+    def resume_options(run_dir: Path, scenarios: Path, reports: Path) -> object:
+        assert reports == (tmp_path / "reports" / "points" / "old").resolve()
+        return type("Options", (), {"resume_dir": run_dir})
+
+    monkeypatch.setattr("harness.qualify.run.resume_options", resume_options)
+    monkeypatch.setattr("harness.qualify.run.Runner", Started)
+    monkeypatch.setattr("harness.qualify.run.resume", resumed)
+    monkeypatch.setattr("harness.qualify.run.provision_points", lambda *_, **__: None)
+    runs = run_points(record.plan, record.options, True, record)
+    assert calls == [("resume", old_run), ("run", "1.2.0")]
+    assert runs["old"].run_dir == old_run and runs["new"].run_dir == tmp_path / "fresh"
+    assert load_record(folder).runs["new"] == tmp_path / "fresh"
+
+
+def test_resume_needs_a_qualification_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["qualify", "--resume", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert f"{tmp_path}: no qualification.json here" in error
+    assert main(["qualify", "--resume", str(tmp_path), "--versions", "v.yaml"]) == 2
+    assert "exactly one of" in capsys.readouterr().err
 
 
 class Fetched(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.options import (
     Command,
@@ -16,9 +17,13 @@ from harness.options import (
 )
 from harness.qualify.compare import counts_line
 from harness.qualify.report import write_qualification
+from harness.results.store import ResultsError
 from harness.run.command import selection, shapes_option
 from harness.run.options import DEFAULT_FORMATS, DEFAULT_READERS, RunOptions
 from harness.scenario.model import TABLE_TYPES
+
+if TYPE_CHECKING:
+    from harness.qualify.record import Record
 
 EPILOG = """\
 examples:
@@ -120,22 +125,34 @@ def add_parser(commands: Subcommands) -> None:
         "--out", type=Path, help="where to write the qualification files (default: REPORTS/qualify)"
     )
     table_cache_option(qualify)
+    qualify.add_argument(
+        "--resume",
+        type=Path,
+        metavar="FOLDER",
+        help="complete an interrupted qualification: the folder it writes its reports to "
+        "(--out; default REPORTS/qualify), whose qualification.json records its points and "
+        "their run folders. Points already measured are kept, interrupted point runs are "
+        "completed (as `lakecompat run --resume` does), the others run; then the points are "
+        "compared. The options are those the qualification started with",
+    )
     qualify.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def handle(args: argparse.Namespace) -> int:
     """Compare the baseline with the candidate; 1 when the candidate breaks a cell."""
     # Running points brings Spark and every engine's class along: imported once asked for.
-    from harness.qualify.run import check_points, compare_runs, plan_line, run_points, selected
-    from harness.qualify.versions import load_versions, parse_points
+    from harness.qualify.run import compare_runs, selected
 
-    sources = [bool(args.runs), bool(args.versions), bool(args.points)]
+    sources = [bool(args.runs), bool(args.versions), bool(args.points), bool(args.resume)]
     if sources.count(True) != 1:
         raise ValueError(
-            "qualify needs exactly one of: two run folders, --versions FILE, or --point (twice)"
+            "qualify needs exactly one of: two run folders, --versions FILE, --point (twice), "
+            "or --resume FOLDER"
         )
     names: tuple[str, str] | None = None
     keep = None
+    record: Record | None = None
+    out = args.out or args.reports / "qualify"
     if args.runs:
         if len(args.runs) != 2:
             raise ValueError(f"qualify compares two runs; {len(args.runs)} given")
@@ -146,26 +163,77 @@ def handle(args: argparse.Namespace) -> int:
             chosen["pattern"], chosen["engines"], chosen["table_types"], chosen["formats"]
         )
     else:
-        plan = load_versions(args.versions) if args.versions else parse_points(args.points)
-        args.formats = args.formats or list(plan.formats())
-        # What the versions file is meant for, unless the command line says otherwise.
-        args.engines = args.engines or plan.engines
-        args.scenarios = args.scenarios or (",".join(plan.scenarios) if plan.scenarios else None)
-        options = RunOptions(**selection(args))
-        planned = plan_line(plan, options)  # a --scenarios glob that matches nothing stops here
-        check_points(plan, options)
-        print(planned)
-        runs = run_points(plan, options, args.quiet)
-        base, cand = plan.baseline_point(), plan.candidate_point()
-        baseline, candidate = runs[base.name].run_dir, runs[cand.name].run_dir
-        names = (base.name, cand.name)
+        record = _resumed(args) if args.resume else _started(args, out)
+        out = record.folder
+        baseline, candidate, names = _measure(record, args.quiet)
     result = compare_runs(baseline, candidate, names, keep)
-    out = args.out or args.reports / "qualify"
     paths = write_qualification(result, out)
+    if record is not None:
+        record.mark("complete")
     print(f"{result.baseline.label()} -> {result.candidate.label()}")
     print(counts_line(result))
     print(f"qualification: {paths[0]} (and {', '.join(p.name for p in paths[1:])})")
     return 1 if result.breaks else 0
+
+
+def _started(args: argparse.Namespace, out: Path) -> Record:
+    """A new qualification of the points of `--versions` or `--point`: every point's releases
+    checked, what it will run said, and its record saved in `out`."""
+    from harness.qualify.record import new_record
+    from harness.qualify.run import check_points, plan_line
+    from harness.qualify.versions import load_versions, parse_points
+
+    plan = load_versions(args.versions) if args.versions else parse_points(args.points)
+    args.formats = args.formats or list(plan.formats())
+    # What the versions file is meant for, unless the command line says otherwise.
+    args.engines = args.engines or plan.engines
+    args.scenarios = args.scenarios or (",".join(plan.scenarios) if plan.scenarios else None)
+    options = RunOptions(**selection(args))
+    planned = plan_line(plan, options)  # a --scenarios glob that matches nothing stops here
+    check_points(plan, options)
+    _note_replaced(out)
+    record = new_record(out, plan, options)
+    print(planned)
+    return record
+
+
+def _resumed(args: argparse.Namespace) -> Record:
+    """The interrupted qualification in `--resume`'s folder, its releases checked again."""
+    from harness.qualify.record import load_record
+    from harness.qualify.run import check_points, plan_line
+
+    if args.out:
+        raise ValueError("--resume writes the qualification back into its folder; leave out --out")
+    record = load_record(args.resume)
+    planned = plan_line(record.plan, record.options)
+    check_points(record.plan, record.options)
+    print(planned)
+    return record
+
+
+def _measure(record: Record, quiet: bool) -> tuple[Path, Path, tuple[str, str]]:
+    """Run (or complete) the record's points: the baseline's and the candidate's run folders
+    and names."""
+    from harness.qualify.run import qualify_points
+
+    runs = qualify_points(record, quiet)
+    base, cand = record.plan.baseline_point(), record.plan.candidate_point()
+    return runs[base.name].run_dir, runs[cand.name].run_dir, (base.name, cand.name)
+
+
+def _note_replaced(out: Path) -> None:
+    """Say so when a new qualification replaces the record of an unfinished one in `out`."""
+    from harness.qualify.record import load_record
+
+    try:
+        before = load_record(out)
+    except ResultsError:
+        return
+    if before.status != "complete":
+        print(
+            f"note: {out} held a qualification that did not finish ({before.status}); this one "
+            "replaces it (its points' run folders stay in their reports folders)"
+        )
 
 
 QUALIFY = Command("qualify", add_parser, handle)

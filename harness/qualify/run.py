@@ -24,6 +24,7 @@ from engines.infra.iceberg_jars import (
     iceberg_version,
 )
 from harness.qualify.compare import Point, Qualification, qualify
+from harness.qualify.record import QualificationInterrupted, Record
 from harness.qualify.versions import (
     CARRY_HUDI,
     RELEASED,
@@ -34,10 +35,13 @@ from harness.qualify.versions import (
 )
 from harness.results.outcomes import Cell
 from harness.results.store import ResultsError, load_cells, unfinished
+from harness.run.folder import resume_options
+from harness.run.interrupt import RunInterrupted
 from harness.run.options import RunOptions
 from harness.run.plan import format_tables, planned_cells, select_scenarios
 from harness.run.progress import Progress
 from harness.run.releases import check_releases
+from harness.run.resume import resume
 from harness.run.runner import Runner
 
 
@@ -120,27 +124,95 @@ def plan_line(plan: VersionPlan, options: RunOptions) -> str:
     )
 
 
-def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
+def qualify_points(record: Record, quiet: bool) -> dict[str, PointRun]:
+    """Measure every point of the qualification `record` holds that is not measured yet, each
+    point's run folder recorded the moment it exists; a stop signal raises
+    `QualificationInterrupted`, whose message completes the qualification."""
+    record.mark("running")
+    try:
+        runs = run_points(record.plan, record.options, quiet, record)
+    except KeyboardInterrupt as stop:
+        record.mark("interrupted")
+        done = [p.name for p in record.plan.points if record.run_status(p.name) == "complete"]
+        stopped = stop if isinstance(stop, RunInterrupted) else None
+        raise QualificationInterrupted(record.folder, stopped, done) from None
+    except BaseException:
+        record.mark("failed")
+        raise
+    return runs
+
+
+def run_points(
+    plan: VersionPlan, options: RunOptions, quiet: bool, record: Record | None = None
+) -> dict[str, PointRun]:
     """Run the matrix at every point of the plan, each group of points that can share a run
-    (`share_groups`) in one run; each point's run by name."""
-    provision_points(plan, options.engines, quiet, options.formats)
+    (`share_groups`) in one run; each point's run by name. With the `record` of an interrupted
+    qualification, a point whose run is complete is kept and one whose run was interrupted is
+    completed (`lakecompat run --resume`, each point alone)."""
+    status = {p.name: record.run_status(p.name) if record else "not started" for p in plan.points}
+    pending = [p for p in plan.points if status[p.name] != "complete"]
+    provision_points(plan, options.engines, quiet, options.formats, pending)
     runs: dict[str, PointRun] = {}
     groups = share_groups(plan, options)
     for number, group in enumerate(groups, start=1):
         if not quiet:
-            described = "; ".join(f"{p.name} ({p.describe()})" for p in group)
+            described = "; ".join(
+                f"{p.name} ({p.describe()}{_status_note(status[p.name])})" for p in group
+            )
             together = ", sharing the written tables" if len(group) > 1 else ""
             print(f"run {number}/{len(groups)}: {described}{together}")
         started = time.monotonic()
-        first, *others = [point_options(options, point) for point in group]
-        with engine_releases(group[0]):
-            results = Runner(first, Progress(quiet=quiet), sharing=others).run_all()
+        if all(status[p.name] == "not started" for p in group):
+            run_dirs = _run_group(group, options, quiet, record)
+        else:
+            run_dirs = [_complete_point(p, options, quiet, record, status[p.name]) for p in group]
         seconds = time.monotonic() - started
         names = tuple(point.name for point in group)
-        for point, result in zip(group, results, strict=True):
+        for point, run_dir in zip(group, run_dirs, strict=True):
             others_names = tuple(name for name in names if name != point.name)
-            runs[point.name] = PointRun(result.run_dir, seconds, others_names)
+            runs[point.name] = PointRun(run_dir, seconds, others_names)
     return runs
+
+
+def _status_note(status: str) -> str:
+    """`, interrupted: completing its run` and the like, for a point measured before."""
+    if status == "not started":
+        return ""
+    if status == "complete":
+        return ", measured already"
+    return f", {status}: completing its run"
+
+
+def _run_group(
+    group: list[VersionPoint], options: RunOptions, quiet: bool, record: Record | None
+) -> list[Path]:
+    """Run the points of `group` in one run; their run folders, recorded the moment the run
+    has made them."""
+    first, *others = [point_options(options, point) for point in group]
+    with engine_releases(group[0]):
+        runner = Runner(first, Progress(quiet=quiet), sharing=others)
+        try:
+            return [result.run_dir for result in runner.run_all()]
+        finally:
+            if record is not None:
+                record.note_runs([point.name for point in group], runner.run_dirs)
+
+
+def _complete_point(
+    point: VersionPoint, options: RunOptions, quiet: bool, record: Record | None, status: str
+) -> Path:
+    """The run folder of one point of an interrupted qualification: kept when its run is
+    complete, completed when it was interrupted or failed, run afresh when it never started."""
+    assert record is not None  # only an interrupted qualification has points measured before
+    if status == "not started":
+        return _run_group([point], options, quiet, record)[0]
+    run_dir = record.runs[point.name]
+    if status != "complete":
+        resumed = resume_options(
+            run_dir, options.scenarios_dir, point_options(options, point).reports_dir
+        )
+        resume(resumed, Progress(quiet=quiet))
+    return run_dir
 
 
 def provision_points(
@@ -148,13 +220,15 @@ def provision_points(
     engines: tuple[str, ...],
     quiet: bool,
     formats: tuple[str, ...] = ("hudi",),
+    points: list[VersionPoint] | None = None,
 ) -> None:
-    """Fetch what every point needs before the first one runs, so a release that cannot be
-    provisioned here stops the qualification at once (`ProvisioningError`), not halfway: the
-    writer's Hudi bundle (Spark's session loads it), Iceberg's Spark runtime when Iceberg
-    tables are written, then what each engine's `provision` fetches at the point's releases.
-    Whether each release exists is asked before, for every point (`check_points`)."""
-    for point in plan.points:
+    """Fetch what the `points` (default: every point) need before the first one runs, so a
+    release that cannot be provisioned here stops the qualification at once
+    (`ProvisioningError`), not halfway: the writer's Hudi bundle (Spark's session loads it),
+    Iceberg's Spark runtime when Iceberg tables are written, then what each engine's
+    `provision` fetches at the point's releases. Whether each release exists is asked before,
+    for every point (`check_points`)."""
+    for point in plan.points if points is None else points:
         if not quiet:
             print(f"provisioning version point {point.name}")
         hudi = point.hudi or hudi_version()
