@@ -693,3 +693,14 @@ def test_a_bad_release_in_the_last_point_stops_before_anything_is_fetched(
     error = capsys.readouterr().err.splitlines()[-1]
     assert error.startswith(f"lakecompat: error: {said}")
     assert not reports.exists()
+
+
+def test_the_help_says_how_to_resume_and_what_a_versions_file_may_choose(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["qualify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "lakecompat qualify --resume reports/qualify" in text
+    assert "engines: [spark, presto]" in text and "--engines and --scenarios win" in text
+    assert "one that does not exist stops the qualification in one line" in text

@@ -28,11 +28,15 @@ if TYPE_CHECKING:
 EPILOG = """\
 examples:
   lakecompat qualify --versions versions/hudi-1.1-to-1.2.yaml
+  lakecompat qualify --versions versions/hudi-1.2-table-version-6.yaml   # reads with its engines:
+                                                  # the default readers, Daft, Flink and Presto
+  lakecompat qualify --versions versions/hudi-1.2-table-version-6.yaml --engines spark,presto \\
+      --scenarios 'rename_column/*'               # the command line wins over the file
   lakecompat qualify --point old:hudi=1.1.1 --point new:hudi=1.2.0 --scenarios 'rename_column/*'
   lakecompat qualify --versions versions/readers-lag-writer-1.2.yaml   # readers on older jars
-  lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
-
   lakecompat qualify --versions versions/iceberg-format-2-to-3.yaml   # Iceberg tables
+  lakecompat qualify --resume reports/qualify     # complete an interrupted qualification
+  lakecompat qualify reports/runs/20261101-120000 reports/runs/20261123-120000
 
 A version point may set: hudi (the release Spark writes Hudi tables with), table_version,
 hive_hudi (the Hudi jars HiveServer2 reads with; default: the writer's), spark_hudi (the Hudi
@@ -41,13 +45,30 @@ writes and reads Iceberg tables with), format_version (Iceberg's: 2 or 3), and t
 trino, hive, pyiceberg, polars, daft and hudi_rs. A field a point leaves out keeps the default
 release. Points whose fields are Iceberg's qualify Iceberg tables (--formats to choose).
 Points that differ only in hive_hudi and spark_hudi share one run: the tables are written once
-and each distinct reader reads them once.
+and each distinct reader reads them once. Besides its points, a versions file may say which
+engines (engines: [spark, presto]) and scenarios (scenarios: 'rename_column/*') it is meant
+for; --engines and --scenarios win over it.
+
+Before anything is fetched or started:
+  - every release of every point is checked (Maven's or pip's list of releases, seconds): one
+    that does not exist stops the qualification in one line naming the point and the field;
+  - one line says what will run: points, runs, tables and cells a point, engines, formats.
+
+Interrupted (Ctrl-C, SIGTERM): every finished cell is kept, and the message gives the command
+that completes the qualification, `lakecompat qualify --resume FOLDER`. FOLDER is where the
+qualification writes its reports (--out, default REPORTS/qualify); its qualification.json
+records the points, the options and each point's run folder. Points measured already are
+kept, interrupted point runs are completed (as `lakecompat run --resume` does), then compared.
+
+Two run folders are compared only when both runs finished: an interrupted, failed or still
+running run is refused, naming the run, its status and the command that completes it.
 
 exit codes:
   0  the candidate breaks no cell that passed on the baseline
   1  the candidate breaks at least one such cell (listed first in the reports)
-  2  bad input (versions file, point, run folder), or the harness failed
-  130  interrupted
+  2  bad input (versions file, point, a release that does not exist, a run folder without a
+     finished run), or the harness failed
+  130  interrupted (the message gives the `qualify --resume` command)
 """
 
 
