@@ -615,12 +615,15 @@ def test_resume_completes_an_interrupted_point_and_runs_one_never_started(
     calls: list[tuple[str, object]] = []
 
     class Started:
-        def __init__(self, options: object, progress: object, sharing: object = ()) -> None:
-            self.options, self.run_dirs = options, [tmp_path / "fresh"]
+        def __init__(
+            self, options: object, progress: object, sharing: object, on_folders: object
+        ) -> None:
+            self.options, self.on_folders = options, on_folders
 
         def run_all(self) -> list[object]:
             calls.append(("run", self.options.hudi_version))
-            return [type("Result", (), {"run_dir": self.run_dirs[0]})()]
+            self.on_folders([tmp_path / "fresh"])
+            return [type("Result", (), {"run_dir": tmp_path / "fresh"})()]
 
     def resumed(options: object, progress: object) -> None:
         calls.append(("resume", options.resume_dir))

@@ -63,7 +63,7 @@ class Record:
 
     def note_runs(self, names: list[str], run_dirs: list[Path]) -> None:
         """Record the run folders of the points `names` (in order), as soon as they exist."""
-        self.runs.update(zip(names, run_dirs, strict=False))
+        self.runs.update(zip(names, run_dirs, strict=True))
         self.save()
 
     def mark(self, status: str) -> None:

@@ -189,13 +189,15 @@ def _run_group(
     """Run the points of `group` in one run; their run folders, recorded the moment the run
     has made them."""
     first, *others = [point_options(options, point) for point in group]
+    names = [point.name for point in group]
+
+    def note(run_dirs: list[Path]) -> None:
+        if record is not None:
+            record.note_runs(names, run_dirs)
+
     with engine_releases(group[0]):
-        runner = Runner(first, Progress(quiet=quiet), sharing=others)
-        try:
-            return [result.run_dir for result in runner.run_all()]
-        finally:
-            if record is not None:
-                record.note_runs([point.name for point in group], runner.run_dirs)
+        runner = Runner(first, Progress(quiet=quiet), sharing=others, on_folders=note)
+        return [result.run_dir for result in runner.run_all()]
 
 
 def _complete_point(
