@@ -665,6 +665,7 @@ class Fetched(Exception):
             "spark",
             "version point new: iceberg 9.9.9: there is no Iceberg release 9.9.9",
         ),
+        ("trino=999", "spark,trino", "version point new: trino 999: there is no trino release 999"),
         (
             "daft=9.9.9",
             "spark,daft",
@@ -687,7 +688,7 @@ def test_a_bad_release_in_the_last_point_stops_before_anything_is_fetched(
         raise Fetched
 
     monkeypatch.setattr("harness.qualify.run.fetch", fetching)
-    for name in ("spark", "daft"):
+    for name in ("spark", "trino", "daft"):
         monkeypatch.setattr(engine_class(name), "provision", classmethod(fetching))
     points = ["--point", "old:hudi=1.2.0", "--point", f"new:hudi=1.2.0,{last}"]
     reports = tmp_path / "reports"
