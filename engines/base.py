@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
+from engines.infra.artifacts import MavenArtifact, check_release
 from engines.settings import SettingsScope
 from engines.shape import ALL, Dialect, Shape, shape_sql
 from engines.table import TableRef
@@ -108,6 +109,15 @@ class Engine(ABC):
         takes unchecked (only the running engine knows them), each with why. By default every
         key is taken unchecked."""
         return dict.fromkeys(settings, f"{cls.name}'s keys are not known before it starts")
+
+    @classmethod
+    def check_release(cls, release: str, setting: str) -> None:
+        """`ProvisioningError` in one sentence that starts with `setting` (how the user chose
+        the release) when the engine has no release `release`, asked before anything is
+        fetched: by default Maven's list of `release_artifact`'s releases; not checked without
+        one."""
+        if cls.release_artifact:
+            check_release(MavenArtifact(*cls.release_artifact, release), setting, cls.name)
 
     @classmethod  # noqa: B027 - most engines need nothing beyond what they start with
     def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:

@@ -10,12 +10,17 @@ Chromium, must show them with both outcomes.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from support import SCENARIOS as SCENARIO_DIR
-from support import SharedRun, headless_chromium, lakecompat
+from support import SCRIPT, SharedRun, headless_chromium, lakecompat
 
 from engines.metastore.service import hive_version
 from harness.report.diff import diff_cells
@@ -26,41 +31,34 @@ pytestmark = pytest.mark.integration
 SCENARIOS = "rename_column/rename,type_change/int_to_long"
 
 
+VERSIONS = "points:\n  - {name: hudi-0.15, hudi: 0.15.0}\n  - {name: hudi-1.2, hudi: 1.2.0}\n"
+#: The qualification the tests run: two Hudi releases, Spark, two scenarios, copy-on-write.
+QUALIFY = ["--engines", "spark", "--scenarios", SCENARIOS, "--table-types", "cow"]
+
+
 @pytest.fixture(scope="module")
-def qualified(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+def qualified(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
+    """The qualification's exit code, its reports folder and what it printed."""
     reports = tmp_path_factory.mktemp("qualify")
     versions = reports / "versions.yaml"
-    versions.write_text(
-        "points:\n  - {name: hudi-0.15, hudi: 0.15.0}\n  - {name: hudi-1.2, hudi: 1.2.0}\n"
-    )
-    done = lakecompat(
-        "qualify",
-        "--versions",
-        versions,
-        "--engines",
-        "spark",
-        "--scenarios",
-        SCENARIOS,
-        "--table-types",
-        "cow",
-        "--reports",
-        reports,
-        "--quiet",
-        cwd=reports,
-    )
+    versions.write_text(VERSIONS)
+    args = ["qualify", "--versions", versions, *QUALIFY, "--reports", reports, "--quiet"]
+    done = lakecompat(*args, cwd=reports)
     assert done.returncode in (0, 1), done.stderr[-3000:]
-    return done.returncode, reports
+    return done.returncode, reports, done.stdout
 
 
 def test_report_lists_exactly_the_cells_whose_outcome_differs(
-    qualified: tuple[int, Path],
+    qualified: tuple[int, Path, str],
 ) -> None:
-    code, reports = qualified
+    code, reports, _ = qualified
     _, old = load_cells(reports / "points" / "hudi-0.15" / "latest")
     _, new = load_cells(reports / "points" / "hudi-1.2" / "latest")
     assert {c.writer["hudi"] for c in old} == {"0.15.0"}
     assert {c.writer["hudi"] for c in new} == {"1.2.0"}
-    differing = {case_id(change.new or change.old) for change in diff_cells(old, new)}
+    found = diff_cells(old, new)
+    changes = [*found.outcomes, *found.added, *found.missing]
+    differing = {case_id(change.new or change.old) for change in changes}
     assert differing, "the two releases should differ on a renamed column"
     document = json.loads((reports / "qualify" / "qualify.json").read_text())
     assert document["baseline"]["versions"]["writer hudi"] == "0.15.0"
@@ -76,10 +74,10 @@ def test_report_lists_exactly_the_cells_whose_outcome_differs(
         assert f"`{cell_id}`" in markdown
 
 
-def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path]) -> None:
+def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path, str]) -> None:
     from selenium.webdriver.common.by import By
 
-    _, reports = qualified
+    _, reports, _ = qualified
     folder = reports / "qualify"
     document = json.loads((folder / "qualify.json").read_text())
     browser = headless_chromium()
@@ -107,6 +105,77 @@ def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path]) ->
     finally:
         browser.quit()
     assert (folder / "qualify.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_line_said_before_it_started_counts_the_cells_each_point_ran(
+    qualified: tuple[int, Path, str],
+) -> None:
+    _, reports, printed = qualified
+    line = printed.splitlines()[0]
+    found = re.fullmatch(
+        r"qualifying 2 version points in 2 run\(s\): (\d+) tables and ([\d,]+) cells a "
+        r"point, read by spark \(hudi tables\)",
+        line,
+    )
+    assert found, printed
+    for point in ("hudi-0.15", "hudi-1.2"):
+        _, cells = load_cells(reports / "points" / point / "latest")
+        assert int(found.group(2).replace(",", "")) == len(cells)
+        assert int(found.group(1)) == len({(c.scenario, c.table_type) for c in cells})
+
+
+def test_ctrl_c_then_the_printed_command_completes_the_qualification(
+    qualified: tuple[int, Path, str], tmp_path: Path
+) -> None:
+    """Ctrl-C (SIGINT to the process group) during the first point's run keeps its cells and
+    prints `qualify --resume`; pasted, it completes that run in its own folder, runs the
+    second point, and the qualification equals the one that ran without a stop."""
+    code, reference, _ = qualified
+    (tmp_path / "versions.yaml").write_text(VERSIONS)
+    command = [str(SCRIPT), "qualify", "--versions", "versions.yaml", *QUALIFY]
+    process = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    first = tmp_path / "reports" / "points" / "hudi-0.15"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and process.poll() is None:
+        found = list(first.glob("runs/*/results.jsonl"))
+        if found and found[0].read_text().count("\n") >= 4:
+            break
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 130, out + err[-3000:]
+    (run_dir,) = (first / "runs").iterdir()
+    kept = (run_dir / "results.jsonl").read_text().splitlines()
+    record = json.loads((tmp_path / "reports" / "qualify" / "qualification.json").read_text())
+    assert record["status"] == "interrupted"
+    assert record["runs"] == {"hudi-0.15": str(run_dir)}
+    folder = f"reports/points/hudi-0.15/runs/{run_dir.name}"
+    assert f"lakecompat: interrupted; {len(kept)} finished cells are kept in {folder}." in err
+    (resume,) = [line for line in err.splitlines() if line.startswith("Complete the ")]
+    pasted = shlex.split(resume.removeprefix("Complete the qualification with: "))
+    assert pasted[1:] == ["qualify", "--resume", "reports/qualify"]
+    done = subprocess.run(
+        [str(SCRIPT), *pasted[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == code, done.stdout + done.stderr[-3000:]
+    assert "run 1/2: hudi-0.15 (hudi 0.15.0, interrupted: completing its run)" in done.stdout
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["status"] == "complete" and len(info["resumed"]) == 1
+    assert (run_dir / "results.jsonl").read_text().splitlines()[: len(kept)] == kept
+
+    def changes(folder: Path) -> dict[str, str]:
+        document = json.loads((folder / "qualify" / "qualify.json").read_text())
+        return {c["id"]: c["change"] for c in document["cells"]}
+
+    assert changes(tmp_path / "reports") == changes(reference)
 
 
 def test_hive_reads_with_older_hudi_jars_than_the_writer(lagging_readers_run: SharedRun) -> None:

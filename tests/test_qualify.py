@@ -7,8 +7,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from support import ROOT
 from test_results_report import cell, write_run
 
+from engines import engine_class
 from harness.cli import main
 from harness.qualify.compare import Change, Point, classify, qualify, render_markdown
 from harness.qualify.versions import VersionsError, load_versions, parse_points
@@ -412,3 +414,306 @@ def test_points_that_choose_different_cells_cannot_share_a_run() -> None:
 
     with pytest.raises(ValueError, match="must agree on pattern, table_types"):
         check_shareable(RunOptions(), RunOptions(pattern="x/*", table_types=("cow",)))
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("interrupted", "the run was interrupted after 1 cells; complete it with"),
+        ("failed", "the run failed after 1 cells (boom); complete it with"),
+        ("running", "the run has not finished (1 cells so far; it is still running"),
+    ],
+)
+def test_an_unfinished_run_is_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], status: str, said: str
+) -> None:
+    """Comparing against a part of a run reported its missing cells as breaks ("84 newly
+    failing"): an unfinished run is refused in one line naming it, its status and the command
+    that completes it."""
+    base, _ = pair(tmp_path)
+    cand = write_run(tmp_path / "part", [cell()], {**CAND_INFO, "status": status, "error": "boom"})
+    out = tmp_path / "q"
+    assert main(["qualify", str(base), str(cand), "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"lakecompat: error: qualify compares finished runs only: {cand}: ")
+    assert said in error
+    if status != "running":
+        assert f"`lakecompat run --resume {cand}`" in error
+    assert error.count("\n") == 1
+    assert not out.exists()
+
+
+def versions_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "versions.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_versions_file_says_which_engines_and_scenarios_it_is_for(tmp_path: Path) -> None:
+    path = versions_file(
+        tmp_path,
+        "engines: [spark, presto]\nscenarios: 'rename_column/*, type_change/int_to_long'\n"
+        "points:\n  - {name: a}\n  - {name: b, table_version: 6}\n",
+    )
+    plan = load_versions(path)
+    assert plan.engines == ["spark", "presto"]
+    assert plan.scenarios == ["rename_column/*", "type_change/int_to_long"]
+    bad = versions_file(
+        tmp_path, "engines: [spark, prestodb]\npoints:\n  - {name: a}\n  - {name: b}\n"
+    )
+    with pytest.raises(VersionsError, match="engines: unknown engine 'prestodb'; known: daft"):
+        load_versions(bad)
+
+
+def test_the_shipped_versions_files_name_the_engines_outside_the_default_set() -> None:
+    """The README's Presto example ran 25 minutes without Presto: a file about readers that
+    are not read by default names them."""
+    from harness.run.options import DEFAULT_ENGINES
+
+    folder = Path(__file__).resolve().parent.parent / "versions"
+    six = load_versions(folder / "hudi-1.2-table-version-6.yaml")
+    assert six.engines is not None
+    assert {"daft", "flink", "presto"} <= set(six.engines)
+    assert set(DEFAULT_ENGINES) <= set(six.engines)  # and what the default readers lose
+    assert load_versions(folder / "hive-3.1-to-4.0.yaml").engines == ["hive"]
+    assert load_versions(folder / "writer-1.2-hive-0.15.yaml").engines == ["hive"]
+    assert load_versions(folder / "writer-1.2-readers-0.15.yaml").engines == ["spark", "hive"]
+
+
+class Stop(Exception):
+    """Raised in place of fetching, to see what qualify did before it."""
+
+
+def started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], stop: type[BaseException]
+) -> int:
+    """`lakecompat qualify ARGS` in `tmp_path`, stopped by `stop` where it would first fetch
+    a release (the point after every check)."""
+
+    def fetching(*_: object, **__: object) -> None:
+        raise stop
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("harness.qualify.run.provision_points", fetching)
+    try:
+        return main(["qualify", *args])
+    except Stop:
+        return -1
+
+
+def test_the_plan_is_said_before_anything_starts_and_the_command_line_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.qualify.run import plan_line
+
+    path = versions_file(
+        tmp_path,
+        "engines: [spark, hudi-rs]\nscenarios: 'rename_column/rename'\n"
+        "points:\n  - {name: a}\n  - {name: b}\n",
+    )
+    assert started(tmp_path, monkeypatch, ["--versions", str(path)], Stop) == -1
+    line = capsys.readouterr().out.splitlines()[-1]
+    # The baseline scenario runs too; each is written as a cow and a mor table.
+    assert line.startswith("qualifying 2 version points in 1 run(s): 4 tables and ")
+    assert line.endswith("cells a point, read by spark, hudi-rs (hudi tables)")
+    args = ["--versions", str(path), "--engines", "spark", "--scenarios", "add_column/*"]
+    assert started(tmp_path, monkeypatch, [*args, "--table-types", "cow"], Stop) == -1
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert "read by spark (hudi tables)" in line
+    from harness.qualify.record import load_record
+
+    record = load_record(tmp_path / "reports" / "qualify")
+    assert record.options.pattern == "add_column/*" and record.options.engines == ("spark",)
+    assert line == plan_line(record.plan, record.options)
+    tables = int(line.split(": ")[1].split()[0])
+    assert tables == 1 + len(list((ROOT / "scenarios" / "add_column").glob("*.yaml")))
+
+
+def test_ctrl_c_during_a_qualification_prints_the_command_that_completes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    points = ["--point", "a:", "--point", "b:", "--engines", "spark", "--scenarios", "add_column/*"]
+    script = tmp_path / ".venv" / "bin" / "lakecompat"
+    monkeypatch.setattr("sys.argv", [str(script), "qualify"])
+    assert started(tmp_path, monkeypatch, points, KeyboardInterrupt) == 130
+    error = capsys.readouterr().err.splitlines()
+    assert error == [
+        "lakecompat: interrupted; no point had finished a cell yet.",
+        "Complete the qualification with: .venv/bin/lakecompat qualify --resume reports/qualify",
+    ]
+    record = json.loads((tmp_path / "reports" / "qualify" / "qualification.json").read_text())
+    assert record["status"] == "interrupted"
+    assert [p["name"] for p in record["plan"]["points"]] == ["a", "b"]
+    assert record["options"]["pattern"] == "add_column/*"
+    assert record["runs"] == {}
+
+
+def test_the_interrupted_message_names_the_kept_cells_and_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.qualify.record import QualificationInterrupted
+    from harness.run.interrupt import RunInterrupted
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["pytest"])
+    run_dir = tmp_path / "reports" / "points" / "b" / "runs" / "20260101-000000"
+    stopped = RunInterrupted([run_dir], 12, tmp_path / "reports" / "points" / "b")
+    message = QualificationInterrupted(Path("out/q"), stopped, ["a"]).message()
+    assert message.splitlines() == [
+        "lakecompat: interrupted; 12 finished cells are kept in "
+        "reports/points/b/runs/20260101-000000; the points measured already are kept (a).",
+        "Complete the qualification with: lakecompat qualify --resume out/q",
+    ]
+
+
+def recorded_points(tmp_path: Path) -> Path:
+    """The folder of a qualification whose two points' runs are complete (as a qualification
+    interrupted while it compared them leaves it), recorded as interrupted."""
+    from harness.qualify.record import new_record
+    from harness.run.options import RunOptions
+
+    base, cand = pair(tmp_path)
+    for run_dir in (base, cand):
+        info = json.loads((run_dir / "run.json").read_text())
+        (run_dir / "run.json").write_text(json.dumps({**info, "status": "complete"}))
+    plan = parse_points(["old:hudi=0.15.0", "new:hudi=1.2.0"])
+    options = RunOptions(
+        scenarios_dir=ROOT / "scenarios",
+        engines=("spark",),
+        formats=("hudi",),
+        reports_dir=tmp_path / "reports",
+    )
+    record = new_record(tmp_path / "q", plan, options)
+    record.note_runs(["old", "new"], [base, cand])
+    record.mark("interrupted")
+    return record.folder
+
+
+def test_resume_keeps_the_points_measured_and_compares_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("a point measured already was run again")
+
+    monkeypatch.setattr("harness.qualify.run.Runner", never)
+    monkeypatch.setattr("harness.qualify.run.resume", never)
+    monkeypatch.setattr("harness.qualify.run.provision_points", lambda *_, **__: None)
+    folder = recorded_points(tmp_path)
+    assert main(["qualify", "--resume", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "run 1/2: old (hudi 0.15.0, measured already)" in out
+    assert "1 newly failing, 1 newly passing" in out
+    document = json.loads((folder / "qualify.json").read_text())
+    assert (document["baseline"]["name"], document["candidate"]["name"]) == ("old", "new")
+    assert json.loads((folder / "qualification.json").read_text())["status"] == "complete"
+
+
+def test_resume_completes_an_interrupted_point_and_runs_one_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which machinery each point gets (the engines themselves: the integration test)."""
+    from harness.qualify.record import load_record
+    from harness.qualify.run import run_points
+
+    folder = recorded_points(tmp_path)
+    record = load_record(folder)
+    old_run = record.runs["old"]
+    info = json.loads((old_run / "run.json").read_text())
+    (old_run / "run.json").write_text(json.dumps({**info, "status": "interrupted"}))
+    record.runs.pop("new")
+    calls: list[tuple[str, object]] = []
+
+    class Started:
+        def __init__(
+            self, options: object, progress: object, sharing: object, on_folders: object
+        ) -> None:
+            self.options, self.on_folders = options, on_folders
+
+        def run_all(self) -> list[object]:
+            calls.append(("run", self.options.hudi_version))
+            self.on_folders([tmp_path / "fresh"])
+            return [type("Result", (), {"run_dir": tmp_path / "fresh"})()]
+
+    def resumed(options: object, progress: object) -> None:
+        calls.append(("resume", options.resume_dir))
+
+    def resume_options(run_dir: Path, scenarios: Path, reports: Path) -> object:
+        assert reports == (tmp_path / "reports" / "points" / "old").resolve()
+        return type("Options", (), {"resume_dir": run_dir})
+
+    monkeypatch.setattr("harness.qualify.run.resume_options", resume_options)
+    monkeypatch.setattr("harness.qualify.run.Runner", Started)
+    monkeypatch.setattr("harness.qualify.run.resume", resumed)
+    monkeypatch.setattr("harness.qualify.run.provision_points", lambda *_, **__: None)
+    runs = run_points(record.plan, record.options, True, record)
+    assert calls == [("resume", old_run), ("run", "1.2.0")]
+    assert runs["old"].run_dir == old_run and runs["new"].run_dir == tmp_path / "fresh"
+    assert load_record(folder).runs["new"] == tmp_path / "fresh"
+
+
+def test_resume_needs_a_qualification_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["qualify", "--resume", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert f"{tmp_path}: no qualification.json here" in error
+    assert main(["qualify", "--resume", str(tmp_path), "--versions", "v.yaml"]) == 2
+    assert "exactly one of" in capsys.readouterr().err
+
+
+class Fetched(Exception):
+    """Something was fetched before every release was checked."""
+
+
+@pytest.mark.parametrize(
+    ("last", "engines", "said"),
+    [
+        ("hudi=9.9.9", "spark", "version point new: hudi 9.9.9: there is no Hudi release 9.9.9"),
+        (
+            "iceberg=9.9.9",
+            "spark",
+            "version point new: iceberg 9.9.9: there is no Iceberg release 9.9.9",
+        ),
+        ("trino=999", "spark,trino", "version point new: trino 999: there is no trino release 999"),
+        (
+            "daft=9.9.9",
+            "spark,daft",
+            "version point new: daft 9.9.9: pip has no daft release 9.9.9 for this Python",
+        ),
+    ],
+)
+def test_a_bad_release_in_the_last_point_stops_before_anything_is_fetched(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    last: str,
+    engines: str,
+    said: str,
+) -> None:
+    """The first point's 80 MB bundle was downloaded before the next point's release was
+    found not to exist. Maven and pip are asked (seconds); nothing may be fetched."""
+
+    def fetching(*_: object, **__: object) -> None:
+        raise Fetched
+
+    monkeypatch.setattr("harness.qualify.run.fetch", fetching)
+    for name in ("spark", "trino", "daft"):
+        monkeypatch.setattr(engine_class(name), "provision", classmethod(fetching))
+    points = ["--point", "old:hudi=1.2.0", "--point", f"new:hudi=1.2.0,{last}"]
+    reports = tmp_path / "reports"
+    args = [*points, "--engines", engines, "--reports", str(reports), "--scenarios", "add_column/*"]
+    assert main(["qualify", *args]) == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error.startswith(f"lakecompat: error: {said}")
+    assert not reports.exists()
+
+
+def test_the_help_says_how_to_resume_and_what_a_versions_file_may_choose(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["qualify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "lakecompat qualify --resume reports/qualify" in text
+    assert "engines: [spark, presto]" in text and "--engines and --scenarios win" in text
+    assert "one that does not exist stops the qualification in one line" in text

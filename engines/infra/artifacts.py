@@ -359,9 +359,11 @@ def released_versions(artifact: MavenArtifact) -> list[str]:
     repositories list them; Maven's output goes to `<cache>/logs/releases-<name>.log`."""
     folder = cache_dir() / "releases" / f"{artifact.group}-{artifact.artifact}"
     folder.mkdir(parents=True, exist_ok=True)
-    any_release = MavenArtifact(artifact.group, artifact.artifact, "[0,)", "pom")
     # Resolving a version range makes Maven fetch the list of versions (its metadata file).
-    (folder / "pom.xml").write_text(_pom("releases", [Dependency(any_release)]))
+    # The range holds the asked release alone: a range of every release would have Maven
+    # resolve the newest one's POM, whose imported BOMs are hundreds of downloads for Trino.
+    only = MavenArtifact(artifact.group, artifact.artifact, f"[{artifact.version}]", "pom")
+    (folder / "pom.xml").write_text(_pom("releases", [Dependency(only)]))
     log = cache_dir() / "logs" / f"releases-{artifact.artifact}.log"
     log.parent.mkdir(exist_ok=True)
     argv = [_mvn(), "-B", f"-Dmaven.repo.local={maven_repo()}", "dependency:list"]

@@ -10,6 +10,7 @@ file says it holds the same packages.
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,25 @@ def environment_dir(name: str, packages: tuple[str, ...]) -> Path:
     return cache_dir() / "python" / f"{name}-{digest}"
 
 
+def installed(name: str, packages: tuple[str, ...]) -> bool:
+    """Whether the environment of `name` with exactly `packages` is installed already."""
+    home = environment_dir(name, packages)
+    marker = home / _MARKER
+    wanted = "\n".join(packages) + "\n"
+    return (home / "bin" / "python").is_file() and marker.is_file() and marker.read_text() == wanted
+
+
+def released_versions(distribution: str) -> list[str]:
+    """The releases of `distribution` pip can install for this Python, newest first, as the
+    package index lists them (`pip index versions`); asking costs a second or two, installing
+    a library tens of megabytes."""
+    argv = [sys.executable, "-m", "pip", "index", "versions", distribution]
+    argv += ["--disable-pip-version-check"]
+    result = subprocess.run(argv, capture_output=True, text=True)
+    listed = re.search(r"^Available versions: (.*)$", result.stdout, re.MULTILINE)
+    return [v.strip() for v in listed.group(1).split(",")] if listed else []
+
+
 @one_at_a_time
 def provision(
     name: str, packages: tuple[str, ...], progress: Callable[[str], None] | None = None
@@ -35,9 +55,7 @@ def provision(
     created on first use; a ProvisioningError says which package pip could not install."""
     home = environment_dir(name, packages)
     python = home / "bin" / "python"
-    marker = home / _MARKER
-    wanted = "\n".join(packages) + "\n"
-    if python.is_file() and marker.is_file() and marker.read_text() == wanted:
+    if installed(name, packages):
         return python
     say = progress or say_on_stderr
     say(f"installing {', '.join(packages)} for {name} with pip (first use; cached in {home})")
@@ -47,7 +65,7 @@ def provision(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *packages],
         f"pip install {' '.join(packages)}",
     )
-    marker.write_text(wanted)
+    (home / _MARKER).write_text("\n".join(packages) + "\n")
     return python
 
 

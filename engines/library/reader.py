@@ -26,9 +26,10 @@ from engines.answers import nested_as_json
 from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
+from engines.infra.artifacts import ProvisioningError
 from engines.infra.ports import service_port
 from engines.infra.supervisor import HttpReady, Service
-from engines.library.environment import provision
+from engines.library.environment import installed, provision, released_versions
 from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef
 
@@ -76,6 +77,19 @@ class LibraryReader(Engine):
     def package_list(cls) -> tuple[str, ...]:
         """What the engine's environment holds, at the release in force."""
         return (f"{cls.distribution}=={cls.release()}", *cls.extra_packages)
+
+    @classmethod
+    def check_release(cls, release: str, setting: str) -> None:
+        """`ProvisioningError` naming `setting` when pip has no release `release` of the
+        library for this Python (an environment installed already needs no asking)."""
+        if installed(cls.name, (f"{cls.distribution}=={release}", *cls.extra_packages)):
+            return
+        released = released_versions(cls.distribution)
+        if release not in released:
+            raise ProvisioningError(
+                f"{setting}: pip has no {cls.distribution} release {release} for this Python; "
+                f"the latest releases are: {', '.join(released[:8]) or 'none'}"
+            )
 
     @classmethod
     def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:

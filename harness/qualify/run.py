@@ -17,19 +17,14 @@ from pathlib import Path
 
 from engines import engine_class
 from engines.infra.artifacts import ProvisioningError, fetch
-from engines.infra.hudi_jars import (
-    check_hudi_release,
-    check_table_version,
-    hudi_bundle,
-    hudi_version,
-)
+from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from engines.infra.iceberg_jars import (
     DEFAULT_FORMAT_VERSION,
-    check_format_version,
     iceberg_spark_runtime,
     iceberg_version,
 )
 from harness.qualify.compare import Point, Qualification, qualify
+from harness.qualify.record import QualificationInterrupted, Record
 from harness.qualify.versions import (
     CARRY_HUDI,
     RELEASED,
@@ -39,9 +34,14 @@ from harness.qualify.versions import (
     slug,
 )
 from harness.results.outcomes import Cell
-from harness.results.store import load_cells
+from harness.results.store import ResultsError, load_cells, unfinished
+from harness.run.folder import resume_options
+from harness.run.interrupt import RunInterrupted
 from harness.run.options import RunOptions
+from harness.run.plan import format_tables, planned_cells, select_scenarios
 from harness.run.progress import Progress
+from harness.run.releases import check_releases
+from harness.run.resume import resume
 from harness.run.runner import Runner
 
 
@@ -97,27 +97,124 @@ def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoi
     return list(groups.values())
 
 
-def run_points(plan: VersionPlan, options: RunOptions, quiet: bool) -> dict[str, PointRun]:
+def check_points(plan: VersionPlan, options: RunOptions) -> None:
+    """Every release of every point exists (`check_releases`, point by point), before
+    anything is fetched or started: a release that does not exist, in the last point too,
+    stops the qualification within seconds, in one sentence naming the point and the field."""
+    for point in plan.points:
+        named = {
+            field: f"version point {point.name}: {field} {release}"
+            for field, release in point.releases().items()
+        }
+        with engine_releases(point):
+            check_releases(point_options(options, point), named)
+
+
+def plan_line(plan: VersionPlan, options: RunOptions) -> str:
+    """What the qualification will run, said before it starts: points, runs, tables and cells
+    (a point's), engines and formats."""
+    runs = len(share_groups(plan, options))
+    tables = list(format_tables(select_scenarios(options), options.table_types, options.formats))
+    engines = [engine_class(name) for name in options.engines]
+    cells = sum(planned_cells([(s, t)], engines, options.shapes, f) for s, t, f in tables)
+    return (
+        f"qualifying {len(plan.points)} version points in {runs} run(s): {len(tables)} tables "
+        f"and {cells:,} cells a point, read by {', '.join(options.engines)} "
+        f"({' and '.join(options.formats)} tables)"
+    )
+
+
+def qualify_points(record: Record, quiet: bool) -> dict[str, PointRun]:
+    """Measure every point of the qualification `record` holds that is not measured yet, each
+    point's run folder recorded the moment it exists; a stop signal raises
+    `QualificationInterrupted`, whose message completes the qualification."""
+    record.mark("running")
+    try:
+        runs = run_points(record.plan, record.options, quiet, record)
+    except KeyboardInterrupt as stop:
+        record.mark("interrupted")
+        done = [p.name for p in record.plan.points if record.run_status(p.name) == "complete"]
+        stopped = stop if isinstance(stop, RunInterrupted) else None
+        raise QualificationInterrupted(record.folder, stopped, done) from None
+    except BaseException:
+        record.mark("failed")
+        raise
+    return runs
+
+
+def run_points(
+    plan: VersionPlan, options: RunOptions, quiet: bool, record: Record | None = None
+) -> dict[str, PointRun]:
     """Run the matrix at every point of the plan, each group of points that can share a run
-    (`share_groups`) in one run; each point's run by name."""
-    provision_points(plan, options.engines, quiet, options.formats)
+    (`share_groups`) in one run; each point's run by name. With the `record` of an interrupted
+    qualification, a point whose run is complete is kept and one whose run was interrupted is
+    completed (`lakecompat run --resume`, each point alone)."""
+    status = {p.name: record.run_status(p.name) if record else "not started" for p in plan.points}
+    pending = [p for p in plan.points if status[p.name] != "complete"]
+    provision_points(plan, options.engines, quiet, options.formats, pending)
     runs: dict[str, PointRun] = {}
     groups = share_groups(plan, options)
     for number, group in enumerate(groups, start=1):
         if not quiet:
-            described = "; ".join(f"{p.name} ({p.describe()})" for p in group)
+            described = "; ".join(
+                f"{p.name} ({p.describe()}{_status_note(status[p.name])})" for p in group
+            )
             together = ", sharing the written tables" if len(group) > 1 else ""
             print(f"run {number}/{len(groups)}: {described}{together}")
         started = time.monotonic()
-        first, *others = [point_options(options, point) for point in group]
-        with engine_releases(group[0]):
-            results = Runner(first, Progress(quiet=quiet), sharing=others).run_all()
+        if all(status[p.name] == "not started" for p in group):
+            run_dirs = _run_group(group, options, quiet, record)
+        else:
+            run_dirs = [_complete_point(p, options, quiet, record, status[p.name]) for p in group]
         seconds = time.monotonic() - started
         names = tuple(point.name for point in group)
-        for point, result in zip(group, results, strict=True):
+        for point, run_dir in zip(group, run_dirs, strict=True):
             others_names = tuple(name for name in names if name != point.name)
-            runs[point.name] = PointRun(result.run_dir, seconds, others_names)
+            runs[point.name] = PointRun(run_dir, seconds, others_names)
     return runs
+
+
+def _status_note(status: str) -> str:
+    """`, interrupted: completing its run` and the like, for a point measured before."""
+    if status == "not started":
+        return ""
+    if status == "complete":
+        return ", measured already"
+    return f", {status}: completing its run"
+
+
+def _run_group(
+    group: list[VersionPoint], options: RunOptions, quiet: bool, record: Record | None
+) -> list[Path]:
+    """Run the points of `group` in one run; their run folders, recorded the moment the run
+    has made them."""
+    first, *others = [point_options(options, point) for point in group]
+    names = [point.name for point in group]
+
+    def note(run_dirs: list[Path]) -> None:
+        if record is not None:
+            record.note_runs(names, run_dirs)
+
+    with engine_releases(group[0]):
+        runner = Runner(first, Progress(quiet=quiet), sharing=others, on_folders=note)
+        return [result.run_dir for result in runner.run_all()]
+
+
+def _complete_point(
+    point: VersionPoint, options: RunOptions, quiet: bool, record: Record | None, status: str
+) -> Path:
+    """The run folder of one point of an interrupted qualification: kept when its run is
+    complete, completed when it was interrupted or failed, run afresh when it never started."""
+    assert record is not None  # only an interrupted qualification has points measured before
+    if status == "not started":
+        return _run_group([point], options, quiet, record)[0]
+    run_dir = record.runs[point.name]
+    if status != "complete":
+        resumed = resume_options(
+            run_dir, options.scenarios_dir, point_options(options, point).reports_dir
+        )
+        resume(resumed, Progress(quiet=quiet))
+    return run_dir
 
 
 def provision_points(
@@ -125,27 +222,19 @@ def provision_points(
     engines: tuple[str, ...],
     quiet: bool,
     formats: tuple[str, ...] = ("hudi",),
+    points: list[VersionPoint] | None = None,
 ) -> None:
-    """Fetch what every point needs before the first one runs, so a release that cannot be
-    provisioned here stops the qualification at once (`ProvisioningError`), not halfway: the
-    writer's Hudi bundle (Spark's session loads it), Iceberg's Spark runtime when Iceberg
-    tables are written, then what each engine's `provision` fetches at the point's releases."""
-    for point in plan.points:
+    """Fetch what the `points` (default: every point) need before the first one runs, so a
+    release that cannot be provisioned here stops the qualification at once
+    (`ProvisioningError`), not halfway: the writer's Hudi bundle (Spark's session loads it),
+    Iceberg's Spark runtime when Iceberg tables are written, then what each engine's
+    `provision` fetches at the point's releases. Whether each release exists is asked before,
+    for every point (`check_points`)."""
+    for point in plan.points if points is None else points:
         if not quiet:
             print(f"provisioning version point {point.name}")
         hudi = point.hudi or hudi_version()
         try:
-            # A Hudi release that does not exist is named in a sentence, not Maven's log.
-            check_hudi_release(hudi, f"hudi {hudi}")
-            if point.table_version:
-                check_table_version(
-                    hudi, point.table_version, f"table_version {point.table_version}"
-                )
-            for name in engines:
-                if reader_hudi := getattr(point, f"{name}_hudi", None):
-                    check_hudi_release(reader_hudi, f"{name}_hudi {reader_hudi}")
-            if point.format_version:
-                check_format_version(point.format_version, f"format_version {point.format_version}")
             fetch(hudi_bundle(hudi))
             with engine_releases(point):
                 if "iceberg" in formats:
@@ -192,6 +281,13 @@ def compare_runs(
     selects (default: all); names default to the run ids."""
     base_info, base_cells = load_cells(baseline)
     cand_info, cand_cells = load_cells(candidate)
+    for path, info, cells in (
+        (baseline, base_info, base_cells),
+        (candidate, cand_info, cand_cells),
+    ):
+        # A part of a run lacks cells, which would read as broken or as run on one side only.
+        if problem := unfinished(path, info, cells):
+            raise ResultsError(f"qualify compares finished runs only: {problem}")
     if keep is not None:
         base_cells = [c for c in base_cells if keep(c)]
         cand_cells = [c for c in cand_cells if keep(c)]

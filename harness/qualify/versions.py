@@ -10,6 +10,8 @@ field a point leaves out keeps the run's default.
     # versions.yaml
     baseline: hudi-1.1     # default: the first point
     candidate: hudi-1.2    # default: the last point
+    engines: [spark, hive] # default: the formats' default readers (--engines wins)
+    scenarios: ['rename_column/*']  # default: every scenario (--scenarios wins)
     points:
       - name: hudi-1.1
         hudi: 1.1.1
@@ -78,6 +80,10 @@ ICEBERG_FIELDS = ("iceberg", "format_version")
 HUDI_FIELDS = ("hudi", "table_version", *(f"{name}_hudi" for name in CARRY_HUDI))
 
 
+#: What a versions file may set besides its points (see `VersionPlan`).
+PLAN_FIELDS = ("points", "baseline", "candidate", "engines", "scenarios")
+
+
 class VersionsError(InputError):
     """A versions file or `--point` is invalid; the message names the file and the field."""
 
@@ -119,13 +125,34 @@ VersionPoint = create_model(
 
 
 class VersionPlan(BaseModel):
-    """The points of a qualification, and which two the report compares."""
+    """The points of a qualification, which two the report compares, and the engines and
+    scenarios the plan is meant for (the command line's `--engines` and `--scenarios` win)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     points: list[VersionPoint] = Field(min_length=2)
     baseline: Annotated[str, _NAME] | None = None
     candidate: Annotated[str, _NAME] | None = None
+    #: The engines to read with (None: the default readers of the formats qualified).
+    engines: list[str] | None = Field(default=None, min_length=1)
+    #: Globs over scenario ids, as `--scenarios` takes them (None: every scenario).
+    scenarios: list[str] | None = Field(default=None, min_length=1)
+
+    @field_validator("engines", "scenarios", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        """`spark,hive` as `--engines` takes it, or a YAML list."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("engines")
+    @classmethod
+    def _check_engines(cls, names: list[str] | None) -> list[str] | None:
+        unknown = [name for name in names or () if name not in known_engines()]
+        if unknown:
+            raise ValueError(f"unknown engine {unknown[0]!r}; known: {', '.join(known_engines())}")
+        return names
 
     @model_validator(mode="after")
     def _check_names(self) -> VersionPlan:

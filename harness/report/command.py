@@ -71,6 +71,26 @@ def report(args: argparse.Namespace) -> int:
     return judgement(judged, args.strict)
 
 
+DIFF_EPILOG = """\
+what it prints, in this order:
+  a summary: how many cells changed outcome (regressions, PASS before and not now, counted
+  apart), how many kept their outcome with another reason, how many only one run has, how
+  many are unchanged; then the cells whose outcome changed, regressions first. Cells only
+  one run has (two runs of different --scenarios or --engines differ in thousands) and
+  reason-only changes are counted, and listed with --absent and --reasons.
+
+examples:
+  lakecompat diff reports/runs/<old> reports/runs/<new>
+  lakecompat diff reports/runs/<old> reports/latest --reasons   # and reason-only changes
+  lakecompat diff reports/runs/<old> reports/runs/<new> --json --absent
+
+--json prints {"summary": {...counts...}, "changes": [...]} (with --absent: "only_in_new"
+and "only_in_old"; with --reasons: "reason_changes"); each cell has its key, "change"
+(regression, now passing, outcome changed, reason changed, only in new, only in old) and
+both sides' outcome, reason and engine version.
+"""
+
+
 def add_diff_parser(commands: Subcommands) -> None:
     """The `diff` command's options."""
     diff = commands.add_parser(
@@ -78,8 +98,9 @@ def add_diff_parser(commands: Subcommands) -> None:
         help="list the cells whose outcome changed between two runs",
         description="Compare two runs cell by cell (matched by table format, engine, table "
         "type, query type, query shape, scenario and variant; versions are ignored, so runs "
-        "before and after an upgrade line up) and print the cells whose outcome changed, "
-        "appeared or disappeared.",
+        "before and after an upgrade line up): a summary, then the cells whose outcome "
+        "changed, regressions first.",
+        epilog=DIFF_EPILOG,
     )
     diff.add_argument(
         "old", type=Path, metavar="OLD", help="run folder, reports folder or results.json"
@@ -88,14 +109,30 @@ def add_diff_parser(commands: Subcommands) -> None:
         "new", type=Path, metavar="NEW", help="run folder, reports folder or results.json"
     )
     diff.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    diff.add_argument(
+        "--absent",
+        action="store_true",
+        help="also list the cells only one of the runs has (by default they are counted)",
+    )
+    diff.add_argument(
+        "--reasons",
+        action="store_true",
+        help="also list the cells whose outcome stayed and whose reason changed (by default "
+        "they are counted)",
+    )
 
 
 def diff(args: argparse.Namespace) -> int:
-    """Print the cells whose outcome changed (Markdown, or JSON)."""
-    _, old = load_cells(args.old)
-    _, new = load_cells(args.new)
+    """Print the summary and the cells whose outcome changed (Markdown, or JSON)."""
+    old_info, old = load_cells(args.old)
+    new_info, new = load_cells(args.new)
+    for path, info, cells in ((args.old, old_info, old), (args.new, new_info, new)):
+        # A part of a run lacks cells that are then counted as only in the other run.
+        if problem := unfinished(path, info, cells):
+            print(f"lakecompat: note: {problem}", file=sys.stderr)
     render = render_json if args.json else render_markdown
-    print(render(diff_cells(old, new), str(args.old), str(args.new)), end="")
+    found = diff_cells(old, new)
+    print(render(found, str(args.old), str(args.new), args.absent, args.reasons), end="")
     return 0
 
 

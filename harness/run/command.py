@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments, warehouse_folder
-from engines.infra.artifacts import MavenArtifact, check_release
-from engines.infra.hudi_jars import (
-    HUDI_VERSION_ENV,
-    check_hudi_release,
-    check_table_version,
-    hudi_version,
-)
-from engines.infra.iceberg_jars import (
-    DEFAULT_ICEBERG_VERSION,
-    ICEBERG_VERSION_ENV,
-    check_format_version,
-)
+from engines.infra.iceberg_jars import DEFAULT_ICEBERG_VERSION, ICEBERG_VERSION_ENV
 from harness.options import (
     DEFAULT_SCENARIOS,
     EXIT_CODES,
@@ -39,7 +27,7 @@ from harness.options import (
 from harness.report.command import judgement
 from harness.results.outcomes import Cell, summary_line
 from harness.run.fleet import REGISTER_LIMIT
-from harness.run.folder import resume_options, run_record
+from harness.run.folder import resume_options
 from harness.run.merge import merge as merge_shards
 from harness.run.options import (
     DEFAULT_ENGINES,
@@ -52,7 +40,7 @@ from harness.run.options import (
 )
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
-from harness.run.releases import differences, in_force, recorded_releases
+from harness.run.releases import check_releases
 from harness.run.settings import unchecked_lines
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
@@ -212,6 +200,7 @@ def _settings_help() -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the matrix (or complete an interrupted run), print the summary, judge it."""
     # The runner brings Spark along: imported once a run is asked for, not for --help.
+    from harness.run.resume import resume
     from harness.run.runner import Runner
 
     if args.resume:
@@ -226,14 +215,7 @@ def run(args: argparse.Namespace) -> int:
         options.keep_tables = args.keep_tables
         if args.no_table_cache:
             options.table_cache = None
-        # The cells still to read come from the engines the run started with, whatever
-        # releases this shell's environment selects.
-        releases = recorded_releases(run_record(args.resume))
-        changed = differences(releases)
-        if changed:
-            print("resuming with the releases the run started with: " + ", ".join(changed))
-        with in_force(releases):
-            result = Runner(options, Progress(quiet=args.quiet)).run()
+        result = resume(options, Progress(quiet=args.quiet))
         return _finish(result, args)
     options = RunOptions(
         **selection(args),
@@ -257,34 +239,6 @@ def run(args: argparse.Namespace) -> int:
     for line in unchecked_lines(options):
         print(f"lakecompat run: {line}", file=sys.stderr)
     return _finish(runner.run(), args)
-
-
-def check_releases(options: RunOptions) -> None:
-    """Every release the run names exists, before any engine starts or any run folder is made:
-    a `ProvisioningError` of one sentence naming the option (or variable) and the releases."""
-    writer = options.hudi_version or os.environ.get(HUDI_VERSION_ENV)
-    if writer:
-        given = (
-            f"--hudi-version {writer}" if options.hudi_version else f"{HUDI_VERSION_ENV}={writer}"
-        )
-        check_hudi_release(writer, given)
-    for name, release in options.reader_hudi_versions.items():
-        check_hudi_release(release, f"--{name}-hudi-version {release}")
-    if options.table_version:
-        check_table_version(
-            writer or hudi_version(),
-            options.table_version,
-            f"--table-version {options.table_version}",
-        )
-    if options.format_version:
-        check_format_version(options.format_version, f"--format-version {options.format_version}")
-    for name in options.engines:
-        cls = engine_class(name)
-        chosen = os.environ.get(cls.release_env) if cls.release_env else None
-        if chosen and cls.release_artifact:
-            check_release(
-                MavenArtifact(*cls.release_artifact, chosen), f"{cls.release_env}={chosen}", name
-            )
 
 
 def shapes_option(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ import itertools
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import replace
@@ -76,11 +76,14 @@ class Runner:
         options: RunOptions,
         progress: Progress | None = None,
         sharing: Sequence[RunOptions] = (),
+        on_folders: Callable[[list[Path]], None] | None = None,
     ) -> None:
         """`sharing`: the options of further version points that read the tables this run
         writes (they differ only in the Hudi release a reader carries); each gets a run
-        folder of its own (see `harness.outlets`)."""
+        folder of its own (see `harness.outlets`). `on_folders` is told every point's run
+        folder the moment the run has made them (a qualification records them)."""
         self.options = options
+        self.on_folders = on_folders
         self.points = [options, *sharing]
         for other in sharing:
             check_shareable(options, other)
@@ -127,6 +130,8 @@ class Runner:
             run_dirs = [run_folder.prepare_resume(options.resume_dir)]
         else:
             run_dirs = [run_folder.new_run_dir(point.reports_dir) for point in self.points]
+        if self.on_folders is not None:
+            self.on_folders(run_dirs)
         outlets = [
             Outlet(
                 point,

@@ -1,0 +1,27 @@
+"""Completing an interrupted run (`lakecompat run --resume`, and each unfinished point of
+`lakecompat qualify --resume`): its missing cells, with the options and the releases it
+started with, into the same folder."""
+
+from __future__ import annotations
+
+from harness.run.folder import run_record
+from harness.run.options import RunOptions, RunResult
+from harness.run.progress import Progress
+from harness.run.releases import differences, in_force, recorded_releases
+from harness.run.runner import Runner
+
+
+def resume(options: RunOptions, progress: Progress) -> RunResult:
+    """Complete the run `options` describe (`resume_options` of its folder, `resume_dir`)
+    with the releases it started with in force; a release this shell would choose otherwise
+    is named on stdout."""
+    if options.resume_dir is None:
+        raise ValueError("resume() completes a run: its options need a resume_dir")
+    # The cells still to read come from the engines the run started with, whatever releases
+    # this shell's environment selects.
+    releases = recorded_releases(run_record(options.resume_dir))
+    changed = differences(releases)
+    if changed:
+        print("resuming with the releases the run started with: " + ", ".join(changed))
+    with in_force(releases):
+        return Runner(options, progress).run()
