@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from harness.results.expectations import Judged
 from harness.results.outcomes import Cell, Outcome
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
@@ -114,7 +115,7 @@ class InterruptAfter(Progress):
         super().__init__(quiet=True)
         self.left = cells
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         self.left -= 1
         if self.left == 0:
             raise KeyboardInterrupt
@@ -335,7 +336,7 @@ class SocketWatch(Progress):
         self.sockets: list[tuple[int, str]] = []
         self.commands: dict[int, str] = {}
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         if not self.sockets:
             pids = descendants(os.getpid()) | {os.getpid()}
             self.sockets = listening_sockets(pids)
@@ -397,7 +398,7 @@ class SignalAfter(Progress):
         self.marker, self.sig, self.left = marker, sig, cells
         self.victim: int | None = None
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         self.left -= 1
         if self.left == 0:
             self.victim = process_of(self.marker)

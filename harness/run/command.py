@@ -191,6 +191,12 @@ def add_run_parser(commands: Subcommands) -> None:
         "default: the project's expectations/ when the project's scenarios run, else none",
     )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
+    run.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every known failure as it is measured too (by default the progress lists "
+        "regressions and cells fixed upstream, and counts the known failures)",
+    )
     _attach_options(run)
 
 
@@ -218,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         if changed:
             print("resuming with the releases the run started with: " + ", ".join(changed))
         with in_force(releases):
-            result = Runner(options, Progress(quiet=args.quiet)).run()
+            result = Runner(options, _progress(args)).run()
         return _finish(result, args)
     options = RunOptions(
         **selection(args),
@@ -238,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
     check_releases(options)
-    result = Runner(options, Progress(quiet=args.quiet)).run()
+    result = Runner(options, _progress(args)).run()
     return _finish(result, args)
 
 
@@ -357,8 +363,9 @@ def merge(args: argparse.Namespace) -> int:
     run_dir, judged = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
     cells = [j.cell for j in judged]
     print(f"merged {len(args.shard_dirs)} shards: {summary_line(cells)}")
+    code = judgement(judged, args.strict)
     print(f"report: {args.reports / 'latest' / 'matrix.html'}  run: {run_dir}")
-    return judgement(judged, args.strict)
+    return code
 
 
 def _attach_options(run: argparse.ArgumentParser) -> None:
@@ -451,14 +458,20 @@ def tables_line(cells: list[Cell]) -> str:
     )
 
 
+def _progress(args: argparse.Namespace) -> Progress:
+    return Progress(quiet=args.quiet, verbose=args.verbose)
+
+
 def _finish(result: RunResult, args: argparse.Namespace) -> int:
+    """The run's last lines: its cells, the regressions, the verdicts, where its report is."""
     latest = args.reports / "latest"
     print(summary_line(result.cells))
     line = tables_line(result.cells)
     if line:
         print(line)
+    code = judgement(result.judged, args.strict)
     print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
-    return judgement(result.judged, args.strict)
+    return code
 
 
 RUN = Command("run", add_run_parser, run)

@@ -448,15 +448,17 @@ class Runner:
         report it (nothing once the run stops)."""
         state, cell = measured
         index = next(i for i, known in enumerate(every) if known is state)
+        mine = [outlet for outlet in outlets if index in outlet.engine_indexes]
+        # Judged as the first point that reads with the engine judges it.
+        judged = mine[0].judge(cell) if mine else None
         with self._record_lock:
             if self._stopping.is_set() or self._interrupted.is_set():
                 raise Stopped
             self._add_cost(table_id(cell.scenario, cell.table_type, cell.format), cell.seconds)
-            for outlet in outlets:
-                if index in outlet.engine_indexes:
-                    outlet.results.append(cell)
-                    outlet.result.cells.append(cell)
-            self.progress.cell(cell)
+            for outlet in mine:
+                outlet.results.append(cell)
+                outlet.result.cells.append(cell)
+            self.progress.cell(cell, judged)
 
     def _add_cost(self, table: str, seconds: float) -> None:
         with self._cost_lock:
