@@ -11,15 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
+from support import ROOT, SCENARIOS
 from test_results_report import INFO, cell, write_run
 
 from harness.cli import main
+from harness.results.hints import program
 from harness.results.store import ResultsError, load_run
 from harness.run import folder as run_folder
 from harness.run.folder import resume_options
-from harness.run.interrupt import RunInterrupted, program, watching
-
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+from harness.run.interrupt import RunInterrupted, watching
 
 
 @pytest.mark.parametrize(
@@ -104,14 +104,28 @@ def test_the_interrupt_message_names_the_command_to_paste(
     monkeypatch.setattr(sys, "argv", [str(script), "run"])
     run_dir = tmp_path / "reports" / "runs" / "20260101-000000"
     message = RunInterrupted([run_dir], 123, Path("reports")).message()
+    # No make form here: this folder has no Makefile of the project's.
     assert message.splitlines() == [
         "lakecompat: interrupted; 123 finished cells are kept in reports/runs/20260101-000000.",
         "Complete the run with: .venv/bin/lakecompat run --resume reports/runs/20260101-000000",
-        '(with make: make matrix ARGS="--resume reports/runs/20260101-000000")',
     ]
     # Reports elsewhere: the command says where, so that `latest/` lands there again.
     elsewhere = RunInterrupted([tmp_path / "out" / "runs" / "x"], 1, tmp_path / "out").message()
     assert "run --resume out/runs/x --reports out" in elsewhere
+
+
+def test_in_the_project_folder_the_message_gives_the_make_form_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", [str(ROOT / ".venv" / "bin" / "lakecompat"), "run"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no activated environment
+    run_dir = ROOT / "reports" / "runs" / "20260101-000000"
+    lines = RunInterrupted([run_dir], 5, Path("reports")).message().splitlines()
+    assert lines[1:] == [
+        "Complete the run with: .venv/bin/lakecompat run --resume reports/runs/20260101-000000",
+        '(with make: make matrix ARGS="--resume reports/runs/20260101-000000")',
+    ]
 
 
 def test_the_program_is_lakecompat_when_started_some_other_way(

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import headless_chromium, lakecompat
+from support import SCRIPT, headless_chromium, lakecompat
 
 from harness.options import DEFAULT_EXPECTATIONS
 from harness.report.diff import KEY_FIELDS
@@ -243,9 +243,11 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         assert browser.find_element(By.ID, "detail-outcome").text == "WRONG"
         assert "regression" in details.text and "expected ERROR" in details.text
         assert "NULL" in browser.find_element(By.ID, "detail-reason").text
-        # A failing cell names the command that reproduces it.
+        # A failing cell names the command that reproduces it, as it works from any folder.
         command = browser.find_element(By.ID, "detail-repro").text
-        assert command == f"lakecompat repro reports/runs/{run_dir.name} '{ALTERED}'"
+        project = run_dir.parent.parent.parent
+        repro = f"{SCRIPT} repro reports/runs/{run_dir.name} '{ALTERED}'"
+        assert command == f"cd {project} && {repro}"
         browser.save_screenshot(str(run_dir / "matrix.png"))
         close_details(browser)
         # Filter: hide PASS; rows whose every cell passes disappear, the renamed one stays.

@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.report.junit import case_id
 from harness.results.expectations import Judged, Verdict
+from harness.results.hints import recorded
 from harness.results.outcomes import Outcome, summary_line
 
 #: How many cells a verdict list shows before it says how many more there are.
@@ -84,11 +85,7 @@ def unfinished_notice(info: dict[str, Any], cells: int) -> str:
     status = info.get("status", "complete")
     if status == "complete":
         return ""
-    folder = f"runs/{info.get('run_id', '<run id>')}"
-    resume = (
-        f"complete it with `lakecompat run --resume` and the run's folder (`{folder}` in the "
-        "reports folder)"
-    )
+    resume = f"complete it with `{recorded(info, 'run --resume {run}{reports}')}`"
     missing = "the tables and engines it had not reached are missing from this report"
     measured = f"{cells} cell" + ("" if cells == 1 else "s")
     if status == "interrupted":

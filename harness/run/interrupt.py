@@ -4,20 +4,17 @@ recorded), and the message that tells the user how to complete the run."""
 from __future__ import annotations
 
 import logging
-import shlex
-import shutil
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+from harness.results.hints import make_resume_command, resume_command, shown
+
 #: The signals that stop a run: Ctrl-C (SIGINT to the terminal's process group) and SIGTERM.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-#: Where `lakecompat run` puts run folders unless `--reports` says otherwise.
-DEFAULT_REPORTS = Path("reports")
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -31,31 +28,14 @@ class RunInterrupted(KeyboardInterrupt):
 
     def message(self) -> str:
         """What to tell the user: where the cells are and the command that completes the run."""
-        folders = [_shown(path) for path in self.run_dirs]
-        where = " and ".join(folders)
+        where = " and ".join(shown(path) for path in self.run_dirs)
         lines = [f"lakecompat: interrupted; {self.finished} finished cells are kept in {where}."]
-        for folder in folders:
+        for folder in self.run_dirs:
             lines.append(f"Complete the run with: {resume_command(folder, self.reports_dir)}")
-        extra = _reports_argument(self.reports_dir)
-        lines.append(f'(with make: make matrix ARGS="--resume {folders[0]}{extra}")')
+        make = make_resume_command(self.run_dirs[0], self.reports_dir)
+        if make:
+            lines.append(f"(with make: {make})")
         return "\n".join(lines)
-
-
-def resume_command(folder: str, reports_dir: Path) -> str:
-    """`<program> run --resume <folder>`, as the user can paste it where they are."""
-    return f"{program()} run --resume {folder}{_reports_argument(reports_dir)}"
-
-
-def program() -> str:
-    """How the user started lakecompat: `lakecompat` when that is what PATH finds, else the
-    script's path (relative to here when below it, e.g. `.venv/bin/lakecompat`)."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if script is None or script.name != "lakecompat":
-        return "lakecompat"
-    found = shutil.which("lakecompat")
-    if found and Path(found).resolve() == script.resolve():
-        return "lakecompat"
-    return _shown(script)
 
 
 @contextmanager
@@ -92,20 +72,3 @@ def watching(stopped: threading.Event) -> Iterator[None]:
 def restore_logging() -> None:
     """Let the libraries log again once a stopped run has cleaned up."""
     logging.disable(logging.NOTSET)
-
-
-def _reports_argument(reports_dir: Path) -> str:
-    """` --reports DIR` when the run's reports folder is not the default one."""
-    if reports_dir.resolve() == DEFAULT_REPORTS.resolve():
-        return ""
-    return f" --reports {_shown(reports_dir)}"
-
-
-def _shown(path: Path) -> str:
-    """A path as the user can paste it here: relative to the current folder when below it."""
-    resolved = path.resolve()
-    try:
-        shown = str(resolved.relative_to(Path.cwd()))
-    except ValueError:
-        shown = str(resolved)
-    return shlex.quote(shown)

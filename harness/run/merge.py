@@ -18,6 +18,7 @@ from typing import Any
 from engines import engine_class, hudi_carriers
 from harness.report.render import write_reports
 from harness.results.expectations import Judged
+from harness.results.hints import invocation, resume_command
 from harness.results.outcomes import Cell
 from harness.results.store import EVENTS_FILE, ResultsError, ResultsWriter, load_run, write_run_info
 from harness.run import folder as run_folder
@@ -153,7 +154,7 @@ def merged_cells(shards: list[ShardRun], scenarios_dir: Path) -> list[Cell]:
                 raise MergeError(
                     f"{shard.folder}: shard {shard.name} is incomplete: {name} has "
                     f"{len(have & expected)} of its {len(expected)} cells; complete it with "
-                    f"`lakecompat run --resume {shard.folder}`"
+                    f"`{resume_command(shard.folder)}`"
                 )
         cells += by_table[name][runs_it[0].index]
     return cells
@@ -170,6 +171,7 @@ def merge(folders: list[Path], reports_dir: Path, scenarios_dir: Path) -> tuple[
     info["status"] = "complete"  # every shard's cells are there (`merged_cells` checked)
     info["started"] = min(str(s.info.get("started", "")) for s in shards)
     info["merged_from"] = [{"shard": s.name, "run": str(s.folder.resolve())} for s in shards]
+    info["invocation"] = invocation(run_dir, reports_dir)
     write_run_info(run_dir, info)
     results = ResultsWriter(run_dir)
     try:
