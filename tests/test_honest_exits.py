@@ -19,7 +19,7 @@ from harness.results.hints import program
 from harness.results.store import ResultsError, load_run
 from harness.run import folder as run_folder
 from harness.run.folder import resume_options
-from harness.run.interrupt import RunInterrupted, watching
+from harness.run.interrupt import RunInterrupted, holding, watching
 
 
 @pytest.mark.parametrize(
@@ -112,6 +112,9 @@ def test_the_interrupt_message_names_the_command_to_paste(
     # Reports elsewhere: the command says where, so that `latest/` lands there again.
     elsewhere = RunInterrupted([tmp_path / "out" / "runs" / "x"], 1, tmp_path / "out").message()
     assert "run --resume out/runs/x --reports out" in elsewhere
+    # What stopped the run, when it was not Ctrl-C.
+    hung_up = RunInterrupted([run_dir], 1, Path("reports"), "SIGHUP: the terminal closed")
+    assert hung_up.message().startswith("lakecompat: interrupted (SIGHUP: the terminal closed); ")
 
 
 def test_in_the_project_folder_the_message_gives_the_make_form_too(
@@ -135,14 +138,44 @@ def test_the_program_is_lakecompat_when_started_some_other_way(
     assert program() == "lakecompat"
 
 
-def test_a_stop_signal_is_noted_the_moment_it_arrives() -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_is_noted_the_moment_it_arrives(sig: signal.Signals) -> None:
     stopped = threading.Event()
-    before = signal.getsignal(signal.SIGINT)
-    with pytest.raises(KeyboardInterrupt), watching(stopped):
-        os.kill(os.getpid(), signal.SIGINT)
+    before = signal.getsignal(sig)
+    with pytest.raises(KeyboardInterrupt), watching(stopped) as stop:
+        os.kill(os.getpid(), sig)
         time.sleep(120)  # the handler interrupts the sleep (at once, however busy the machine)
     assert stopped.is_set()
-    assert signal.getsignal(signal.SIGINT) is before
+    assert stop.cause == {signal.SIGINT: "", signal.SIGTERM: "SIGTERM"}.get(
+        sig, "SIGHUP: the terminal closed"
+    )
+    assert signal.getsignal(sig) is before
+
+
+def test_a_signal_after_the_first_or_after_the_last_cell_breaks_nothing_off() -> None:
+    """The engines' stop (after the first signal) and a complete run's reports (after every
+    cell was measured) are not broken off by another signal: a hung-up terminal's shell sends
+    SIGHUP again, and a user may press Ctrl-C twice."""
+    stopped = threading.Event()
+    wound_up = False
+    with pytest.raises(KeyboardInterrupt), watching(stopped):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(120)
+        finally:
+            os.kill(os.getpid(), signal.SIGHUP)  # while the run stops: ignored
+            time.sleep(0.5)
+            wound_up = True
+    assert wound_up
+    with watching(threading.Event()) as stop:
+        stop.finished = True
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)
+    assert not stop.cause
+    with holding():  # the engines stop and the reports are written
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            os.kill(os.getpid(), sig)
+        time.sleep(0.5)
 
 
 def test_qualify_names_a_point_release_that_does_not_exist(
