@@ -121,6 +121,13 @@ class InterruptAfter(Progress):
             raise KeyboardInterrupt
 
 
+def only_run(reports: Path) -> Path:
+    """The one run folder below a reports folder (`runs/<id>`): where a run's reports are
+    (`latest/` holds the default matrix's only)."""
+    (run_dir,) = (reports / "runs").iterdir()
+    return run_dir
+
+
 def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
     """Cells without what differs between runs by design: timings, whether the table came from
     the table cache, the run's own path, the Hudi commit times (instants) in the SQL of
@@ -182,8 +189,7 @@ def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Pat
     )
     with pytest.raises(KeyboardInterrupt):
         Runner(options, InterruptAfter(after)).run()
-    (run_dir,) = (reports / "runs").iterdir()
-    return run_dir
+    return only_run(reports)
 
 
 def quiet_run(

@@ -92,7 +92,8 @@ def test_the_console_script_runs_a_matrix_and_prints_what_failed(shared_run: Sha
     # Daft's reader refuses Hudi 1.x tables (a known ERROR), so something fails.
     failing = [c for c in cells if c.outcome in (Outcome.WRONG, Outcome.ERROR)]
     assert any(c.engine == "daft" and c.outcome is Outcome.ERROR for c in failing)
-    document = json.loads((shared_run.project / "reports/latest/results.json").read_text())
+    # Its own folder's report, not latest/: the run is narrowed (--scenarios, --formats).
+    document = json.loads((shared_run.run_dir / "results.json").read_text())
     known = [
         c
         for c in document["cells"]
@@ -110,8 +111,15 @@ def test_the_console_script_runs_a_matrix_and_prints_what_failed(shared_run: Sha
     total = len(cells)
     verdicts = f"0 regressions, {fixed} fixed upstream, {len(known)} known failures"
     assert f"[{total}/{total}] so far: {summary_line(cells)} · {verdicts}" in shared_run.stderr
-    assert shared_run.stdout.splitlines()[-2] == f"against the known outcomes: {verdicts}"
+    run = f"reports/runs/{shared_run.run_dir.name}"
+    assert shared_run.stdout.splitlines()[-3:] == [
+        f"against the known outcomes: {verdicts}",
+        f"report: {run}/matrix.html (and matrix.md, summary.md)",
+        "reports/latest/ was not updated: a narrowed run (--scenarios, --formats); "
+        "reports/latest/ keeps the last full run",
+    ]
     assert summary_line(cells) in shared_run.stdout
+    assert not (shared_run.project / "reports" / "latest").exists()
     assert document["schema_version"] == 4
     assert document["totals"]["verdicts"]["regression"] == 0
     assert len(document["cells"]) == total

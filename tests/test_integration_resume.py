@@ -105,6 +105,9 @@ def test_interrupt_then_resume_equals_an_uninterrupted_run(
     assert code == 1
     out = capsys.readouterr().out
     assert "against the known outcomes: 1 regression, 0 fixed upstream, 0 known failures" in out
+    # A narrowed run (Spark alone, two scenarios): latest/ stays the last full run's.
+    assert "latest/ was not updated: a narrowed run (--scenarios, --formats, --engines, " in out
+    assert not (tmp_path / "latest").exists()
     info, _ = load_run(run_dir)
     assert len(info["resumed"]) == 1
 

@@ -36,6 +36,7 @@ from harness.options import (
     table_cache_option,
 )
 from harness.report.command import judgement
+from harness.results.hints import shown
 from harness.results.outcomes import Cell, summary_line
 from harness.run.fleet import REGISTER_LIMIT
 from harness.run.folder import resume_options, run_record
@@ -63,10 +64,13 @@ def add_run_parser(commands: Subcommands) -> None:
     """The `run` command's options."""
     run = commands.add_parser(
         "run",
-        help="run the matrix and write reports/latest/",
+        help="run the matrix into reports/runs/<id>/",
         description="Write every selected scenario as a Hudi table and as an Iceberg table "
         "(--formats: one of them), read each table with every engine that reads its format, "
-        "and write the run folder (reports/runs/<id>/) and reports/latest/.",
+        "and write the run folder (reports/runs/<id>/) with its reports. A completed run of "
+        "the default matrix (no --scenarios, --engines, --formats, --table-types, --shapes, "
+        "--variants default, --set or --shard, the project's scenario folder) also becomes "
+        "reports/latest/.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -103,7 +107,9 @@ def add_run_parser(commands: Subcommands) -> None:
         "each engine's default settings only (default: quicker, what a user who changed no "
         "setting reads)",
     )
-    reports_option(run, "folder for run folders and latest/ (default: ./reports)")
+    reports_option(
+        run, "folder for run folders, and latest/ of the default matrix (default: ./reports)"
+    )
     run.add_argument(
         "--hudi-version",
         help="Hudi release to write with (default: $LAKECOMPAT_HUDI_VERSION or 1.2.0)",
@@ -343,7 +349,10 @@ def add_merge_parser(commands: Subcommands) -> None:
     merge.add_argument(
         "shard_dirs", type=Path, nargs="+", metavar="RUN", help="the run folder of every shard"
     )
-    reports_option(merge, "folder for the merged run folder and latest/ (default: ./reports)")
+    reports_option(
+        merge,
+        "folder for the merged run folder, and latest/ of the default matrix (default: ./reports)",
+    )
     merge.add_argument(
         "--scenario-dir",
         type=Path,
@@ -360,11 +369,10 @@ def add_merge_parser(commands: Subcommands) -> None:
 
 def merge(args: argparse.Namespace) -> int:
     """Merge the shards' run folders into one, and judge it."""
-    run_dir, judged = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
-    cells = [j.cell for j in judged]
-    print(f"merged {len(args.shard_dirs)} shards: {summary_line(cells)}")
-    code = judgement(judged, args.strict)
-    print(f"report: {args.reports / 'latest' / 'matrix.html'}  run: {run_dir}")
+    result = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
+    print(f"merged {len(args.shard_dirs)} shards: {summary_line(result.cells)}")
+    code = judgement(result.judged, args.strict)
+    _where(result)
     return code
 
 
@@ -464,14 +472,20 @@ def _progress(args: argparse.Namespace) -> Progress:
 
 def _finish(result: RunResult, args: argparse.Namespace) -> int:
     """The run's last lines: its cells, the regressions, the verdicts, where its report is."""
-    latest = args.reports / "latest"
     print(summary_line(result.cells))
     line = tables_line(result.cells)
     if line:
         print(line)
     code = judgement(result.judged, args.strict)
-    print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
+    _where(result)
     return code
+
+
+def _where(result: RunResult) -> None:
+    """Where the run's report is (its own folder's), and whether `latest/` is this run."""
+    print(f"report: {shown(result.run_dir / 'matrix.html')} (and matrix.md, summary.md)")
+    if result.latest is not None:
+        print(result.latest.line())
 
 
 RUN = Command("run", add_run_parser, run)

@@ -29,7 +29,7 @@ from engines.spark.runtime import SparkRuntime
 from harness.report.render import write_reports
 from harness.results.outcomes import Cell, table_kind
 from harness.results.store import ResultsWriter, load_run, record_event, write_run_info
-from harness.run import cells, interrupt
+from harness.run import cells, interrupt, latest
 from harness.run import folder as run_folder
 from harness.run import plan as run_plan
 from harness.run.cells import Baselines
@@ -244,7 +244,8 @@ class Runner:
         failure: str,
     ) -> None:
         """However the run ended: close its files and services, record how it ended, render
-        each point's reports into its run folder (and a completed run's into `latest/`)."""
+        each point's reports into its run folder, and make a completed default matrix
+        `latest/` (`harness.run.latest`)."""
         options = self.options
         for outlet in outlets:
             outlet.results.close()
@@ -266,9 +267,11 @@ class Runner:
             info = run_folder.run_record(outlet.run_dir)
             # A run that can be resumed gets reports, with no cell yet: they say how.
             if outlet.result.cells or "writer" in info:
-                # Only a finished run becomes `latest/`: a part of a run never reads as one.
-                latest = [outlet.options.reports_dir / "latest"] if completed else []
-                outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, *latest])
+                outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir])
+            if completed:
+                outlet.result.latest = latest.publish(
+                    outlet.run_dir, outlet.options.reports_dir, info, options.scenarios_dir
+                )
         interrupt.restore_logging()
 
     def _context(self, home: Path) -> RunContext:
