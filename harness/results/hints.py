@@ -33,7 +33,7 @@ def program(on_path: bool = True) -> str:
 
 def shown(path: Path) -> str:
     """A path as the user can paste it here: relative to the current folder when below it
-    (symbolic links kept: `reports/latest` stays that)."""
+    (symbolic links left as they are given, not resolved)."""
     absolute = Path(os.path.abspath(path))
     try:
         text = str(absolute.relative_to(Path.cwd()))

@@ -27,8 +27,8 @@ POLL_MS = 250
 
 
 class Guarded:
-    """A text stream whose failing writes go elsewhere (`fallbacks`, in order) and tell the
-    listeners once that it is lost. Everything else is the stream's own."""
+    """A text stream whose failing writes go elsewhere (`Console.elsewhere`) and tell the
+    listeners, once, that it is lost. Everything else is the stream's own."""
 
     def __init__(self, stream: TextIO, name: str, console: Console) -> None:
         self.stream = stream
