@@ -40,4 +40,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_run.py $(ARGS)
 
 clean:
-	rm -rf reports/runs reports/latest
+	rm -rf reports/runs reports/latest reports/.latest-* reports/.latest.lock

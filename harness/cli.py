@@ -18,6 +18,7 @@ from harness.repro.command import REPRO
 from harness.results.command import KNOWN
 from harness.results.expectations import ExpectationError
 from harness.results.store import ResultsError
+from harness.run import console
 from harness.run.command import MERGE, RUN
 from harness.run.interrupt import RunInterrupted
 from harness.scenario.command import SCENARIOS
@@ -69,10 +70,22 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:  # said by the command's parser, which knows its options
         subparser = Parser(prog=f"{parser.prog} {args.command}")
         subparser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    # SIGTERM (a CI job cancelled, `kill`) and SIGHUP (the terminal closed) stop a command
+    # like Ctrl-C: services are stopped and a run's finished cells kept, so that `--resume`
+    # can complete it. A closed pipe or a hung-up terminal no longer breaks off what is
+    # printed (`harness.run.console`).
+    previous = {number: signal.signal(number, _interrupt) for number in LATER_SIGNALS}
+    try:
+        with console.guarded():
+            return _handle(args)
+    finally:
+        for number, before in previous.items():
+            signal.signal(number, before)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    """The command's exit code; an error or an interrupt is said on stderr."""
     handle = next(c.handle for c in COMMANDS if c.name == args.command)
-    # SIGTERM (a CI job cancelled, `kill`) stops the run like Ctrl-C: services are stopped and
-    # finished cells kept, so `--resume` can complete the run.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         return handle(args)
     except OptionError as exc:
@@ -96,8 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         # a command that keeps nothing half-done worth completing.
         print("lakecompat: interrupted", file=sys.stderr)
         return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+
+
+#: The stop signals besides Ctrl-C (whose KeyboardInterrupt Python raises already).
+LATER_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from harness.results.expectations import Judged
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
@@ -115,10 +116,17 @@ class InterruptAfter(Progress):
         super().__init__(quiet=True)
         self.left = cells
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         self.left -= 1
         if self.left == 0:
             raise KeyboardInterrupt
+
+
+def only_run(reports: Path) -> Path:
+    """The one run folder below a reports folder (`runs/<id>`): where a run's reports are
+    (`latest/` holds the default matrix's only)."""
+    (run_dir,) = (reports / "runs").iterdir()
+    return run_dir
 
 
 def comparable(cells: list[Cell], run_dir: Path) -> list[dict[str, Any]]:
@@ -182,8 +190,7 @@ def interrupted_run(reports: Path, engine: str, pattern: str, after: int) -> Pat
     )
     with pytest.raises(KeyboardInterrupt):
         Runner(options, InterruptAfter(after)).run()
-    (run_dir,) = (reports / "runs").iterdir()
-    return run_dir
+    return only_run(reports)
 
 
 def quiet_run(
@@ -336,7 +343,7 @@ class SocketWatch(Progress):
         self.sockets: list[tuple[int, str]] = []
         self.commands: dict[int, str] = {}
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         if not self.sockets:
             pids = descendants(os.getpid()) | {os.getpid()}
             self.sockets = listening_sockets(pids)
@@ -398,7 +405,7 @@ class SignalAfter(Progress):
         self.marker, self.sig, self.left = marker, sig, cells
         self.victim: int | None = None
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         self.left -= 1
         if self.left == 0:
             self.victim = process_of(self.marker)

@@ -172,16 +172,34 @@ def test_the_console_script_runs_a_matrix_and_prints_what_failed(shared_run: Sha
     # Daft's reader refuses Hudi 1.x tables (a known ERROR), so something fails.
     failing = [c for c in cells if c.outcome in (Outcome.WRONG, Outcome.ERROR)]
     assert any(c.engine == "daft" and c.outcome is Outcome.ERROR for c in failing)
-    # Not on a terminal: a line for each failing read, none for a passing one, and the counts.
+    # Its own folder's report, not latest/: the run is narrowed (--scenarios, --formats).
+    document = json.loads((shared_run.run_dir / "results.json").read_text())
+    known = [
+        c
+        for c in document["cells"]
+        if c["verdict"] == "as expected" and c["outcome"] not in ("PASS", "UNSUPPORTED")
+    ]
+    fixed = sum(c["verdict"] == "fixed upstream" for c in document["cells"])
+    assert len(known) >= len(failing)
+    # Not on a terminal: every cell failed as known, so no cell has a line of its own; the
+    # count lines and the last lines count them.
     for cell in failing:
         query = cell.query_type if cell.shape == "all" else f"{cell.query_type} {cell.shape}"
-        where = f"{cell.scenario} · {cell.engine} {cell.table_type} {query}"
-        assert f"] {cell.outcome.value:<13} {where} [{cell.variant}]: " in shared_run.stderr
-    assert "] PASS" not in shared_run.stderr
+        assert f"{cell.scenario} · {cell.engine} {cell.table_type} {query}" not in shared_run.stderr
+    assert "REGRESSION" not in shared_run.stderr
+    assert shared_run.stderr.count("] FIXED UPSTREAM PASS ") == fixed
     total = len(cells)
-    assert f"[{total}/{total}] so far: {summary_line(cells)}" in shared_run.stderr
+    verdicts = f"0 regressions, {fixed} fixed upstream, {len(known)} known failures"
+    assert f"[{total}/{total}] so far: {summary_line(cells)} · {verdicts}" in shared_run.stderr
+    run = f"reports/runs/{shared_run.run_dir.name}"
+    assert shared_run.stdout.splitlines()[-3:] == [
+        f"against the known outcomes: {verdicts}",
+        f"report: {run}/matrix.html (and matrix.md, summary.md)",
+        "reports/latest/ was not updated: a narrowed run (--scenarios, --formats); "
+        "reports/latest/ keeps the last full run",
+    ]
     assert summary_line(cells) in shared_run.stdout
-    document = json.loads((shared_run.project / "reports/latest/results.json").read_text())
+    assert not (shared_run.project / "reports" / "latest").exists()
     assert document["schema_version"] == 4
     assert document["totals"]["verdicts"]["regression"] == 0
     assert len(document["cells"]) == total

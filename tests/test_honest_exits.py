@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from support import ROOT, SCENARIOS
 from test_results_report import INFO, cell, write_run
 
 from harness.cli import main
+from harness.results.hints import program
 from harness.results.store import ResultsError, load_run
 from harness.run import folder as run_folder
 from harness.run.folder import resume_options
-from harness.run.interrupt import RunInterrupted, program, watching
-
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+from harness.run.interrupt import RunInterrupted, holding, watching
 
 
 @pytest.mark.parametrize(
@@ -104,14 +105,31 @@ def test_the_interrupt_message_names_the_command_to_paste(
     monkeypatch.setattr(sys, "argv", [str(script), "run"])
     run_dir = tmp_path / "reports" / "runs" / "20260101-000000"
     message = RunInterrupted([run_dir], 123, Path("reports")).message()
+    # No make form here: this folder has no Makefile of the project's.
     assert message.splitlines() == [
         "lakecompat: interrupted; 123 finished cells are kept in reports/runs/20260101-000000.",
         "Complete the run with: .venv/bin/lakecompat run --resume reports/runs/20260101-000000",
-        '(with make: make matrix ARGS="--resume reports/runs/20260101-000000")',
     ]
     # Reports elsewhere: the command says where, so that `latest/` lands there again.
     elsewhere = RunInterrupted([tmp_path / "out" / "runs" / "x"], 1, tmp_path / "out").message()
     assert "run --resume out/runs/x --reports out" in elsewhere
+    # What stopped the run, when it was not Ctrl-C.
+    hung_up = RunInterrupted([run_dir], 1, Path("reports"), "SIGHUP: the terminal closed")
+    assert hung_up.message().startswith("lakecompat: interrupted (SIGHUP: the terminal closed); ")
+
+
+def test_in_the_project_folder_the_message_gives_the_make_form_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", [str(ROOT / ".venv" / "bin" / "lakecompat"), "run"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no activated environment
+    run_dir = ROOT / "reports" / "runs" / "20260101-000000"
+    lines = RunInterrupted([run_dir], 5, Path("reports")).message().splitlines()
+    assert lines[1:] == [
+        "Complete the run with: .venv/bin/lakecompat run --resume reports/runs/20260101-000000",
+        '(with make: make matrix ARGS="--resume reports/runs/20260101-000000")',
+    ]
 
 
 def test_the_program_is_lakecompat_when_started_some_other_way(
@@ -121,14 +139,44 @@ def test_the_program_is_lakecompat_when_started_some_other_way(
     assert program() == "lakecompat"
 
 
-def test_a_stop_signal_is_noted_the_moment_it_arrives() -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_is_noted_the_moment_it_arrives(sig: signal.Signals) -> None:
     stopped = threading.Event()
-    before = signal.getsignal(signal.SIGINT)
-    with pytest.raises(KeyboardInterrupt), watching(stopped):
-        os.kill(os.getpid(), signal.SIGINT)
+    before = signal.getsignal(sig)
+    with pytest.raises(KeyboardInterrupt), watching(stopped) as stop:
+        os.kill(os.getpid(), sig)
         time.sleep(120)  # the handler interrupts the sleep (at once, however busy the machine)
     assert stopped.is_set()
-    assert signal.getsignal(signal.SIGINT) is before
+    assert stop.cause == {signal.SIGINT: "", signal.SIGTERM: "SIGTERM"}.get(
+        sig, "SIGHUP: the terminal closed"
+    )
+    assert signal.getsignal(sig) is before
+
+
+def test_a_signal_after_the_first_or_after_the_last_cell_breaks_nothing_off() -> None:
+    """The engines' stop (after the first signal) and a complete run's reports (after every
+    cell was measured) are not broken off by another signal: a hung-up terminal's shell sends
+    SIGHUP again, and a user may press Ctrl-C twice."""
+    stopped = threading.Event()
+    wound_up = False
+    with pytest.raises(KeyboardInterrupt), watching(stopped):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(120)
+        finally:
+            os.kill(os.getpid(), signal.SIGHUP)  # while the run stops: ignored
+            time.sleep(0.5)
+            wound_up = True
+    assert wound_up
+    with watching(threading.Event()) as stop:
+        stop.finished = True
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)
+    assert not stop.cause
+    with holding():  # the engines stop and the reports are written
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            os.kill(os.getpid(), sig)
+        time.sleep(0.5)
 
 
 def test_qualify_names_a_point_release_that_does_not_exist(
@@ -162,3 +210,38 @@ def test_an_interrupted_repro_says_its_folder_is_incomplete(
     error = capsys.readouterr().err
     assert f"interrupted; the reproduction in {out} is incomplete: run the same command" in error
     assert "--resume" not in error
+
+
+SECOND_SIGNAL = """
+import os, signal, threading, time
+from harness.run.interrupt import watching
+
+class SlowEvent(threading.Event):
+    # A second Ctrl-C arrives while the first one's handler sets the event (holding its lock).
+    fired = False
+
+    def set(self):
+        with self._cond:
+            if not SlowEvent.fired:
+                SlowEvent.fired = True
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.3)
+            self._flag = True
+            self._cond.notify_all()
+
+try:
+    with watching(SlowEvent()):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(60)
+except KeyboardInterrupt:
+    print("stopped once")
+"""
+
+
+def test_a_second_signal_during_the_first_ones_handling_does_not_hang_the_run() -> None:
+    """Two Ctrl-C at once (or a wrapper forwarding its own): the second must not wait on the
+    event's lock that the first one's handler holds, which hung the process for good."""
+    done = subprocess.run(
+        [sys.executable, "-c", SECOND_SIGNAL], capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "stopped once", done.stderr

@@ -29,6 +29,7 @@ from support import (
 from engines.infra.artifacts import maven_repo
 from engines.infra.iceberg_jars import iceberg_spark_runtime
 from harness.report.junit import case_id
+from harness.results.expectations import Judged
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
@@ -52,9 +53,9 @@ ENGINES = ("spark", "trino", "pyiceberg", "daft", "polars")
 class IcebergWatch(SocketWatch):
     """The listening sockets at the first Iceberg cell: every process of both formats is up."""
 
-    def cell(self, cell: Cell) -> None:
+    def cell(self, cell: Cell, judged: Judged | None = None) -> None:
         if cell.format == "iceberg":
-            super().cell(cell)
+            super().cell(cell, judged)
 
 
 WATCH = IcebergWatch()

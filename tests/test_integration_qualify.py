@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from support import SCENARIOS as SCENARIO_DIR
-from support import SCRIPT, SharedRun, headless_chromium, lakecompat
+from support import SCRIPT, SharedRun, headless_chromium, lakecompat, only_run
 
 from engines.metastore.service import hive_version
 from harness.report.diff import diff_cells
@@ -52,8 +52,8 @@ def test_report_lists_exactly_the_cells_whose_outcome_differs(
     qualified: tuple[int, Path, str],
 ) -> None:
     code, reports, _ = qualified
-    _, old = load_cells(reports / "points" / "hudi-0.15" / "latest")
-    _, new = load_cells(reports / "points" / "hudi-1.2" / "latest")
+    _, old = load_cells(only_run(reports / "points" / "hudi-0.15"))
+    _, new = load_cells(only_run(reports / "points" / "hudi-1.2"))
     assert {c.writer["hudi"] for c in old} == {"0.15.0"}
     assert {c.writer["hudi"] for c in new} == {"1.2.0"}
     found = diff_cells(old, new)
@@ -119,7 +119,7 @@ def test_the_line_said_before_it_started_counts_the_cells_each_point_ran(
     )
     assert found, printed
     for point in ("hudi-0.15", "hudi-1.2"):
-        _, cells = load_cells(reports / "points" / point / "latest")
+        _, cells = load_cells(only_run(reports / "points" / point))
         assert int(found.group(2).replace(",", "")) == len(cells)
         assert int(found.group(1)) == len({(c.scenario, c.table_type) for c in cells})
 
@@ -195,8 +195,8 @@ def test_hive_reads_with_older_hudi_jars_than_the_writer(lagging_readers_run: Sh
         command += Path(listed.group(1)).read_text()
     assert "hudi-spark3.5-bundle_2.12-0.15.0.jar" in command
     assert "hudi-spark3.5-bundle_2.12-1.2.0.jar" not in command
-    latest = lagging_readers_run.project / "reports" / "latest"
-    assert f"hive {hive_version()} with Hudi 0.15.0 jars" in (latest / "matrix.md").read_text()
+    matrix = (lagging_readers_run.run_dir / "matrix.md").read_text()
+    assert f"hive {hive_version()} with Hudi 0.15.0 jars" in matrix
     # Hudi 0.15.0 cannot read a 1.x timeline (its layout version check throws): no cell passes.
     assert all(c.outcome.value in ("ERROR", "UNSUPPORTED") for c in cells)
     assert any("IllegalArgumentException" in c.reason for c in cells)
@@ -238,10 +238,11 @@ def test_iceberg_format_version_3_points_show_what_deletion_vectors_break(
     code, reports = iceberg_qualified
     points = {}
     for name in ("format-2", "format-3"):
-        info, cells = load_cells(reports / "points" / name / "latest")
+        point = only_run(reports / "points" / name)
+        info, cells = load_cells(point)
         assert info["formats"] == ["iceberg"]
         assert cells and {c.format for c in cells} == {"iceberg"}
-        document = json.loads((reports / "points" / name / "latest" / "results.json").read_text())
+        document = json.loads((point / "results.json").read_text())
         assert {c["verdict"] for c in document["cells"]} == {"as expected"}, name
         points[name] = {case_id(c): c for c in cells}
     old, new = points["format-2"], points["format-3"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support import headless_chromium, lakecompat
+from support import SCRIPT, headless_chromium, lakecompat
 
 from harness.options import DEFAULT_EXPECTATIONS
 from harness.report.diff import KEY_FIELDS
@@ -95,7 +95,7 @@ def test_an_altered_expectation_exits_1_and_the_reports_name_the_cell(
 ) -> None:
     stdout, _, run_dir = altered_run
     assert f"regression: {ALTERED}: WRONG (expected ERROR)" in stdout
-    assert "1 regressions" in stdout
+    assert "against the known outcomes: 1 regression, 0 fixed upstream, " in stdout
     for name in ("summary.md", "matrix.md"):
         text = (run_dir / name).read_text()
         assert f"| `{ALTERED}` | ERROR | WRONG |" in text, name
@@ -240,9 +240,11 @@ def test_html_report_in_headless_chromium(altered_run: tuple[str, str, Path]) ->
         assert browser.find_element(By.ID, "detail-outcome").text == "WRONG"
         assert "regression" in details.text and "expected ERROR" in details.text
         assert "NULL" in browser.find_element(By.ID, "detail-reason").text
-        # A failing cell names the command that reproduces it.
+        # A failing cell names the command that reproduces it, as it works from any folder.
         command = browser.find_element(By.ID, "detail-repro").text
-        assert command == f"lakecompat repro reports/runs/{run_dir.name} '{ALTERED}'"
+        project = run_dir.parent.parent.parent
+        repro = f"{SCRIPT} repro reports/runs/{run_dir.name} '{ALTERED}'"
+        assert command == f"cd {project} && {repro}"
         browser.save_screenshot(str(run_dir / "matrix.png"))
         close_details(browser)
         # Filter: hide PASS; rows whose every cell passes disappear, the renamed one stays.

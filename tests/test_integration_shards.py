@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat
+from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat, only_run
 
 from harness.results.outcomes import Cell
 from harness.results.store import load_cells
@@ -68,7 +68,12 @@ def test_merged_shards_equal_the_whole_run(runs: dict[str, Path], tmp_path: Path
         "merge", runs["two"], runs["one"], "--reports", tmp_path / "merged", cwd=tmp_path
     )
     assert done.returncode in (0, 1), done.stderr[-3000:]
-    _, merged = load_cells(tmp_path / "merged" / "latest")
+    # A narrowed run's merge: its reports are in its own folder, which the command names.
+    folder = only_run(tmp_path / "merged")
+    assert f"report: {folder.relative_to(tmp_path)}/matrix.html" in done.stdout
+    assert "merged/latest/ was not updated: a narrowed run (--scenarios" in done.stdout
+    assert not (tmp_path / "merged" / "latest").exists()
+    _, merged = load_cells(folder)
     _, whole = load_cells(runs["whole"])
     assert _verdicts(merged) == _verdicts(whole)
     again = lakecompat("merge", runs["one"], runs["one"], "--reports", tmp_path, cwd=tmp_path)

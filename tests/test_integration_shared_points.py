@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import SharedRun, lakecompat
+from support import SharedRun, lakecompat, only_run
 
 from harness.results.outcomes import Cell
 from harness.results.store import load_cells
@@ -55,13 +55,9 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return reports
 
 
-def _run_dir(reports: Path, point: str) -> Path:
-    (found,) = (reports / "points" / point / "runs").iterdir()
-    return found
-
-
 def test_points_share_one_run_and_its_tables(shared: Path) -> None:
-    first_dir, second_dir = _run_dir(shared, "all-1.2"), _run_dir(shared, "readers-0.15")
+    first_dir = only_run(shared / "points" / "all-1.2")
+    second_dir = only_run(shared / "points" / "readers-0.15")
     first = json.loads((first_dir / "run.json").read_text())
     second = json.loads((second_dir / "run.json").read_text())
     assert first["shared_with"] == [str(second_dir)]
@@ -80,8 +76,8 @@ def test_points_share_one_run_and_its_tables(shared: Path) -> None:
 
 
 def test_each_point_has_its_readers_and_trino_is_read_once(shared: Path) -> None:
-    _, lagging = load_cells(shared / "points" / "readers-0.15" / "latest")
-    _, current = load_cells(shared / "points" / "all-1.2" / "latest")
+    _, lagging = load_cells(only_run(shared / "points" / "readers-0.15"))
+    _, current = load_cells(only_run(shared / "points" / "all-1.2"))
     assert {c.writer["hudi"] for c in lagging + current} == {"1.2.0"}
     by_engine = {
         engine: (
@@ -102,6 +98,6 @@ def test_shared_cells_equal_a_run_of_the_point_alone(
     # The point alone: the merge-on-read part of a run with HiveServer2 and the Spark reader
     # on Hudi 0.15.0 (conftest.py shares it; it reads copy-on-write tables too).
     alone = lagging_readers_run.of(table_types=("mor",))
-    _, shared_cells = load_cells(shared / "points" / "readers-0.15" / "latest")
+    _, shared_cells = load_cells(only_run(shared / "points" / "readers-0.15"))
     assert [c.key for c in shared_cells] == [c.key for c in alone]
     assert _verdicts(shared_cells) == _verdicts(alone)

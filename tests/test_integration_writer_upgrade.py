@@ -120,7 +120,7 @@ def test_a_spark_reader_on_an_older_release_reads_in_a_spark_of_its_own(
         assert "\n    at org.apache.hudi." in (cell.evidence.error or ""), cell.evidence.error
         assert (cell.evidence.log or "").startswith("spark-hudi-0.15.0.log")
         assert "hudi-spark3.5-bundle_2.12:0.15.0" in (cell.evidence.sql or "")
-    summary = (lagging_readers_run.project / "reports" / "latest" / "summary.md").read_text()
+    summary = (lagging_readers_run.run_dir / "summary.md").read_text()
     assert re.search(r"\bspark 3\.5\.\d+ with Hudi 0\.15\.0 jars\b", summary), summary
     assert json.loads((run / "run.json").read_text())["spark_hudi"] == "0.15.0"
     assert (run / "logs" / "spark-hudi-0.15.0.log").exists()

@@ -132,8 +132,8 @@ def _shards(tmp_path: Path, count: int = 2) -> list[Path]:
 
 def test_merge_puts_every_table_in_the_run_order(tmp_path: Path) -> None:
     folders = _shards(tmp_path, 3)
-    run_dir, judged = merge(list(reversed(folders)), tmp_path / "reports", SCENARIOS)
-    cells = [j.cell for j in judged]
+    result = merge(list(reversed(folders)), tmp_path / "reports", SCENARIOS)
+    run_dir, cells = result.run_dir, [j.cell for j in result.judged]
     scenarios = [c.scenario for c in cells]
     order = json.loads((run_dir / "run.json").read_text())["scenarios"]
     assert sorted(set(scenarios), key=order.index) == list(dict.fromkeys(scenarios))
@@ -142,7 +142,11 @@ def test_merge_puts_every_table_in_the_run_order(tmp_path: Path) -> None:
     assert baseline and {c.reason for c in baseline} == {"by shard 1"}
     info = json.loads((run_dir / "run.json").read_text())
     assert "shard" not in info and len(info["merged_from"]) == 3
-    assert (tmp_path / "reports" / "latest" / "matrix.html").is_file()
+    # The merged run has its reports; it is a narrowed run (Trino, cow), not latest/.
+    assert (run_dir / "matrix.html").is_file()
+    assert result.latest is not None and not result.latest.updated
+    assert "a narrowed run (--formats, --engines, --table-types, --shapes)" in result.latest.why
+    assert not (tmp_path / "reports" / "latest").exists()
     assert "Merged from 3 shards" in (run_dir / "summary.md").read_text()
 
 

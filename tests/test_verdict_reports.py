@@ -70,11 +70,21 @@ def test_a_run_without_regressions_says_so(tmp_path: Path) -> None:
 def test_an_interrupted_run_says_so_first_and_claims_no_more_than_its_cells(
     tmp_path: Path,
 ) -> None:
-    info = {**INFO, "run_id": "20261128-092404", "status": "interrupted"}
+    started = {
+        "cwd": "/home/me/lake project",
+        "program": ".venv/bin/lakecompat",
+        "run": "reports/runs/20261128-092404",
+        "reports": "",
+    }
+    info = {**INFO, "run_id": "20261128-092404", "status": "interrupted", "invocation": started}
     run_dir = write_run(tmp_path / "run", [cell(), cell(query_type="incremental")], info)
     write_reports(run_dir, [tmp_path / "out"])
     notice = "Interrupted: the run stopped after 2 cells"
-    resume = "`lakecompat run --resume` and the run's folder (`runs/20261128-092404`"
+    # The command that completes it, from any folder: where the run started, as it started.
+    resume = (
+        "complete it with `cd '/home/me/lake project' && .venv/bin/lakecompat run --resume "
+        "reports/runs/20261128-092404`"
+    )
     for name in ("summary.md", "matrix.md", "matrix.html"):
         text = (tmp_path / "out" / name).read_text()
         if name == "matrix.html":
@@ -85,6 +95,11 @@ def test_an_interrupted_run_says_so_first_and_claims_no_more_than_its_cells(
         assert "every cell is as expected" not in text, name
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "No regressions among the cells measured before the run stopped." in summary
+    # A run folder from before run.json recorded how the run started: the default layout.
+    del info["invocation"]
+    write_reports(write_run(tmp_path / "old", [cell()], info), [tmp_path / "old-out"])
+    summary = (tmp_path / "old-out" / "summary.md").read_text()
+    assert "complete it with `lakecompat run --resume reports/runs/20261128-092404`" in summary
     # A finished run has no such notice.
     write_reports(write_run(tmp_path / "done", [cell()], INFO), [tmp_path / "done-out"])
     for name in ("summary.md", "matrix.md", "matrix.html"):

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.qualify.versions import VersionPlan
+from harness.results.hints import program, shown
 from harness.results.store import ResultsError
 from harness.run.folder import run_record
-from harness.run.interrupt import RunInterrupted, _shown, program
+from harness.run.interrupt import RunInterrupted
 from harness.run.options import RunOptions
 
 RECORD_FILE = "qualification.json"
@@ -120,7 +121,7 @@ def load_record(folder: Path) -> Record:
 
 def resume_command(folder: Path) -> str:
     """`<program> qualify --resume <folder>`, as the user can paste it where they are."""
-    return f"{program()} qualify --resume {_shown(folder)}"
+    return f"{program()} qualify --resume {shown(folder)}"
 
 
 class QualificationInterrupted(RunInterrupted):
@@ -141,7 +142,7 @@ class QualificationInterrupted(RunInterrupted):
         """Where the cells are, and the command that completes the qualification."""
         kept = []
         if self.run_dirs:
-            where = " and ".join(_shown(path) for path in self.run_dirs)
+            where = " and ".join(shown(path) for path in self.run_dirs)
             kept.append(f"{self.finished} finished cells are kept in {where}")
         if self.done:
             kept.append(f"the points measured already are kept ({', '.join(self.done)})")

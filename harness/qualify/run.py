@@ -1,7 +1,7 @@
 """`lakecompat qualify`: run the matrix at each version point, then compare two of them.
 
-Each point is an ordinary run folder in `<reports>/points/<point>/runs/<id>/` (its own
-`latest/` too), so any point can be re-rendered, resumed or diffed like a run of its own.
+Each point is an ordinary run folder in `<reports>/points/<point>/runs/<id>/` (with a
+`latest/` when it ran the default matrix), so any point can be re-rendered, resumed or diffed.
 Points that write with the same releases share one run (`share_groups`): the tables are
 written once and each distinct reader reads them once; otherwise the engines are started
 afresh for each point. The qualification files go to `<reports>/qualify/`.

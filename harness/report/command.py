@@ -12,14 +12,14 @@ from harness.options import EXIT_CODES, Command, Subcommands, judging_options
 from harness.report.diff import diff_cells, render_json, render_markdown
 from harness.report.junit import case_id
 from harness.report.render import REPORT_FILES, write_reports
-from harness.report.summary import verdict_counts
+from harness.report.summary import verdict_line
 from harness.results.expectations import Judged, Verdict, exit_status, load_expectations
 from harness.results.store import load_cells, load_run, unfinished
 
 
 def judgement(judged: list[Judged], strict: bool) -> int:
-    """Print the verdicts and the regressions (a few), and return the exit code."""
-    print(f"against the known outcomes: {verdict_counts(judged)}")
+    """Print the regressions and the cells fixed upstream (a few of each), then the counts of
+    the verdicts; return the exit code."""
     for verdict in (Verdict.REGRESSION, Verdict.FIXED_UPSTREAM):
         rows = [j for j in judged if j.verdict is verdict]
         for row in rows[:10]:
@@ -29,6 +29,7 @@ def judgement(judged: list[Judged], strict: bool) -> int:
             )
         if len(rows) > 10:
             print(f"  ... and {len(rows) - 10} more {verdict.value} cells (see summary.md)")
+    print(f"against the known outcomes: {verdict_line(judged)}")
     return exit_status(judged, strict)
 
 

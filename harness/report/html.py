@@ -28,6 +28,7 @@ from harness.report.summary import (
     writer_text,
 )
 from harness.results.expectations import Judged, Verdict
+from harness.results.hints import recorded
 from harness.results.outcomes import Outcome, summary_line
 from harness.scenario.shapes import SHAPES
 
@@ -164,6 +165,7 @@ def page_data(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
         )
     return {
         "run_id": str(info.get("run_id", "<run id>")),
+        "repro": recorded(info, "repro {run}"),
         "fields": list(FIELDS),
         "colours": {o.value: c for o, c in COLOURS.items()},
         "table_types": TABLE_TYPE_NAMES,

@@ -3,7 +3,7 @@ const DATA = JSON.parse(document.getElementById('data').textContent);
 const S = DATA.strings;
 const FIELDS = DATA.fields;
 const COLOURS = DATA.colours;
-const RUN_ID = DATA.run_id;
+const REPRO = DATA.repro;
 
 function cell(i) {
   const row = DATA.cells[i], c = {index: i};
@@ -118,7 +118,7 @@ function showCell(i, element) {
   if (c.outcome === 'WRONG' || c.outcome === 'ERROR') {
     t += '<h4>Reproduce without lakecompat</h4><p>A folder with the writer as a PySpark script, '
       + 'the SQL of the engine and an ISSUE.md draft:</p><pre id="detail-repro">'
-      + esc('lakecompat repro reports/runs/' + RUN_ID + " '" + c.id + "'") + '</pre>';
+      + esc(REPRO + " '" + c.id + "'") + '</pre>';
   }
   openPanel(t, element);
 }

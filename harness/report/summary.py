@@ -6,7 +6,8 @@ from typing import Any
 
 from harness.report.junit import case_id
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import summary_line
+from harness.results.hints import recorded
+from harness.results.outcomes import Outcome, summary_line
 
 #: How many cells a verdict list shows before it says how many more there are.
 LIST_LIMIT = 50
@@ -64,17 +65,42 @@ def verdict_counts(judged: list[Judged]) -> str:
     return f"{expected} as expected, {regressions} regressions, {fixed} fixed upstream"
 
 
+def known_failure(judged: Judged) -> bool:
+    """A cell that fails (not PASS, not a query type the engine lacks), as known."""
+    return judged.verdict is Verdict.AS_EXPECTED and judged.cell.outcome not in (
+        Outcome.PASS,
+        Outcome.UNSUPPORTED,
+    )
+
+
+def verdict_line(judged: list[Judged]) -> str:
+    """`N regressions, N fixed upstream, N known failures`: what a run's console says."""
+    regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
+    fixed = sum(j.verdict is Verdict.FIXED_UPSTREAM for j in judged)
+    known = sum(known_failure(j) for j in judged)
+    return tally_line(regressions, fixed, known)
+
+
+def tally_line(regressions: int, fixed: int, known: int) -> str:
+    """`verdict_line` of counts."""
+    return (
+        f"{counted(regressions, 'regression')}, {fixed} fixed upstream, "
+        f"{counted(known, 'known failure')}"
+    )
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 regression`, `2 regressions`."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def unfinished_notice(info: dict[str, Any], cells: int) -> str:
     """What a report of a run that did not finish says first ("" for a finished run): its
     cells are only those measured before the run stopped, and how to complete it."""
     status = info.get("status", "complete")
     if status == "complete":
         return ""
-    folder = f"runs/{info.get('run_id', '<run id>')}"
-    resume = (
-        f"complete it with `lakecompat run --resume` and the run's folder (`{folder}` in the "
-        "reports folder)"
-    )
+    resume = f"complete it with `{recorded(info, 'run --resume {run}{reports}')}`"
     missing = "the tables and engines it had not reached are missing from this report"
     measured = f"{cells} cell" + ("" if cells == 1 else "s")
     if status == "interrupted":

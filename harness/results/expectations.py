@@ -277,10 +277,19 @@ class Judged:
 
 def judge(cells: list[Cell], known: list[Known]) -> list[Judged]:
     """Compare every cell with its known outcome (PASS when no entry matches)."""
-    judged = []
-    candidates = _Candidates(known)
-    for cell in cells:
-        entry = next((k for k in candidates.of(cell) if k.matches(cell)), None)
+    judging = Judge(known)
+    return [judging(cell) for cell in cells]
+
+
+class Judge:
+    """Compares one cell at a time with its known outcome (a run judges each cell as it is
+    measured), the entries indexed once."""
+
+    def __init__(self, known: list[Known]) -> None:
+        self._candidates = _Candidates(known)
+
+    def __call__(self, cell: Cell) -> Judged:
+        entry = next((k for k in self._candidates.of(cell) if k.matches(cell)), None)
         expected = entry.outcome if entry else Outcome.PASS
         if cell.outcome is expected:
             verdict = Verdict.AS_EXPECTED
@@ -288,8 +297,7 @@ def judge(cells: list[Cell], known: list[Known]) -> list[Judged]:
             verdict = Verdict.FIXED_UPSTREAM
         else:  # an unexpected failure, or a known failure that now fails differently
             verdict = Verdict.REGRESSION
-        judged.append(Judged(cell, entry, verdict))
-    return judged
+        return Judged(cell, entry, verdict)
 
 
 class _Candidates:

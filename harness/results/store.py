@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.results.expectations import Judged, Verdict
+from harness.results.hints import resume_command
 from harness.results.outcomes import Cell, Outcome
 
 RESULTS_FILE = "results.jsonl"
@@ -76,7 +77,7 @@ def unfinished(run_dir: Path, info: dict[str, Any], cells: list[Cell]) -> str:
     cells."""
     status = info.get("status", "complete")
     error = info.get("error") or "no reason recorded"
-    resume = f"complete it with `lakecompat run --resume {run_dir}`"
+    resume = f"complete it with `{resume_command(run_dir)}`"
     if not cells:
         if status == "failed":
             return f"{run_dir}: the run could not start ({error}); it has no cells to report"

@@ -25,6 +25,7 @@ from harness.options import (
     table_cache_option,
 )
 from harness.report.command import judgement
+from harness.results.hints import shown
 from harness.results.outcomes import Cell, summary_line
 from harness.run.fleet import REGISTER_LIMIT
 from harness.run.folder import resume_options
@@ -54,10 +55,13 @@ def add_run_parser(commands: Subcommands) -> None:
     run = commands.add_parser(
         "run",
         help="write the scenarios as Hudi and Iceberg tables, read them with every engine, "
-        "and write the reports (reports/latest/)",
+        "and write the reports (reports/runs/<id>/)",
         description="Write every selected scenario as a Hudi table and as an Iceberg table "
         "(--formats: one of them), read each table with every engine that reads its format, "
-        "and write the run folder (reports/runs/<id>/) and reports/latest/.",
+        "and write the run folder (reports/runs/<id>/) with its reports. A completed run of "
+        "the default matrix (no --scenarios, --engines, --formats, --table-types, --shapes, "
+        "--variants default, --set or --shard, the project's scenario folder) also becomes "
+        "reports/latest/.",
         epilog=EXIT_CODES,
     )
     scenario_options(run)
@@ -94,7 +98,9 @@ def add_run_parser(commands: Subcommands) -> None:
         "reader settings that change what it reads); default: under each engine's default "
         "settings only (quicker: what a user who changed no setting reads)",
     )
-    reports_option(run, "folder for run folders and latest/ (default: ./reports)")
+    reports_option(
+        run, "folder for run folders, and latest/ of the default matrix (default: ./reports)"
+    )
     run.add_argument(
         "--hudi-version",
         metavar="VERSION",
@@ -188,6 +194,12 @@ def add_run_parser(commands: Subcommands) -> None:
         "default: the project's expectations/ when the project's scenarios run, else none",
     )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
+    run.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list every known failure as it is measured too (by default the progress lists "
+        "regressions and cells fixed upstream, and counts the known failures)",
+    )
     _attach_options(run)
 
 
@@ -215,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         options.keep_tables = args.keep_tables
         if args.no_table_cache:
             options.table_cache = None
-        result = resume(options, Progress(quiet=args.quiet))
+        result = resume(options, _progress(args))
         return _finish(result, args)
     options = RunOptions(
         **selection(args),
@@ -235,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
     check_releases(options)
-    runner = Runner(options, Progress(quiet=args.quiet))
+    runner = Runner(options, _progress(args))
     for line in unchecked_lines(options):
         print(f"lakecompat run: {line}", file=sys.stderr)
     return _finish(runner.run(), args)
@@ -307,7 +319,10 @@ def add_merge_parser(commands: Subcommands) -> None:
     merge.add_argument(
         "shard_dirs", type=Path, nargs="+", metavar="RUN", help="the run folder of every shard"
     )
-    reports_option(merge, "folder for the merged run folder and latest/ (default: ./reports)")
+    reports_option(
+        merge,
+        "folder for the merged run folder, and latest/ of the default matrix (default: ./reports)",
+    )
     merge.add_argument(
         "--scenario-dir",
         type=Path,
@@ -325,11 +340,11 @@ def add_merge_parser(commands: Subcommands) -> None:
 
 def merge(args: argparse.Namespace) -> int:
     """Merge the shards' run folders into one, and judge it."""
-    run_dir, judged = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
-    cells = [j.cell for j in judged]
-    print(f"merged {len(args.shard_dirs)} shards: {summary_line(cells)}")
-    print(f"report: {args.reports / 'latest' / 'matrix.html'}  run: {run_dir}")
-    return judgement(judged, args.strict)
+    result = merge_shards(args.shard_dirs, args.reports, args.scenario_dir)
+    print(f"merged {len(args.shard_dirs)} shards: {summary_line(result.cells)}")
+    code = judgement(result.judged, args.strict)
+    _where(result)
+    return code
 
 
 def _attach_options(run: argparse.ArgumentParser) -> None:
@@ -423,14 +438,26 @@ def tables_line(cells: list[Cell]) -> str:
     )
 
 
+def _progress(args: argparse.Namespace) -> Progress:
+    return Progress(quiet=args.quiet, verbose=args.verbose)
+
+
 def _finish(result: RunResult, args: argparse.Namespace) -> int:
-    latest = args.reports / "latest"
+    """The run's last lines: its cells, the regressions, the verdicts, where its report is."""
     print(summary_line(result.cells))
     line = tables_line(result.cells)
     if line:
         print(line)
-    print(f"report: {latest / 'matrix.html'} (and matrix.md)  run: {result.run_dir}")
-    return judgement(result.judged, args.strict)
+    code = judgement(result.judged, args.strict)
+    _where(result)
+    return code
+
+
+def _where(result: RunResult) -> None:
+    """Where the run's report is (its own folder's), and whether `latest/` is this run."""
+    print(f"report: {shown(result.run_dir / 'matrix.html')} (and matrix.md, summary.md)")
+    if result.latest is not None:
+        print(result.latest.line())
 
 
 RUN = Command("run", add_run_parser, run)

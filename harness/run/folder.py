@@ -13,6 +13,7 @@ from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments
 from engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
 from harness.results.expectations import Known, to_records
+from harness.results.hints import invocation
 from harness.results.store import RUN_FILE, ResultsError, load_run, write_run_info
 from harness.run.options import RunOptions
 from harness.run.plan import select_scenarios
@@ -114,6 +115,8 @@ def run_info(
         "table_cache": str(options.table_cache) if options.table_cache else None,
         **{f"{name}_hudi": options.reader_hudi(name) for name in hudi_carriers()},
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
+        # What the commands its reports name (`--resume`, `repro`) are made of.
+        "invocation": invocation(run_dir, options.reports_dir),
     }
     if options.resume_dir is not None:
         before, _ = load_run(run_dir)

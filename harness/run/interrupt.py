@@ -1,86 +1,127 @@
-"""A run stopped by Ctrl-C or SIGTERM: the moment the signal came (no cell measured after it is
-recorded), and the message that tells the user how to complete the run."""
+"""A run stopped by Ctrl-C, SIGTERM, SIGHUP or the loss of its output: the moment it came (no
+cell measured after it is recorded), and the message that tells the user how to complete the
+run."""
 
 from __future__ import annotations
 
 import logging
-import shlex
-import shutil
 import signal
-import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-#: The signals that stop a run: Ctrl-C (SIGINT to the terminal's process group) and SIGTERM.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-#: Where `lakecompat run` puts run folders unless `--reports` says otherwise.
-DEFAULT_REPORTS = Path("reports")
+from harness.results.hints import make_resume_command, resume_command, shown
+from harness.run import console
+
+#: The signals that stop a run: Ctrl-C (SIGINT to the terminal's process group), SIGTERM (a
+#: CI job cancelled, `kill`) and SIGHUP (the terminal closed, an SSH connection dropped).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: What the message says stopped the run, by signal (Ctrl-C needs no words).
+CAUSES = {
+    signal.SIGINT: "",
+    signal.SIGTERM: "SIGTERM",
+    signal.SIGHUP: "SIGHUP: the terminal closed",
+}
 
 
 class RunInterrupted(KeyboardInterrupt):
     """A run stopped by a signal; its folders keep every cell finished before it."""
 
-    def __init__(self, run_dirs: list[Path], finished: int, reports_dir: Path) -> None:
+    def __init__(
+        self, run_dirs: list[Path], finished: int, reports_dir: Path, cause: str = ""
+    ) -> None:
         super().__init__(f"interrupted; {finished} finished cells kept")
         self.run_dirs = run_dirs
         self.finished = finished
         self.reports_dir = reports_dir
+        self.cause = cause
 
     def message(self) -> str:
         """What to tell the user: where the cells are and the command that completes the run."""
-        folders = [_shown(path) for path in self.run_dirs]
-        where = " and ".join(folders)
-        lines = [f"lakecompat: interrupted; {self.finished} finished cells are kept in {where}."]
-        for folder in folders:
+        where = " and ".join(shown(path) for path in self.run_dirs)
+        why = f" ({self.cause})" if self.cause else ""
+        kept = f"{self.finished} finished cells are kept in {where}"
+        lines = [f"lakecompat: interrupted{why}; {kept}."]
+        for folder in self.run_dirs:
             lines.append(f"Complete the run with: {resume_command(folder, self.reports_dir)}")
-        extra = _reports_argument(self.reports_dir)
-        lines.append(f'(with make: make matrix ARGS="--resume {folders[0]}{extra}")')
+        make = make_resume_command(self.run_dirs[0], self.reports_dir)
+        if make:
+            lines.append(f"(with make: {make})")
         return "\n".join(lines)
 
 
-def resume_command(folder: str, reports_dir: Path) -> str:
-    """`<program> run --resume <folder>`, as the user can paste it where they are."""
-    return f"{program()} run --resume {folder}{_reports_argument(reports_dir)}"
+@dataclass
+class Stop:
+    """Why a watched run stopped ("" for Ctrl-C, or before it stopped)."""
 
-
-def program() -> str:
-    """How the user started lakecompat: `lakecompat` when that is what PATH finds, else the
-    script's path (relative to here when below it, e.g. `.venv/bin/lakecompat`)."""
-    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if script is None or script.name != "lakecompat":
-        return "lakecompat"
-    found = shutil.which("lakecompat")
-    if found and Path(found).resolve() == script.resolve():
-        return "lakecompat"
-    return _shown(script)
+    cause: str = ""
+    #: Set by the first stop signal, before anything else it does: a second signal that comes
+    #: while the first is still being handled (two Ctrl-C, a wrapper forwarding its own) must
+    #: not wait on the event's lock the first one holds.
+    signalled: bool = False
+    #: Set once every cell is measured: neither a signal nor a lost output stops the run any
+    #: more (its reports are written, and what it prints goes where it can).
+    finished: bool = False
 
 
 @contextmanager
-def watching(stopped: threading.Event) -> Iterator[None]:
-    """While the block runs, a stop signal sets `stopped` the moment it arrives (readers on
-    other threads then record nothing more), then does what it did before: raise
-    KeyboardInterrupt in the main thread. Outside the main thread: nothing is watched."""
+def watching(stopped: threading.Event, stop: Stop | None = None) -> Iterator[Stop]:
+    """While the block runs, a stop signal (or a lost output stream, `harness.run.console`)
+    sets `stopped` the moment it arrives (readers on other threads then record nothing more),
+    notes its cause in `stop`, then raises KeyboardInterrupt in the main thread, once: a
+    signal after the first is ignored, so that nothing breaks off the engines' stop (a hung-up
+    terminal's shell sends SIGHUP again), and so is one after every cell was measured
+    (`Stop.finished`). Outside the main thread: nothing is watched."""
+    stop = stop or Stop()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield stop
         return
-    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
+    main = threading.main_thread().ident
 
     def on_signal(number: int, frame: FrameType | None) -> None:
-        # Only this handler sets the event, so taking its lock cannot wait on the main thread.
+        if stop.signalled or stopped.is_set() or stop.finished:
+            return
+        stop.signalled = True
+        # Only this handler sets the event, once: taking its lock cannot wait on the main
+        # thread, nor on a handler of an earlier signal.
         stopped.set()
+        stop.cause = stop.cause or CAUSES.get(signal.Signals(number), "")
         # What the libraries log from here on is about connections the stop breaks (Py4J's
         # tracebacks of the interrupted call, the Trino client's retries): not for the user.
         logging.disable(logging.CRITICAL)
-        before = previous[number]
-        if callable(before):
-            before(number, frame)
         raise KeyboardInterrupt
 
+    def on_lost(name: str) -> None:
+        if stopped.is_set() or stop.cause or stop.finished:
+            return
+        stop.cause = f"its {'standard output' if name == 'stdout' else 'error output'} was closed"
+        # A signal, not a flag: it also ends a system call the main thread waits in.
+        signal.pthread_kill(main, signal.SIGINT)  # type: ignore[arg-type]
+
+    with _handled(on_signal), console.listening(on_lost):
+        yield stop
+
+
+@contextmanager
+def holding() -> Iterator[None]:
+    """While the block runs (a run's engines stop, its reports are written), a stop signal is
+    ignored: breaking that off would leave services running and the run folder half done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with _handled(lambda number, frame: None):
+        yield
+
+
+@contextmanager
+def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
+    """`handler` handles every stop signal while the block runs."""
+    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
     for number in STOP_SIGNALS:
-        signal.signal(number, on_signal)
+        signal.signal(number, handler)
     try:
         yield
     finally:
@@ -92,20 +133,3 @@ def watching(stopped: threading.Event) -> Iterator[None]:
 def restore_logging() -> None:
     """Let the libraries log again once a stopped run has cleaned up."""
     logging.disable(logging.NOTSET)
-
-
-def _reports_argument(reports_dir: Path) -> str:
-    """` --reports DIR` when the run's reports folder is not the default one."""
-    if reports_dir.resolve() == DEFAULT_REPORTS.resolve():
-        return ""
-    return f" --reports {_shown(reports_dir)}"
-
-
-def _shown(path: Path) -> str:
-    """A path as the user can paste it here: relative to the current folder when below it."""
-    resolved = path.resolve()
-    try:
-        shown = str(resolved.relative_to(Path.cwd()))
-    except ValueError:
-        shown = str(resolved)
-    return shlex.quote(shown)

@@ -17,10 +17,12 @@ from typing import Any
 
 from engines import engine_class, hudi_carriers
 from harness.report.render import write_reports
-from harness.results.expectations import Judged
+from harness.results.hints import invocation, resume_command
 from harness.results.outcomes import Cell
 from harness.results.store import EVENTS_FILE, ResultsError, ResultsWriter, load_run, write_run_info
 from harness.run import folder as run_folder
+from harness.run import latest
+from harness.run.options import RunResult
 from harness.run.plan import format_tables
 from harness.run.reads import table_reads
 from harness.run.shards import COSTS_FILE, load_costs, table_id, write_costs
@@ -153,14 +155,15 @@ def merged_cells(shards: list[ShardRun], scenarios_dir: Path) -> list[Cell]:
                 raise MergeError(
                     f"{shard.folder}: shard {shard.name} is incomplete: {name} has "
                     f"{len(have & expected)} of its {len(expected)} cells; complete it with "
-                    f"`lakecompat run --resume {shard.folder}`"
+                    f"`{resume_command(shard.folder)}`"
                 )
         cells += by_table[name][runs_it[0].index]
     return cells
 
 
-def merge(folders: list[Path], reports_dir: Path, scenarios_dir: Path) -> tuple[Path, list[Judged]]:
-    """Merge the shards' folders into a new run folder under `reports_dir` (and `latest/`)."""
+def merge(folders: list[Path], reports_dir: Path, scenarios_dir: Path) -> RunResult:
+    """Merge the shards' folders into a new run folder under `reports_dir`, which becomes
+    `latest/` when the shards ran the default matrix (`harness.run.latest`)."""
     shards = load_shards(folders)
     cells = merged_cells(shards, scenarios_dir)
     run_dir = run_folder.new_run_dir(reports_dir)
@@ -170,6 +173,7 @@ def merge(folders: list[Path], reports_dir: Path, scenarios_dir: Path) -> tuple[
     info["status"] = "complete"  # every shard's cells are there (`merged_cells` checked)
     info["started"] = min(str(s.info.get("started", "")) for s in shards)
     info["merged_from"] = [{"shard": s.name, "run": str(s.folder.resolve())} for s in shards]
+    info["invocation"] = invocation(run_dir, reports_dir)
     write_run_info(run_dir, info)
     results = ResultsWriter(run_dir)
     try:
@@ -178,8 +182,9 @@ def merge(folders: list[Path], reports_dir: Path, scenarios_dir: Path) -> tuple[
     finally:
         results.close()
     _merge_side_files(shards, run_dir)
-    judged = write_reports(run_dir, [run_dir, reports_dir / "latest"])
-    return run_dir, judged
+    judged = write_reports(run_dir, [run_dir])
+    published = latest.publish(run_dir, reports_dir, info, scenarios_dir)
+    return RunResult(run_dir, cells, judged, latest=published)
 
 
 def _merge_side_files(shards: list[ShardRun], run_dir: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines import UnknownEngineError, engine_class
 from engines.attached import Attachments
@@ -13,6 +13,9 @@ from harness.results.outcomes import Cell
 from harness.run.shards import Shard
 from harness.scenario.shapes import DEFAULT_SHAPES
 from harness.writer.cache import default_location
+
+if TYPE_CHECKING:
+    from harness.run.latest import Published
 
 DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 #: The table formats a run writes unless `--formats` says otherwise (those of them that one
@@ -145,3 +148,5 @@ class RunResult:
     rerun_seconds: float | None = None
     #: The cells of that re-run (they are not part of the run's results).
     rerun_cells: list[Cell] = field(default_factory=list)
+    #: Whether the run became `<reports>/latest/`, and why not (None: it did not complete).
+    latest: Published | None = None

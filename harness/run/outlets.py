@@ -16,7 +16,7 @@ from pathlib import Path
 from engines import engine_class
 from engines.attached import Attachments
 from engines.base import Engine
-from harness.results.expectations import Known
+from harness.results.expectations import Judge, Known
 from harness.results.store import ResultsWriter
 from harness.run.fleet import EngineSpec, EngineState
 from harness.run.options import RunOptions, RunResult
@@ -33,6 +33,11 @@ class Outlet:
     known: list[Known]
     #: Indexes into the run's engines, in this point's engine order.
     engine_indexes: list[int] = field(default_factory=list)
+    #: Judges the point's cells against its known outcomes as they are measured.
+    judge: Judge = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.judge = Judge(self.known)
 
     def engines(self, every: list[EngineState]) -> list[EngineState]:
         """This point's engines among the run's."""

@@ -10,6 +10,7 @@ from typing import Any
 from engines import engine_class, known_engines
 from engines.base import Engine
 from harness.results.expectations import Known, check_references, from_records, load_expectations
+from harness.results.hints import program
 from harness.results.outcomes import Cell
 from harness.run.options import RunOptions
 from harness.run.reads import table_reads
@@ -25,7 +26,8 @@ def select_scenarios(options: RunOptions) -> list[Scenario]:
     everything = load_scenarios(options.scenarios_dir)
     chosen = load_scenarios(options.scenarios_dir, options.pattern)
     categories = ", ".join(sorted({s.category for s in everything}))
-    hint = f"ids are <category>/<name>, categories: {categories}; `lakecompat scenarios` lists them"
+    lists = f"`{program()} scenarios` lists them"
+    hint = f"ids are <category>/<name>, categories: {categories}; {lists}"
     if not chosen:
         raise ValueError(f"no scenario matches {options.pattern!r} ({hint})")
     for glob in [g.strip() for g in (options.pattern or "").split(",") if g.strip()]:
@@ -131,7 +133,7 @@ def check_formats(options: RunOptions) -> None:
             raise ValueError(
                 f"--formats names {table_format}, whose tables none of the engines "
                 f"({', '.join(options.engines)}) reads: add a reader of it to --engines "
-                f"(`lakecompat run --help` lists them) or leave it out of --formats"
+                f"(`{program()} run --help` lists them) or leave it out of --formats"
             )
     if options.formats == ("hudi",):
         return

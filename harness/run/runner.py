@@ -29,11 +29,11 @@ from engines.spark.runtime import SparkRuntime
 from harness.report.render import write_reports
 from harness.results.outcomes import Cell, table_kind
 from harness.results.store import ResultsWriter, load_run, record_event, write_run_info
-from harness.run import cells, interrupt
+from harness.run import cells, interrupt, latest
 from harness.run import folder as run_folder
 from harness.run import plan as run_plan
 from harness.run.cells import Baselines
-from harness.run.fleet import EngineState, Fleet, Stopped
+from harness.run.fleet import EngineSpec, EngineState, Fleet, Stopped
 from harness.run.folder import check_free_disk
 from harness.run.options import RunOptions, RunResult
 from harness.run.outlets import (
@@ -165,7 +165,6 @@ class Runner:
             )
             for table_format in options.formats
         }
-        first = writers[options.formats[0]]
         hudi = writers.get("hudi")
         writes_hudi = hudi is not None and not all(
             hudi.holds(s, kind) for s, kind in self._tables("hudi")
@@ -181,68 +180,102 @@ class Runner:
         specs, routes = plan_lanes(specs, routes, lanes, options.attachments)
         for outlet, route in zip(outlets, routes, strict=True):
             outlet.engine_indexes = route
+        stop = interrupt.Stop()
         try:
-            with (
-                interrupt.watching(self._interrupted),
-                # Where every Hudi table comes from the cache, the writer's Spark is not
-                # started beside the engines: a run that reads with others never starts it.
-                self.fleet.running(
-                    context, specs, options.engine_settings, warm_writer=writes_hudi
-                ) as engines,
-            ):
-                for outlet in outlets:
-                    self._write_run_info(outlet, outlets, writers, engines)
-                self.fleet.control_checks(first, engines)
-                for table_format, writer in writers.items():
-                    by_id = {s.id: s for s, _ in self._tables(table_format)}
-                    writer.prepare(list(by_id.values()))
-                planned = sum(
-                    run_plan.planned_cells(
-                        self._tables(f), [s.engine for s in engines], options.shapes, f
-                    )
-                    for f in options.formats
-                )
-                self.progress.begin(planned - len(self._done))
-                for table_format, writer in writers.items():
-                    tables = self._tables(table_format)
-                    self._run_tables(tables, context, writer, engines, outlets, table_format)
-                if options.rerun_pattern:
-                    result = outlets[0].result
-                    result.rerun_seconds, result.rerun_cells = self._rerun(context, first, engines)
-                # Stopping the engines and writing a large run's reports take a minute or two.
-                self.progress.stage("every cell read: stopping the engines")
+            with interrupt.watching(self._interrupted, stop):
+                self._measure(context, outlets, writers, specs, writes_hudi)
+                stop.finished = True
             completed = True
         except KeyboardInterrupt:
             failure = run_folder.INTERRUPTED
             finished = len(outlets[0].result.cells)
-            raise interrupt.RunInterrupted(run_dirs, finished, options.reports_dir) from None
+            raise interrupt.RunInterrupted(
+                run_dirs, finished, options.reports_dir, stop.cause
+            ) from None
         except BaseException as exc:
             failure = describe_error(exc)
             raise
         finally:
-            for outlet in outlets:
-                outlet.results.close()
-                write_costs(outlet.run_dir, self.costs)
-            for writer in writers.values():
-                writer.close()
-            if completed and not options.keep_tables:
-                context.remove_database()
-            context.close()
-            self.progress.end()
-            if any(outlet.result.cells for outlet in outlets):
-                self.progress.note("writing the reports")
-            if completed and not options.keep_tables and options.attachments.warehouse:
-                shutil.rmtree(context.tables_dir, ignore_errors=True)
-            for outlet in outlets:
-                run_folder.record_ending(outlet.run_dir, failure)
-                if completed:
-                    run_folder.clean(outlet.run_dir, options.keep_tables)
-                if outlet.result.cells:
-                    # Only a finished run becomes `latest/`: a part of a run never reads as one.
-                    latest = [outlet.options.reports_dir / "latest"] if completed else []
-                    outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir, *latest])
-            interrupt.restore_logging()
+            with interrupt.holding():
+                self._wind_up(context, outlets, writers, completed, failure)
         return [outlet.result for outlet in outlets]
+
+    def _measure(
+        self,
+        context: RunContext,
+        outlets: list[Outlet],
+        writers: dict[str, TableWriter],
+        specs: list[EngineSpec],
+        writes_hudi: bool,
+    ) -> None:
+        """Start the engines, write and read every table, stop the engines."""
+        options = self.options
+        first = writers[options.formats[0]]
+        # Where every Hudi table comes from the cache, the writer's Spark is not started
+        # beside the engines: a run that reads with others never starts it.
+        with self.fleet.running(
+            context, specs, options.engine_settings, warm_writer=writes_hudi
+        ) as engines:
+            for outlet in outlets:
+                self._write_run_info(outlet, outlets, writers, engines)
+            self.fleet.control_checks(first, engines)
+            for table_format, writer in writers.items():
+                by_id = {s.id: s for s, _ in self._tables(table_format)}
+                writer.prepare(list(by_id.values()))
+            planned = sum(
+                run_plan.planned_cells(
+                    self._tables(f), [s.engine for s in engines], options.shapes, f
+                )
+                for f in options.formats
+            )
+            self.progress.begin(planned - len(self._done))
+            for table_format, writer in writers.items():
+                tables = self._tables(table_format)
+                self._run_tables(tables, context, writer, engines, outlets, table_format)
+            if options.rerun_pattern:
+                result = outlets[0].result
+                result.rerun_seconds, result.rerun_cells = self._rerun(context, first, engines)
+            # Stopping the engines and writing a large run's reports take a minute or two.
+            self.progress.stage("every cell read: stopping the engines")
+
+    def _wind_up(
+        self,
+        context: RunContext,
+        outlets: list[Outlet],
+        writers: dict[str, TableWriter],
+        completed: bool,
+        failure: str,
+    ) -> None:
+        """However the run ended: close its files and services, record how it ended, render
+        each point's reports into its run folder, and make a completed default matrix
+        `latest/` (`harness.run.latest`)."""
+        options = self.options
+        for outlet in outlets:
+            outlet.results.close()
+            write_costs(outlet.run_dir, self.costs)
+        for writer in writers.values():
+            writer.close()
+        if completed and not options.keep_tables:
+            context.remove_database()
+        context.close()
+        self.progress.end()
+        if any(outlet.result.cells for outlet in outlets):
+            self.progress.note("writing the reports")
+        if completed and not options.keep_tables and options.attachments.warehouse:
+            shutil.rmtree(context.tables_dir, ignore_errors=True)
+        for outlet in outlets:
+            run_folder.record_ending(outlet.run_dir, failure)
+            if completed:
+                run_folder.clean(outlet.run_dir, options.keep_tables)
+            info = run_folder.run_record(outlet.run_dir)
+            # A run that can be resumed gets reports, with no cell yet: they say how.
+            if outlet.result.cells or "writer" in info:
+                outlet.result.judged = write_reports(outlet.run_dir, [outlet.run_dir])
+            if completed:
+                outlet.result.latest = latest.publish(
+                    outlet.run_dir, outlet.options.reports_dir, info, options.scenarios_dir
+                )
+        interrupt.restore_logging()
 
     def _context(self, home: Path) -> RunContext:
         """What the run's engines share; on attached services, a database and a table folder
@@ -451,15 +484,17 @@ class Runner:
         report it (nothing once the run stops)."""
         state, cell = measured
         index = next(i for i, known in enumerate(every) if known is state)
+        mine = [outlet for outlet in outlets if index in outlet.engine_indexes]
+        # Judged as the first point that reads with the engine judges it.
+        judged = mine[0].judge(cell) if mine else None
         with self._record_lock:
             if self._stopping.is_set() or self._interrupted.is_set():
                 raise Stopped
             self._add_cost(table_id(cell.scenario, cell.table_type, cell.format), cell.seconds)
-            for outlet in outlets:
-                if index in outlet.engine_indexes:
-                    outlet.results.append(cell)
-                    outlet.result.cells.append(cell)
-            self.progress.cell(cell)
+            for outlet in mine:
+                outlet.results.append(cell)
+                outlet.result.cells.append(cell)
+            self.progress.cell(cell, judged)
 
     def _add_cost(self, table: str, seconds: float) -> None:
         with self._cost_lock:
