@@ -72,9 +72,11 @@ def test_the_run_notes_a_shared_failure_and_names_another_one() -> None:
     base = failing(DELETE_FILES, scenario="baseline/no_change", category="baseline")
     baselines.note(scenario(True), base)
     same = baselines.note(scenario(False), failing(DELETE_FILES))
-    assert same.reason == f"{DELETE_FILES}; {BASELINE_NOTE} (baseline: ERROR)"
+    assert same.reason == f"{DELETE_FILES}; {BASELINE_NOTE} (baseline/no_change: ERROR)"
     other = baselines.note(scenario(False), failing(RANGE))
-    assert other.reason == f"{RANGE}; {BASELINE_OTHER} (baseline: ERROR: {DELETE_FILES})"
+    assert other.reason == (
+        f"{RANGE}; {BASELINE_OTHER} (baseline/no_change: ERROR: {DELETE_FILES})"
+    )
     passing = baselines.note(scenario(False), cell())
     assert passing.reason == ""
 
@@ -84,3 +86,19 @@ def test_a_resumed_run_knows_the_baseline_cells_it_has() -> None:
     resumed = Baselines([base])
     noted = resumed.note(scenario(False), failing(DELETE_FILES))
     assert BASELINE_NOTE in noted.reason
+
+
+def test_a_failure_shared_with_any_baseline_table_names_that_one() -> None:
+    """Several baseline tables carry the column shapes of the catalog: a cell fails without any
+    schema change when one of them fails the same way; that some other baseline fails
+    otherwise, where another reads right, is no news about the cell."""
+    nested = "NULLs where values were expected in `items` (1 of 4 rows)"
+    baselines = Baselines()
+    plain = cell(scenario="baseline/no_change", category="baseline")
+    shapes = failing(nested, Outcome.WRONG, scenario="baseline/nested", category="baseline")
+    for base in (plain, shapes):
+        baselines.note(scenario(True), base)
+    noted = baselines.note(scenario(False), failing(nested, Outcome.WRONG))
+    assert noted.reason == f"{nested}; {BASELINE_NOTE} (baseline/nested: WRONG)"
+    own = baselines.note(scenario(False), failing(RANGE))
+    assert own.reason == RANGE

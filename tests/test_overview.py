@@ -345,3 +345,24 @@ def test_the_page_explains_its_shades_and_labels_its_readers(tmp_path: Path) -> 
     regressions = page.split("<ul class='verdicts regression'>")[1].split("</ul>")[0]
     assert "reads <code>product</code> by name" in regressions
     assert "`" not in regressions
+
+
+def test_each_failing_baseline_table_is_said_once_with_its_name() -> None:
+    """A baseline of nested NULL values that one engine reads wrong: the rows leave out the
+    cells that fail the same way, and the line under the table names that baseline."""
+    nested = "NULLs where values were expected in `items` (1 of 4 rows)"
+    cells = [
+        baseline("spark", "off", "cow", "snapshot", Outcome.PASS),
+        replace(
+            baseline("spark", "off", "cow", "snapshot", Outcome.WRONG),
+            scenario="baseline/nested_nulls",
+            reason=nested,
+        ),
+        replace(read("spark", "off", "cow", "snapshot", Outcome.WRONG), reason=nested),
+        read("spark", "off", "mor", "snapshot", Outcome.PASS),
+    ]
+    overview = the_overview(cells)
+    assert [row.scenario for row in overview.rows] == [RENAME]
+    assert overview.rows[0].engines["spark"].text == "PASS"
+    [aside] = overview.asides
+    assert (aside.scenarios, aside.left_out) == (["baseline/nested_nulls"], 1)

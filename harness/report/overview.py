@@ -217,40 +217,42 @@ def _combination(cell: Cell) -> tuple[str, ...]:
     return (cell.engine, cell.table_type, cell.query_type, cell.variant)
 
 
-def _baseline_cells(judged: list[Judged], indexes: list[int]) -> dict[tuple[str, ...], int]:
-    """The baseline scenario's `SELECT *` cells by engine, table type, query type, variant."""
-    return {
-        _combination(judged[i].cell): i
-        for i in indexes
-        if judged[i].cell.category == "baseline" and judged[i].cell.shape == "all"
-    }
+def _baseline_cells(judged: list[Judged], indexes: list[int]) -> dict[tuple[str, ...], list[int]]:
+    """The baseline scenarios' `SELECT *` cells by engine, table type, query type, variant."""
+    found: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i in indexes:
+        if judged[i].cell.category == "baseline" and judged[i].cell.shape == "all":
+            found[_combination(judged[i].cell)].append(i)
+    return found
 
 
 def _failing_as_baseline(
-    judged: list[Judged], indexes: list[int], baselines: dict[tuple[str, ...], int]
+    judged: list[Judged], indexes: list[int], baselines: dict[tuple[str, ...], list[int]]
 ) -> set[int]:
-    """The cells outside the baseline that fail as their baseline cell does: not about the
-    operation of their row."""
+    """The cells outside the baselines that fail as one of their baseline cells does: not
+    about the operation of their row."""
     shared = set()
     for index in indexes:
         cell = judged[index].cell
-        found = baselines.get(_combination(cell))
-        if cell.category != "baseline" and found is not None:
-            shared.update([index] if same_failure(cell, judged[found].cell) else [])
+        if cell.category == "baseline":
+            continue
+        found = baselines.get(_combination(cell), [])
+        if any(same_failure(cell, judged[i].cell) for i in found):
+            shared.add(index)
     return shared
 
 
 def _unreadable(
-    judged: list[Judged], indexes: list[int], baselines: dict[tuple[str, ...], int]
+    judged: list[Judged], indexes: list[int], baselines: dict[tuple[str, ...], list[int]]
 ) -> list[Aside]:
-    """An aside per engine that reads no table of the format: its baseline table fails in
+    """An aside per engine that reads no table of the format: its baseline tables fail in
     every read, and no cell of it passes (one line, not a column of identical failures)."""
     by_engine: dict[str, list[int]] = defaultdict(list)
     for index in indexes:
         by_engine[judged[index].cell.engine].append(index)
     asides = []
     for engine, mine in by_engine.items():
-        base = [judged[i].cell for key, i in baselines.items() if key[0] == engine]
+        base = [i for key, found in baselines.items() if key[0] == engine for i in found]
         cells = [judged[i].cell for i in mine]
         failed = [c for c in cells if c.outcome not in (Outcome.PASS, Outcome.REJECTED)]
         if not base or any(c.outcome is Outcome.PASS for c in cells) or not failed:
@@ -279,23 +281,28 @@ def _common_reasons(cells: list[Cell], most: int = 2) -> list[str]:
 
 def _baseline_asides(
     judged: list[Judged],
-    baselines: dict[tuple[str, ...], int],
+    baselines: dict[tuple[str, ...], list[int]],
     shared: set[int],
     engines: list[str],
     defaults: dict[str, str],
 ) -> list[Aside]:
-    """Per engine with a column, what its default configuration gives on the baseline table
-    where that fails, and how many cells of the rows fail the same way."""
+    """Per engine with a column and baseline scenario, what its default configuration gives
+    on the baseline's table where that fails; the first of an engine's asides counts how many
+    cells of the rows fail as one of its baselines does."""
     asides = []
     for engine in engines:
-        mine = [i for key, i in baselines.items() if key[0] == engine]
-        summary = _plain_summary([judged[i] for i in mine], defaults.get(engine, ""), {})
-        if summary.outcome in (None, Outcome.PASS):
-            continue
+        by_scenario: dict[str, list[int]] = defaultdict(list)
+        for key, found in baselines.items():
+            for i in found if key[0] == engine else []:
+                by_scenario[judged[i].cell.scenario].append(i)
         left_out = sum(1 for i in shared if judged[i].cell.engine == engine)
-        asides.append(
-            Aside("baseline", engine, summary.text, summary.reasons, mine, left_out=left_out)
-        )
+        for scenario, mine in sorted(by_scenario.items()):
+            summary = _plain_summary([judged[i] for i in mine], defaults.get(engine, ""), {})
+            if summary.outcome in (None, Outcome.PASS):
+                continue
+            aside = Aside("baseline", engine, summary.text, summary.reasons, mine)
+            aside.scenarios, aside.left_out, left_out = [scenario], left_out, 0
+            asides.append(aside)
     return asides
 
 

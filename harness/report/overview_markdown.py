@@ -86,8 +86,8 @@ def _aside(table_format: str, aside: Aside) -> str:
             else ""
         )
         return (
-            f"`{aside.engine}` fails without any schema change too (the baseline table): "
-            f"{aside.text} ({reasons}).{left}"
+            f"`{aside.engine}` fails without any schema change too (the baseline table "
+            f"`{aside.scenarios[0]}`): {aside.text} ({reasons}).{left}"
         )
     names = ", ".join(f"`{s}`" for s in aside.scenarios)
     return (

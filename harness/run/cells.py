@@ -4,6 +4,7 @@ when the baseline already fails the same way."""
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
@@ -213,30 +214,35 @@ def read_table(
 
 
 class Baselines:
-    """The baseline scenario's cell per engine, table format and type, query type and variant
-    (its tables change no column, so it is read with `SELECT *` only; a shaped cell is compared
-    with that)."""
+    """The baseline scenarios' cells per engine, table format and type, query type and variant
+    (their tables change no column, so they are read with `SELECT *` only; a shaped cell is
+    compared with those)."""
 
     def __init__(self, finished: list[Cell] | None = None) -> None:
-        self._cells: dict[tuple[str, ...], Cell] = {}
+        self._cells: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
         for cell in finished or []:  # the cells a resumed run has already
             if cell.category == "baseline":
-                self._cells[_combination(cell)] = cell
+                self._cells[_combination(cell)].append(cell)
 
     def note(self, scenario: Scenario, cell: Cell) -> Cell:
-        """Remember a baseline cell; to a failing cell whose baseline fails, add that it fails
-        the same way without any schema change, or how the baseline fails otherwise."""
+        """Remember a baseline cell. To a failing cell, add that it fails the same way without
+        any schema change (naming the baseline that does); or, where no baseline table reads
+        right either, how they fail."""
         if scenario.spec.baseline:
-            self._cells[_combination(cell)] = cell
+            self._cells[_combination(cell)].append(cell)
             return cell
-        baseline = self._cells.get(_combination(cell))
-        if baseline is None or failure_kind(cell) is None or failure_kind(baseline) is None:
+        baselines = self._cells.get(_combination(cell), [])
+        if not baselines or failure_kind(cell) is None:
             return cell
-        if same_failure(cell, baseline):
-            cell.reason = f"{cell.reason}; {BASELINE_NOTE} (baseline: {baseline.outcome})"
-        else:
-            first = own_reason(baseline.reason).splitlines()[0]
-            cell.reason = f"{cell.reason}; {BASELINE_OTHER} (baseline: {baseline.outcome}: {first})"
+        same = next((b for b in baselines if same_failure(cell, b)), None)
+        if same is not None:
+            cell.reason = f"{cell.reason}; {BASELINE_NOTE} ({same.scenario}: {same.outcome})"
+        elif all(failure_kind(b) is not None for b in baselines):
+            first = own_reason(baselines[0].reason).splitlines()[0]
+            cell.reason = (
+                f"{cell.reason}; {BASELINE_OTHER} ({baselines[0].scenario}: "
+                f"{baselines[0].outcome}: {first})"
+            )
         return cell
 
 
