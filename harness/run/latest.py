@@ -13,16 +13,14 @@ mix their files. `latest/` stays a plain folder, for every tool that copies or u
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.locks import locked
 from harness.options import DEFAULT_SCENARIOS
 from harness.report.render import REPORT_FILES
 from harness.results.hints import shown
@@ -101,7 +99,7 @@ def swap_in(run_dir: Path, reports_dir: Path) -> None:
     """Copy the run's reports into a new folder beside `latest/` and put it in its place in
     one step; the folder it replaces is deleted."""
     reports_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(reports_dir / LOCK):
+    with locked(reports_dir / LOCK):
         folder = Path(tempfile.mkdtemp(prefix=f".{LATEST}-{run_dir.name}-", dir=reports_dir))
         for name in REPORT_FILES:
             shutil.copyfile(run_dir / name, folder / name)
@@ -126,14 +124,3 @@ def _exchange(one: Path, other: Path) -> bool:
         return False
     done = renameat2(AT_FDCWD, os.fsencode(one), AT_FDCWD, os.fsencode(other), RENAME_EXCHANGE)
     return done == 0
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (created if missing) while the block runs."""
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

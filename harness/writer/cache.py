@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any
 
 from engines.infra.artifacts import cache_dir
 from engines.table import TableRef
+from harness.locks import locked
 from harness.scenario.model import Scenario
 from harness.scenario.schema import Schema
 from harness.writer.base import T, TableWriter, WriteResult
@@ -219,7 +219,7 @@ class CachedWriter(TableWriter):
         if cached is not None:
             return cached
         entry.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(entry.parent / f".{entry.name}.lock"):
+        with locked(entry.parent / f".{entry.name}.lock"):
             cached = self._load_in_place(entry)  # another run wrote it meanwhile
             if cached is not None:
                 return cached
@@ -338,17 +338,6 @@ class CachedWriter(TableWriter):
 
     def close(self) -> None:
         self.inner.close()
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (created if need be) while the block runs."""
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _result_to(written: WriteResult, table_dir: Path) -> dict[str, Any]:
