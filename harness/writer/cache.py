@@ -63,11 +63,13 @@ WRITER_CODE = (
 #: query shapes (the bloom filter columns they give the writer are in the key as its
 #: `table_settings`), the comparison of an answer with the oracle's, Spark as a reader, and the
 #: reading of YAML files (what it reads of a scenario is in the key as `scenario_content`), the
-#: choice of the readers' services' ports, and the Hadoop configuration files of the Hive
-#: services (the Metastore and HiveServer2 only).
+#: choice of the readers' services' ports, the Hadoop configuration files of the Hive
+#: services (the Metastore and HiveServer2 only), and the reading of the keys a jar defines
+#: (for checking `--set` keys).
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
     "engines/infra/ports.py",
+    "engines/infra/jar_strings.py",
     "engines/infra/hadoop_conf.py",
     "harness/scenario/input_files.py",
     "harness/writer/script_text.py",
