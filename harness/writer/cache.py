@@ -70,6 +70,7 @@ NOT_WRITER_CODE = (
     "harness/writer/cache.py",
     "engines/infra/ports.py",
     "engines/infra/jar_strings.py",
+    "engines/spark/settings.py",
     "engines/infra/hadoop_conf.py",
     "harness/scenario/input_files.py",
     "harness/writer/script_text.py",
