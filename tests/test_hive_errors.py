@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engines.hive.reader import _with_job_cause
+from engines.hive.failures import with_job_cause
 
 FAILED = "Error while compiling statement: FAILED: Execution Error, return code 2 from MapRedTask"
 
@@ -17,7 +17,7 @@ def test_a_failed_job_names_the_innermost_cause_the_query_logged(tmp_path: Path)
         handle.write("ERROR Task: Failed with exception\n")
         handle.write("Caused by: java.lang.RuntimeException: wrapped\n")
         handle.write("Caused by: java.lang.UnsupportedOperationException: Cannot inspect X\n")
-    assert _with_job_cause(FAILED, log, start) == (
+    assert with_job_cause(FAILED, log, start) == (
         f"{FAILED}; the MapReduce job failed with "
         "java.lang.UnsupportedOperationException: Cannot inspect X"
     )
@@ -26,11 +26,11 @@ def test_a_failed_job_names_the_innermost_cause_the_query_logged(tmp_path: Path)
 def test_other_errors_and_a_silent_log_keep_the_message(tmp_path: Path) -> None:
     log = tmp_path / "hiveserver2.log"
     log.write_text("Caused by: java.lang.Error: an earlier query\n")
-    assert _with_job_cause("SemanticException: no such table", log, 0) == (
+    assert with_job_cause("SemanticException: no such table", log, 0) == (
         "SemanticException: no such table"
     )
-    assert _with_job_cause(FAILED, log, log.stat().st_size) == FAILED
-    assert _with_job_cause(FAILED, tmp_path / "missing.log", 0) == FAILED
+    assert with_job_cause(FAILED, log, log.stat().st_size) == FAILED
+    assert with_job_cause(FAILED, tmp_path / "missing.log", 0) == FAILED
 
 
 BARE = "Error while compiling statement: java.io.IOException: java.lang.IllegalArgumentException"
@@ -52,13 +52,13 @@ def test_an_exception_without_a_message_names_the_hudi_frame_that_threw_it(
 ) -> None:
     log = tmp_path / "hiveserver2.log"
     log.write_text(TRACE)
-    assert _with_job_cause(BARE, log, 0) == (
+    assert with_job_cause(BARE, log, 0) == (
         f"{BARE} (no message) at {LAYOUT}.<init>(TimelineLayoutVersion.java:40)"
     )
     # Only what the query wrote counts; without its trace the message stays as it is.
-    assert _with_job_cause(BARE, log, log.stat().st_size) == BARE
+    assert with_job_cause(BARE, log, log.stat().st_size) == BARE
     job = f"{FAILED}. java.lang.IllegalArgumentException"
-    assert _with_job_cause(job, log, 0).endswith("TimelineLayoutVersion.java:40)")
+    assert with_job_cause(job, log, 0).endswith("TimelineLayoutVersion.java:40)")
 
 
 def test_an_error_hive_3_sends_while_rows_are_fetched_is_hive_s_own_message() -> None:
