@@ -1,10 +1,18 @@
-"""HiveServer2 errors: a failed MapReduce job gets its cause from the server log."""
+"""HiveServer2 errors: a failed MapReduce job gets its cause from the server log; a failed read
+is told by the innermost causes of its file groups, the same whichever failed first."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engines.hive.failures import with_job_cause
+from engines.hive.failures import (
+    causes_line,
+    file_groups,
+    in_file_group,
+    read_failure,
+    root_cause,
+    with_job_cause,
+)
 
 FAILED = "Error while compiling statement: FAILED: Execution Error, return code 2 from MapRedTask"
 
@@ -94,3 +102,95 @@ def test_an_error_hive_3_sends_while_rows_are_fetched_is_hive_s_own_message() ->
     assert str(raised.value).endswith("Cannot inspect org.apache.hadoop.io.NullWritable")
     assert "SQLOperation.getNextRowSet(SQLOperation.java:465)" in raised.value.trace
     assert _answered(lambda: [(1,)]) == [(1,)]
+
+
+CAST = (
+    "java.lang.ClassCastException: class org.apache.hadoop.io.LongWritable cannot be cast to "
+    "class org.apache.hadoop.hive.serde2.io.TimestampWritableV2"
+)
+MODULES = (
+    " (org.apache.hadoop.io.LongWritable and org.apache.hadoop.hive.serde2.io."
+    "TimestampWritableV2 are in unnamed module of loader lakecompat.hive3.ClasspathLoader "
+    "@682a0b20)"
+)
+WRAPPED = f"java.io.IOException: org.apache.hadoop.hive.ql.metadata.HiveException: {CAST}{MODULES}"
+NULLS = "java.lang.UnsupportedOperationException: Cannot inspect org.apache.hadoop.io.NullWritable"
+
+
+def test_a_read_failure_is_named_by_its_innermost_exception_without_the_jvm_s_modules() -> None:
+    trace = "\n".join(
+        [
+            f"org.apache.hive.service.cli.HiveSQLException: {WRAPPED}",
+            "\tat org.apache.hive.service.cli.operation.SQLOperation.getNextRowSet(X.java:465)",
+            f"Caused by: {WRAPPED}",
+            f"Caused by: org.apache.hadoop.hive.ql.metadata.HiveException: {CAST}{MODULES}",
+            f"Caused by: {CAST}{MODULES}",
+            "\tat org.apache.hadoop.hive.serde2.objectinspector.X.get(X.java:38)",
+        ]
+    )
+    assert root_cause(WRAPPED, trace) == CAST
+    # The same cause thrown one layer deeper reads the same; without a trace, the message's
+    # innermost exception.
+    assert root_cause(f"java.io.IOException: {CAST}{MODULES}", "") == CAST
+    assert root_cause(f"java.io.IOException: java.io.IOException: {NULLS}", "") == NULLS
+    assert root_cause(f"{FAILED}; the MapReduce job failed with {CAST}{MODULES}", "") == CAST
+    # An exception without a message is named by the Hudi frame that threw it.
+    assert root_cause(BARE, TRACE) == (
+        f"java.lang.IllegalArgumentException (no message) at {LAYOUT}.<init>"
+        "(TimelineLayoutVersion.java:40)"
+    )
+
+
+def test_only_failed_reads_of_files_are_explained_by_their_file_groups() -> None:
+    assert read_failure(WRAPPED)
+    assert read_failure(f"{FAILED}; the MapReduce job failed with {CAST}")
+    assert not read_failure("Error while compiling statement: FAILED: SemanticException x")
+    assert not read_failure(
+        "Error while processing statement: 'SET hive.fetch.task.conversion=bogus' FAILED in "
+        "validation"
+    )
+
+
+def test_the_file_groups_of_a_table_are_those_its_data_files_name(tmp_path: Path) -> None:
+    table = tmp_path / "t"
+    (table / ".hoodie" / "metadata" / "files").mkdir(parents=True)
+    (table / ".hoodie" / "metadata" / "files" / "files-0000-0_0-1-1_00000000000000.hfile").touch()
+    (table / "region=eu").mkdir()
+    names = {
+        table / "b2a1-0_0-13-13_20261201214346391.parquet",
+        table / "b2a1-0_0-41-62_20261201214429406.parquet",  # a newer slice of the same group
+        table / ".a9-1_20261201214429406.log.1_0-70-99",  # a log file (merge-on-read)
+        table / "region=eu" / "c3-0_1-13-14_20261201214346391.parquet",
+        table / ".hoodie_partition_metadata",
+        table / "region=eu" / ".hoodie_partition_metadata",
+    }
+    for name in names:
+        name.touch()
+    assert file_groups(table) == ["a9-1", "b2a1-0", "c3-0"]
+    assert file_groups(tmp_path / "missing") == []
+
+
+def test_a_file_group_is_read_alone_by_the_file_names_of_its_slices() -> None:
+    alone = "INPUT__FILE__NAME RLIKE '/[.]?b2a1-0_[^/]*$'"
+    assert in_file_group("SELECT * FROM `t`", "b2a1-0") == f"SELECT * FROM `t` WHERE {alone}"
+    incremental = "SET hoodie.t.consume.mode=INCREMENTAL;\nSELECT * FROM `t` WHERE a > 1 OR b"
+    assert in_file_group(incremental, "b2a1-0") == (
+        f"SET hoodie.t.consume.mode=INCREMENTAL;\nSELECT * FROM `t` WHERE (a > 1 OR b) AND {alone}"
+    )
+
+
+def test_the_causes_of_a_read_are_its_distinct_causes_in_sorted_order() -> None:
+    assert causes_line(WRAPPED, {CAST}) == CAST
+    # Whichever file group failed first, the line is the same.
+    for first in (CAST, NULLS):
+        assert causes_line(first, [NULLS, CAST, NULLS]) == (
+            f"{CAST}; in other file groups: {NULLS}"
+        )
+    job = f"{FAILED}; the MapReduce job failed with {NULLS}"
+    assert causes_line(job, [NULLS]) == f"the MapReduce job failed with {NULLS}"
+    # Long causes are cut so that every one of them shows in a reason (cut at 400).
+    many = causes_line(WRAPPED, ["x" * 500, "y" * 500, CAST])
+    assert len(f"QueryError: {many}") <= 400
+    assert many.startswith(CAST[:100])
+    assert "…; in other file groups: xxx" in many
+    assert "…; yyy" in many

@@ -29,8 +29,16 @@ from engines.answers import arrow_type, canonical_json
 from engines.attached import DEFAULT_DATABASE, AttachError, host_port
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
-from engines.errors import QueryError, describe_error, log_tail, logged_trace
-from engines.hive.failures import with_job_cause, written_since
+from engines.errors import QueryError, describe_error, log_size, log_tail, logged_trace
+from engines.hive.failures import (
+    causes_line,
+    file_groups,
+    in_file_group,
+    read_failure,
+    root_cause,
+    with_job_cause,
+    written_since,
+)
 from engines.hive.runtime import HIVE3_OPENS, OPENS, AttachedHive, hiveserver2_classpath
 from engines.hive.settings import HELP, check_hive_settings
 from engines.infra.class_archive import NO_ARCHIVE, class_archive
@@ -433,6 +441,36 @@ class HiveEngine(MetastoreReader):
                 if shared is not None:
                     del self._sessions[shared]
                 _close(connection)
+
+    def query_table(self, table: TableRef, sql: str, variant: Variant) -> pa.Table:
+        """`query`; a failed read of a Hudi table is told by the causes of all its file groups,
+        whichever of them HiveServer2 happened to read first (`engines.hive.failures`)."""
+        try:
+            return self.query(sql, variant)
+        except QueryError as failure:
+            if table.format != "hudi" or not read_failure(str(failure)):
+                raise
+            raise self._in_every_file_group(failure, table, sql, variant) from None
+
+    def _in_every_file_group(
+        self, failure: QueryError, table: TableRef, sql: str, variant: Variant
+    ) -> QueryError:
+        """`failure` with its causes in every file group of `table` (each read alone) as its
+        first line; the log's part that is the failure's evidence ends before those reads."""
+        end = log_size(self.log_path)
+        causes = {root_cause(str(failure), failure.trace)}
+        groups = file_groups(table.path)
+        for group in groups if len(groups) > 1 else ():
+            try:
+                self.query(in_file_group(sql, group), variant)
+            except QueryError as alone:
+                if read_failure(str(alone)):
+                    causes.add(root_cause(str(alone), alone.trace))
+        said = str(failure)
+        line = causes_line(said, causes)
+        # HiveServer2's own message stays, under the line that now leads.
+        message = said if line == said.splitlines()[0] else f"{line}\n{said}"
+        return QueryError(message, failure.trace, log_end=end)
 
     def _running_on(self, connection: Any) -> None:
         """Tell an attached HiveServer2's handle which session a timeout must end."""
