@@ -9,6 +9,7 @@ from engines.hive.failures import (
     causes_line,
     file_groups,
     in_file_group,
+    in_rows,
     read_failure,
     root_cause,
     with_job_cause,
@@ -180,17 +181,40 @@ def test_a_file_group_is_read_alone_by_the_file_names_of_its_slices() -> None:
 
 
 def test_the_causes_of_a_read_are_its_distinct_causes_in_sorted_order() -> None:
-    assert causes_line(WRAPPED, {CAST}) == CAST
+    assert causes_line(WRAPPED, {(CAST, True)}) == CAST
     # Whichever file group failed first, the line is the same.
     for first in (CAST, NULLS):
-        assert causes_line(first, [NULLS, CAST, NULLS]) == (
-            f"{CAST}; in other file groups: {NULLS}"
-        )
+        found = [(NULLS, True), (first, True), (CAST, True), (NULLS, True)]
+        assert causes_line(first, found) == f"{CAST}; in other file groups: {NULLS}"
     job = f"{FAILED}; the MapReduce job failed with {NULLS}"
-    assert causes_line(job, [NULLS]) == f"the MapReduce job failed with {NULLS}"
+    assert causes_line(job, [(NULLS, True)]) == f"the MapReduce job failed with {NULLS}"
     # Long causes are cut so that every one of them shows in a reason (cut at 400).
-    many = causes_line(WRAPPED, ["x" * 500, "y" * 500, CAST])
+    many = causes_line(WRAPPED, [("x" * 500, True), ("y" * 500, True), (CAST, True)])
     assert len(f"QueryError: {many}") <= 400
     assert many.startswith(CAST[:100])
     assert "…; in other file groups: xxx" in many
     assert "…; yyy" in many
+
+
+FIELD = "org.apache.hudi.exception.HoodieException: Field extra not found in log schema."
+
+
+def test_file_groups_that_cannot_be_opened_are_the_causes_whatever_else_fails() -> None:
+    """A file group whose record reader fails stops every read that comes to it, also one of
+    another file group's rows alone: the rows of another file group are read only when it comes
+    first. So where some cannot be opened, their causes alone are the line."""
+    row = f"java.io.IOException: org.apache.hadoop.hive.ql.metadata.HiveException: {CAST}"
+    opened = f"java.io.IOException: {FIELD}"
+    fetched = "\tat org.apache.hadoop.hive.ql.exec.FetchOperator.getNextRow(FetchOperator.java:602)"
+    assert in_rows(row, "") and not in_rows(opened, fetched)
+    # A MapReduce task logs the row between its exception and the frames of the operator.
+    job = f"{FAILED}; the MapReduce job failed with {CAST}"
+    mapped = " ]\n\tat org.apache.hadoop.hive.ql.exec.MapOperator.process(MapOperator.java:570)"
+    created = (
+        "java.lang.Exception: java.io.IOException: java.lang.IndexOutOfBoundsException\n"
+        "\tat org.apache.hadoop.hive.io.HiveIOExceptionHandlerChain."
+        "handleRecordReaderCreationException(HiveIOExceptionHandlerChain.java:97)"
+    )
+    assert in_rows(job, mapped) and not in_rows(job, created)
+    found = [(CAST, True), (FIELD, False)]
+    assert causes_line(opened, found) == causes_line(row, found[::-1]) == FIELD

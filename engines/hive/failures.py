@@ -11,9 +11,9 @@ which each write makes from random UUIDs. Where file groups fail differently (on
 let another column fail first, files written before and after a change differ, the same
 exception is thrown in the record reader or later), each write of the same table gave another
 first error. So a failed read of a Hudi table is told by what each of its file groups gives
-when read alone (`in_file_group`): the innermost exception of each error (`root_cause`), the
-distinct ones in sorted order (`causes_line`). HiveServer2's own message stays under that
-line, and the evidence is the first read's.
+when its rows alone are read (`in_file_group`): the innermost exception of each error
+(`root_cause`), the distinct ones in sorted order (`causes_line`). HiveServer2's own message
+stays under that line, and the evidence is the first read's.
 """
 
 from __future__ import annotations
@@ -122,16 +122,36 @@ def in_file_group(sql: str, file_id: str) -> str:
     return f"{head}\n{select}" if head else select
 
 
-def causes_line(message: str, causes: Iterable[str]) -> str:
-    """The first line of a failed read's message: its distinct `causes` in sorted order, cut to
-    fit them all (after "the MapReduce job failed with", where HiveServer2 ran one)."""
+def in_rows(message: str, trace: str) -> bool:
+    """Whether a read failed in Hive's operators, on a row the record reader gave them (their
+    HiveException in its chain, or their frames in its trace), not in the record reader of
+    the file group itself."""
+    return bool(_IN_OPERATORS.search(message) or _IN_OPERATORS.search(trace))
+
+
+def causes_line(message: str, causes: Iterable[tuple[str, bool]]) -> str:
+    """The first line of a failed read's message: its distinct causes (`root_cause`, `in_rows`)
+    in sorted order, cut to fit them all (after "the MapReduce job failed with", where
+    HiveServer2 ran one).
+
+    Where some file groups cannot be opened (their record reader fails), those causes alone:
+    Hive meets them in any order of file groups, while it reaches another file group's rows
+    only when none of those comes first (and a file group read alone by its rows is read after
+    them too)."""
+    found = set(causes)
+    unopened = {cause for cause, rows in found if not rows}
+    ordered = sorted(unopened or {cause for cause, _ in found})
     lead = JOB_FAILED.removeprefix("; ") if JOB_FAILED in message else ""
-    ordered = sorted(set(causes))
     joints = len(_OTHERS) + 2 * max(len(ordered) - 2, 0) if len(ordered) > 1 else 0
     first, *others = _fitted(ordered, _LINE_LIMIT - len(lead) - joints)
     return lead + first + (f"{_OTHERS}{'; '.join(others)}" if others else "")
 
 
+#: What Hive's operators throw (around the cause) when they fail on a row, and their frames
+#: (a MapReduce task logs its row's values between the exception and its frames).
+_IN_OPERATORS = re.compile(
+    r"org\.apache\.hadoop\.hive\.ql\.(?:metadata\.HiveException|exec\.\w*Operator\.(?:process|forward)\()"
+)
 #: A Java exception's class name, as an error's message starts or ends with it.
 _EXCEPTION = re.compile(r"(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)\b")
 #: What Java 9+ adds to a ClassCastException's message: the modules and loaders of both classes.

@@ -34,6 +34,7 @@ from engines.hive.failures import (
     causes_line,
     file_groups,
     in_file_group,
+    in_rows,
     read_failure,
     root_cause,
     with_job_cause,
@@ -458,14 +459,14 @@ class HiveEngine(MetastoreReader):
         """`failure` with its causes in every file group of `table` (each read alone) as its
         first line; the log's part that is the failure's evidence ends before those reads."""
         end = log_size(self.log_path)
-        causes = {root_cause(str(failure), failure.trace)}
+        causes = {_cause(failure)}
         groups = file_groups(table.path)
         for group in groups if len(groups) > 1 else ():
             try:
                 self.query(in_file_group(sql, group), variant)
             except QueryError as alone:
                 if read_failure(str(alone)):
-                    causes.add(root_cause(str(alone), alone.trace))
+                    causes.add(_cause(alone))
         said = str(failure)
         line = causes_line(said, causes)
         # HiveServer2's own message stays, under the line that now leads.
@@ -596,6 +597,12 @@ class HiveEngine(MetastoreReader):
             # default, which ran its heap out under a run's load.
             "mapreduce.task.io.sort.mb": "16",
         }
+
+
+def _cause(failure: QueryError) -> tuple[str, bool]:
+    """A failed read's innermost cause, and whether it failed on a row (`in_rows`)."""
+    said = str(failure)
+    return root_cause(said, failure.trace), in_rows(said, failure.trace)
 
 
 def _close(connection: Any) -> None:
