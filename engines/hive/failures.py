@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from engines.errors import QueryError
+
 #: What `with_job_cause` puts between HiveServer2's message and the MapReduce job's cause.
 JOB_FAILED = "; the MapReduce job failed with "
 
@@ -97,6 +99,13 @@ def root_cause(message: str, trace: str) -> str:
         frame = throwing_frame(trace.splitlines(), root)
         root = f"{root} (no message)" + (f" at {frame}" if frame else "")
     return _without_modules(root)
+
+
+def cause_of(failure: QueryError) -> tuple[str, bool]:
+    """A failed read's innermost cause (`root_cause`), and whether it failed on a row
+    (`in_rows`)."""
+    said = str(failure)
+    return root_cause(said, failure.trace), in_rows(said, failure.trace)
 
 
 def file_groups(table: Path) -> list[str]:

@@ -31,12 +31,11 @@ from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_size, log_tail, logged_trace
 from engines.hive.failures import (
+    cause_of,
     causes_line,
     file_groups,
     in_file_group,
-    in_rows,
     read_failure,
-    root_cause,
     with_job_cause,
     written_since,
 )
@@ -459,14 +458,14 @@ class HiveEngine(MetastoreReader):
         """`failure` with its causes in every file group of `table` (each read alone) as its
         first line; the log's part that is the failure's evidence ends before those reads."""
         end = log_size(self.log_path)
-        causes = {_cause(failure)}
+        causes = {cause_of(failure)}
         groups = file_groups(table.path)
         for group in groups if len(groups) > 1 else ():
             try:
                 self.query(in_file_group(sql, group), variant)
             except QueryError as alone:
                 if read_failure(str(alone)):
-                    causes.add(_cause(alone))
+                    causes.add(cause_of(alone))
         said = str(failure)
         line = causes_line(said, causes)
         # HiveServer2's own message stays, under the line that now leads.
@@ -597,12 +596,6 @@ class HiveEngine(MetastoreReader):
             # default, which ran its heap out under a run's load.
             "mapreduce.task.io.sort.mb": "16",
         }
-
-
-def _cause(failure: QueryError) -> tuple[str, bool]:
-    """A failed read's innermost cause, and whether it failed on a row (`in_rows`)."""
-    said = str(failure)
-    return root_cause(said, failure.trace), in_rows(said, failure.trace)
 
 
 def _close(connection: Any) -> None:
