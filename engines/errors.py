@@ -21,12 +21,15 @@ class QueryError(RuntimeError):
     """An engine refused or failed a statement; the message is the engine's own.
 
     `trace` is the engine's stack trace behind it (Java's `printStackTrace` form or a Python
-    traceback), where the engine gave one.
+    traceback), where the engine gave one. `log_end` is where the failed statement's part of
+    the engine's log ends, when the engine ran more statements after it (to explain the
+    failure); None: at the log's end.
     """
 
-    def __init__(self, message: str, trace: str = "") -> None:
+    def __init__(self, message: str, trace: str = "", log_end: int | None = None) -> None:
         super().__init__(message)
         self.trace = trace
+        self.log_end = log_end
 
 
 def describe_error(exc: BaseException, limit: int = 400) -> str:
@@ -209,16 +212,23 @@ def log_size(path: Path | None) -> int:
     return path.stat().st_size if path is not None and path.is_file() else 0
 
 
-def log_since(path: Path | None, start: int, lines: int = 40, limit: int = LOG_LIMIT) -> str:
-    """What a log got after `start`, cut to the failure: from a few lines before its first
-    error (an ERROR line, an exception, a panic) on, long runs of frames shortened; the last
-    lines when it names no error; "" when nothing was written."""
+def log_since(
+    path: Path | None,
+    start: int,
+    lines: int = 40,
+    limit: int = LOG_LIMIT,
+    end: int | None = None,
+) -> str:
+    """What a log got after `start` (up to `end`, where given), cut to the failure: from a few
+    lines before its first error (an ERROR line, an exception, a panic) on, long runs of frames
+    shortened; the last lines when it names no error; "" when nothing was written."""
     if path is None or not path.is_file():
         return ""
+    # The start of a query's part is enough: its first error is what failed.
+    size = 1 << 20 if end is None else min(max(end - start, 0), 1 << 20)
     with path.open("rb") as handle:
         handle.seek(start)
-        # The start of a query's part is enough: its first error is what failed.
-        written = handle.read(1 << 20).decode(errors="replace").splitlines()
+        written = handle.read(size).decode(errors="replace").splitlines()
     written = [line for line in written if line.strip()]
     first = next((n for n, line in enumerate(written) if _LOG_FAILURE.search(line)), None)
     window = written[-lines:] if first is None else written[max(first - 3, 0) :]

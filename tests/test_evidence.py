@@ -10,7 +10,7 @@ import pytest
 from engines.attached import Attachments
 from engines.base import Engine, Variant
 from engines.context import RunContext
-from engines.errors import logged_trace
+from engines.errors import QueryError, logged_trace
 from engines.flink.reader import FlinkEngine
 from engines.hive.reader import HiveEngine, _sent_trace
 from engines.library.daft import DaftEngine
@@ -212,5 +212,14 @@ def test_a_failed_querys_log_is_what_it_wrote_or_else_the_end_saying_so(
     assert failure_log(engine, start) == (
         "hudi-rs.log, written during the query:\nTraceback (most recent call last):\nValueError: x"
     )
+    # An engine that read more after the failed query (to explain it) says where the query's
+    # part ends: what it wrote later is not the query's evidence.
+    end = log.stat().st_size
+    with log.open("a") as handle:
+        handle.write("ERROR a later read\n")
+    assert failure_log(engine, start, QueryError("x", log_end=end)) == (
+        "hudi-rs.log, written during the query:\nTraceback (most recent call last):\nValueError: x"
+    )
+    assert failure_log(engine, start, QueryError("x")).endswith("ERROR a later read")
     log.unlink()
     assert failure_log(engine, 0) is None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,12 +18,18 @@ from support import (
 )
 
 from engines.context import RunContext
-from engines.errors import QueryError
+from engines.errors import QueryError, describe_error
+from engines.hive.failures import file_groups
 from engines.hive.reader import HiveEngine
 from engines.metastore.hive3 import LOADER_CLASS, is_hive3
 from engines.metastore.service import hive_version
 from engines.spark.runtime import SparkRuntime
+from engines.table import TableRef
+from harness.options import DEFAULT_SCENARIOS
 from harness.results.outcomes import Cell, Outcome
+from harness.scenario.load import load_scenarios
+from harness.writer import create_writer
+from harness.writer.cache import default_location
 
 pytestmark = pytest.mark.integration
 
@@ -197,3 +206,100 @@ def test_a_setting_hive_refuses_fails_with_the_set_statements_message(hive: Hive
         "Error while processing statement: 'SET hive.fetch.task.conversion=bogus' FAILED in "
         "validation"
     )
+
+
+@pytest.fixture(scope="module")
+def timestamps_table(hive: HiveEngine) -> TableRef:
+    """add_column/table_with_timestamps as a copy-on-write Hudi table, from the table cache
+    (written into it the first time). Hive fails on its file groups in two ways: on the
+    timestamps (the column is added), and on the added column of the row whose timestamps
+    are NULL."""
+    (scenario,) = load_scenarios(DEFAULT_SCENARIOS, "add_column/table_with_timestamps")
+    context = hive.context
+    writer = create_writer(context.spark, context.tables_dir, cache=default_location())
+    try:
+        written = writer.write(scenario, "cow")
+    finally:
+        writer.close()
+    assert written.ok, written.message
+    return written.table
+
+
+def _ids_rotated(table: TableRef, folder: Path, shift: int) -> TableRef:
+    """A copy of `table` whose file groups keep their files but trade their ids: each takes
+    the id `shift` places after its own in sorted order. Hudi lists file groups in the hash
+    order of their ids (random UUIDs, one set per write), so Hive reads the same files in
+    another order, as it reads the same table written again. The copy has no metadata table
+    (which lists the old names): Hudi lists the files themselves."""
+    ids = file_groups(table.path)
+    assert len({len(i) for i in ids}) == 1  # renamed in place in the timeline's Avro
+    rotated = dict(zip(ids, ids[shift:] + ids[:shift], strict=True))
+    named = re.compile("|".join(map(re.escape, ids)))
+    copy = folder / f"{table.name}_{shift}"
+    shutil.copytree(table.path, copy, ignore=shutil.ignore_patterns("*.crc", "metadata"))
+    data = [p for p in copy.rglob("*") if p.is_file() and ".hoodie" not in p.parts]
+    for path in data:  # two steps: a new name may be another file's old one
+        path.rename(path.with_name(path.name + ".old"))
+    for path in data:
+        new = named.sub(lambda m: rotated[m[0]], path.name)
+        path.with_name(path.name + ".old").rename(path.with_name(new))
+    for path in (copy / ".hoodie" / "timeline").glob("*"):
+        if path.is_file():
+            text = path.read_bytes().decode("latin-1")
+            path.write_bytes(named.sub(lambda m: rotated[m[0]], text).encode("latin-1"))
+    properties = copy / ".hoodie" / "hoodie.properties"
+    lines = properties.read_text().splitlines()
+    kept = [line for line in lines if not line.startswith("hoodie.table.metadata.partitions")]
+    properties.write_text("\n".join(kept) + "\n")
+    return dataclasses.replace(table, name=f"{table.name}_{shift}", path=copy)
+
+
+def test_a_failed_read_gives_one_reason_whichever_file_group_hive_reads_first(
+    hive: HiveEngine, timestamps_table: TableRef, tmp_path: Path
+) -> None:
+    """HiveServer2 stops at the first row that fails; which file group it reads first follows
+    the file groups' random ids. The reason names the innermost cause of every file group, in
+    sorted order: the same whichever file group comes first, in a session the variant's
+    queries share or in a new one, in any order of reads (the old first error gave two reasons
+    in each variant for these three copies). Where a file group's record reader fails (Hudi's
+    reader of 0.x on files without the added column), that cause alone: Hive meets it
+    whatever the order."""
+    copies = [_ids_rotated(timestamps_table, tmp_path, shift) for shift in range(3)]
+    for copy in copies:
+        hive.register(copy)
+    reasons: dict[str, set[str]] = {"schema_evolution_on": set(), "legacy_reader": set()}
+    for fresh, order in ((False, copies), (True, copies[::-1])):
+        for copy, variant in itertools.product(order, HiveEngine.variants):
+            if variant.name not in reasons:
+                continue
+            if fresh:  # a session of its own for each read
+                for connection in hive._sessions.values():
+                    connection.close()
+                hive._sessions.clear()
+            with pytest.raises(QueryError) as failed:
+                hive.query_table(copy, hive.read_sql(copy, "snapshot"), variant)
+            reasons[variant.name].add(describe_error(failed.value))
+    counts = {name: len(found) for name, found in reasons.items()}
+    assert counts == {"schema_evolution_on": 1, "legacy_reader": 1}, reasons
+    # HiveServer2's own message stays, under the reason.
+    said = str(failed.value).splitlines()[1:]
+    assert said and said[0].startswith("java.io.IOException: org.apache."), said
+    cast = (
+        "java.lang.ClassCastException: class org.apache.hadoop.io.LongWritable cannot be cast "
+        "to class org.apache.hadoop.hive.serde2.io.TimestampWritableV2"
+    )
+    nulls = (
+        "java.lang.UnsupportedOperationException: Cannot inspect org.apache.hadoop.io.NullWritable"
+    )
+    assert reasons["schema_evolution_on"] == {f"QueryError: {cast}; in other file groups: {nulls}"}
+    (legacy,) = reasons["legacy_reader"]
+    assert legacy.startswith(
+        "QueryError: org.apache.hudi.exception.HoodieException: Field extra not found in log "
+        "schema."
+    )
+    # Another read of the table that fails otherwise reads otherwise: the incremental read
+    # reads only the file written after the column was added.
+    default = HiveEngine.variants[0]
+    with pytest.raises(QueryError) as incremental:
+        hive.query_table(copies[0], hive.read_sql(copies[0], "incremental"), default)
+    assert describe_error(incremental.value) == f"QueryError: {cast}"

@@ -18,7 +18,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -30,7 +29,16 @@ from engines.answers import arrow_type, canonical_json
 from engines.attached import DEFAULT_DATABASE, AttachError, host_port
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
-from engines.errors import QueryError, describe_error, log_tail, logged_trace
+from engines.errors import QueryError, describe_error, log_size, log_tail, logged_trace
+from engines.hive.failures import (
+    cause_of,
+    causes_line,
+    file_groups,
+    in_file_group,
+    read_failure,
+    with_job_cause,
+    written_since,
+)
 from engines.hive.runtime import HIVE3_OPENS, OPENS, AttachedHive, hiveserver2_classpath
 from engines.hive.settings import HELP, check_hive_settings
 from engines.infra.class_archive import NO_ARCHIVE, class_archive
@@ -421,8 +429,8 @@ class HiveEngine(MetastoreReader):
             except QueryError as exc:
                 finished = True  # Hive answered: the session is fine
                 # The server log has the whole trace; the client gets HiveServer2's part only.
-                trace = logged_trace(_written_since(log, start)) or exc.trace
-                raise QueryError(_with_job_cause(str(exc), log, start), trace) from None
+                trace = logged_trace(written_since(log, start)) or exc.trace
+                raise QueryError(with_job_cause(str(exc), log, start), trace) from None
             columns, nested = _answer_columns(cursor)
             cursor.close()
             finished = True
@@ -433,6 +441,36 @@ class HiveEngine(MetastoreReader):
                 if shared is not None:
                     del self._sessions[shared]
                 _close(connection)
+
+    def query_table(self, table: TableRef, sql: str, variant: Variant) -> pa.Table:
+        """`query`; a failed read of a Hudi table is told by the causes of all its file groups,
+        whichever of them HiveServer2 happened to read first (`engines.hive.failures`)."""
+        try:
+            return self.query(sql, variant)
+        except QueryError as failure:
+            if table.format != "hudi" or not read_failure(str(failure)):
+                raise
+            raise self._in_every_file_group(failure, table, sql, variant) from None
+
+    def _in_every_file_group(
+        self, failure: QueryError, table: TableRef, sql: str, variant: Variant
+    ) -> QueryError:
+        """`failure` with its causes in every file group of `table` (each read alone) as its
+        first line; the log's part that is the failure's evidence ends before those reads."""
+        end = log_size(self.log_path)
+        causes = {cause_of(failure)}
+        groups = file_groups(table.path)
+        for group in groups if len(groups) > 1 else ():
+            try:
+                self.query(in_file_group(sql, group), variant)
+            except QueryError as alone:
+                if read_failure(str(alone)):
+                    causes.add(cause_of(alone))
+        said = str(failure)
+        line = causes_line(said, causes)
+        # HiveServer2's own message stays, under the line that now leads.
+        message = said if line == said.splitlines()[0] else f"{line}\n{said}"
+        return QueryError(message, failure.trace, log_end=end)
 
     def _running_on(self, connection: Any) -> None:
         """Tell an attached HiveServer2's handle which session a timeout must end."""
@@ -558,55 +596,6 @@ class HiveEngine(MetastoreReader):
             # default, which ran its heap out under a run's load.
             "mapreduce.task.io.sort.mb": "16",
         }
-
-
-def _with_job_cause(message: str, log: Path, start: int) -> str:
-    """What the server log the query wrote adds to HiveServer2's message (queries of one
-    HiveServer2 run one at a time):
-
-    - a failed MapReduce job says only "return code 2 from ...MapRedTask" to the client: the
-      job's cause is appended;
-    - an exception without a message ("java.io.IOException: java.lang.IllegalArgumentException")
-      says nothing of where it came from: the Hudi frame that threw it is appended.
-    """
-    bare = _BARE_EXCEPTION.search(message)
-    if "MapRedTask" not in message and not bare:
-        return message
-    written = _written_since(log, start)
-    frame = _throwing_frame(written, bare[1]) if bare else None
-    if frame:
-        return f"{message} (no message) at {frame}"
-    causes = [line.strip() for line in written if line.startswith("Caused by: ")]
-    if not causes:
-        return message
-    return f"{message}; the MapReduce job failed with {causes[-1].removeprefix('Caused by: ')}"
-
-
-def _written_since(log: Path, start: int) -> list[str]:
-    """The lines HiveServer2 logged after `start` (none when there is no log)."""
-    if not log.is_file():
-        return []
-    with log.open("rb") as handle:
-        handle.seek(start)
-        return handle.read().decode(errors="replace").splitlines()
-
-
-#: A message that ends in a Java exception's class name, i.e. an exception without a message.
-_BARE_EXCEPTION = re.compile(r"\b((?:java|org)\.[\w.$]+(?:Exception|Error))\s*$")
-
-
-def _throwing_frame(lines: list[str], exception: str) -> str | None:
-    """The first Hudi frame (not a validation helper) under `Caused by: <exception>`."""
-    for number, line in enumerate(lines):
-        if line.strip() != f"Caused by: {exception}":
-            continue
-        for frame in lines[number + 1 :]:
-            frame = frame.strip()
-            if not frame.startswith("at "):
-                break
-            if frame.startswith("at org.apache.hudi.") and ".ValidationUtils." not in frame:
-                return frame.removeprefix("at ")
-    return None
 
 
 def _close(connection: Any) -> None:

@@ -389,7 +389,8 @@ def _run_files(
     judged = copy.deepcopy(cell)
     supported = engine.supports(cell.table_type, cell.query_type, cell.format)
     try:
-        answer = engine.query(sql, variant)
+        # As a run reads the table: an engine may explain a failed read by more reads.
+        answer = engine.query_table(written.table, sql, variant)
     except Exception as exc:  # noqa: BLE001 - the error is the answer
         judged.outcome, judged.reason = Outcome.ERROR, describe_error(exc)
         return error_text(exc, lines=40, limit=8000), judged if supported else None

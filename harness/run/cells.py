@@ -10,7 +10,14 @@ from collections.abc import Callable, Iterator, Sequence
 import pyarrow as pa
 
 from engines.base import Engine, Variant
-from engines.errors import LOG_LIMIT, describe_error, error_text, log_since, log_size
+from engines.errors import (
+    LOG_LIMIT,
+    QueryError,
+    describe_error,
+    error_text,
+    log_since,
+    log_size,
+)
 from engines.infra.watchdog import Watchdog
 from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import TableRef
@@ -119,13 +126,13 @@ def measure(
         else:
             reason = f"{engine.name} died during the query: {error}"
         text = error_text(failure) if failure is not None else None
-        evidence = Evidence(sql=shown, error=text, log=failure_log(engine, log_start))
+        evidence = Evidence(sql=shown, error=text, log=failure_log(engine, log_start, failure))
         fleet.recover(state, reason)
         return verdict(cell, Outcome.ERROR, reason, evidence)
     if failure is not None:
         cell.seconds = round(time.monotonic() - started, 3)
         error = describe_error(failure)
-        log = failure_log(engine, log_start)
+        log = failure_log(engine, log_start, failure)
         evidence = Evidence(sql=shown, error=error_text(failure), log=log)
         if probe is not None:
             reason = f"{probe}; reading the table anyway failed: {error}"
@@ -159,11 +166,14 @@ def empty_range(table: TableRef, query_type: str) -> str | None:
     )
 
 
-def failure_log(engine: Engine, start: int) -> str | None:
+def failure_log(engine: Engine, start: int, failure: BaseException | None = None) -> str | None:
     """The engine's log as a failed query's evidence: what the query wrote to it (from
-    `start`), cut to the failure; where it wrote nothing, the log's last lines, saying so."""
+    `start`, up to where `failure` says the query's part ends), cut to the failure; where it
+    wrote nothing, the log's last lines, saying so."""
     path = engine.log_path
-    written = log_since(path, start)
+    written = log_since(
+        path, start, end=failure.log_end if isinstance(failure, QueryError) else None
+    )
     if path is not None and written:
         return f"{path.name}, written during the query:\n{written}"
     tail = "\n".join(engine.log_excerpt().splitlines()[-15:])[-LOG_LIMIT:]
