@@ -74,7 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     # like Ctrl-C: services are stopped and a run's finished cells kept, so that `--resume`
     # can complete it. A closed pipe or a hung-up terminal no longer breaks off what is
     # printed (`harness.run.console`).
-    previous = {number: signal.signal(number, _interrupt) for number in LATER_SIGNALS}
+    # A signal the command was started to ignore (`nohup`) stays ignored.
+    previous = {
+        number: signal.signal(number, _interrupt)
+        for number in LATER_SIGNALS
+        if signal.getsignal(number) is not signal.SIG_IGN
+    }
     try:
         with console.guarded():
             return _handle(args)

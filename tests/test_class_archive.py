@@ -16,6 +16,7 @@ from engines.infra.class_archive import (
     KEPT_PER_SERVER,
     NO_ARCHIVE,
     SWITCH,
+    WRITING_GRACE_S,
     ClassArchive,
     class_archive,
 )
@@ -61,6 +62,8 @@ def test_the_first_start_writes_the_archive_and_the_next_maps_it(jdk: Jdk, hello
     assert first.path.is_file() and not first.pending.exists()
     second = class_archive("hello", jdk, [str(hello)], [])
     assert second == ClassArchive(first.path)
+    # A stop waits long enough for the first JVM to write the archive, not for the others.
+    assert first.stop_grace_s == WRITING_GRACE_S > second.stop_grace_s == NO_ARCHIVE.stop_grace_s
     # -Xshare:on makes a JVM that cannot map the archive fail instead of going on without it.
     assert java(jdk, second, hello, "-Xshare:on") == 0
 

@@ -153,6 +153,27 @@ def test_a_stop_signal_is_noted_the_moment_it_arrives(sig: signal.Signals) -> No
     assert signal.getsignal(sig) is before
 
 
+def test_a_run_started_with_nohup_keeps_running_when_the_terminal_closes() -> None:
+    """`nohup` makes SIGHUP ignored: watching the run's stop signals leaves it ignored, so
+    closing the terminal does not stop the run."""
+    code = (
+        "import os, signal, sys, threading, time\n"
+        "from harness.run.interrupt import watching\n"
+        "with watching(threading.Event()) as stop:\n"
+        "    os.kill(os.getpid(), signal.SIGHUP)\n"
+        "    time.sleep(0.5)\n"
+        "print('still running', stop.cause == '')\n"
+    )
+    nohup = subprocess.run(
+        ["nohup", sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert nohup.stdout.strip() == "still running True", nohup.stderr
+
+
 def test_a_signal_after_the_first_or_after_the_last_cell_breaks_nothing_off() -> None:
     """The engines' stop (after the first signal) and a complete run's reports (after every
     cell was measured) are not broken off by another signal: a hung-up terminal's shell sends

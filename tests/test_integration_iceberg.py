@@ -298,7 +298,8 @@ def test_the_overview_shows_only_failures_about_the_operation(
     assert "| operation | writer | spark | trino | pyiceberg | daft | polars |" in matrix
     assert "| operation | writer | spark | trino |" in matrix  # Hudi's, without Daft
     said = (
-        "`spark` fails without any schema change too (the baseline table): ERROR on MOR changelog"
+        "`spark` fails without any schema change too (the baseline table "
+        "`baseline/no_change`): ERROR on MOR changelog ("
     )
     assert said in matrix
 

@@ -31,6 +31,7 @@ from engines.infra.supervisor import (
     active_services,
     free_port,
     java_tmpdir,
+    kill_children_mentioning,
     stop_all,
 )
 
@@ -464,3 +465,44 @@ def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> 
     else:
         assert parent.returncode != 0
         assert "KeyboardInterrupt" in err
+
+
+# Exits by itself two seconds after SIGTERM, as a JVM writing its class archive at exit does.
+SLOW_TO_EXIT = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: (time.sleep(2), sys.exit(0)))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(("grace", "code"), [(8.0, 0), (0.5, -signal.SIGKILL)])
+def test_stop_waits_the_services_own_grace(tmp_path: Path, grace: float, code: int) -> None:
+    """A service slow to exit is waited for as long as its `stop_grace_s` says, then killed."""
+    ended: list[int | None] = []
+    argv = [sys.executable, "-c", SLOW_TO_EXIT]
+    service = Service(
+        "slow-exit",
+        argv,
+        tmp_path,
+        LogMatches("ready"),
+        after_exit=ended.append,
+        stop_grace_s=grace,
+    ).start()
+    service.stop()
+    assert ended == [code]
+
+
+def test_a_child_a_library_lost_is_found_by_its_command_line_and_reaped() -> None:
+    """A child whose handle is gone (PySpark's JVM after a start broken off) is killed and
+    reaped by what its command line holds; other children are left alone."""
+    marker = f"lakecompat-test-{os.getpid()}-{time.monotonic_ns()}"
+    lost = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert kill_children_mentioning(marker) == [lost.pid]
+        assert not Path(f"/proc/{lost.pid}").exists()  # killed and reaped: no zombie left
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()

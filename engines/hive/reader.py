@@ -286,6 +286,7 @@ class HiveEngine(MetastoreReader):
             cwd=self.home,
             hint="HiveServer2 needs the Metastore (logs/hive-metastore.log) and Java 17",
             after_exit=archive.settle,
+            stop_grace_s=archive.stop_grace_s,
             scratch=tmp,
         ).start()
         self._use_run_database()

@@ -34,6 +34,9 @@ UNUSED_DAYS = 30
 #: Archives kept of one server and Java release, the most recently used: each new classpath
 #: (a new release, a project's new virtual environment with PySpark's jars) makes another.
 KEPT_PER_SERVER = 4
+#: Seconds a stop waits for a server that writes its archive at exit (then SIGKILL, and no
+#: archive): Trino took 31 s to exit on two cores busy with a run, HiveServer2 longer than 10.
+WRITING_GRACE_S = 90.0
 #: The first bytes of a dynamic archive the JVM wrote to the end (HotSpot's magic number).
 _MAGIC = (0xF00BABA8).to_bytes(4, "little")
 #: The JVM says nothing about archives in the server's log: it would list every class it
@@ -59,6 +62,12 @@ class ClassArchive:
         if self.pending is None:
             return [f"-XX:SharedArchiveFile={self.path}", QUIET]
         return [f"-XX:ArchiveClassesAtExit={self.pending}", QUIET]
+
+    @property
+    def stop_grace_s(self) -> float:
+        """How long a stop waits for the server to exit: a JVM writing its archive at exit
+        needs far longer than one that only maps it (Trino: 30 s on two busy cores)."""
+        return WRITING_GRACE_S if self.pending is not None else 10.0
 
     def settle(self, exit_code: int | None) -> None:
         """After the JVM ended: keep the archive it wrote if it exited by itself (a JVM ended by

@@ -156,8 +156,11 @@ class Service:
         hint: str = "",
         after_exit: Callable[[int | None], None] | None = None,
         scratch: Path | None = None,
+        stop_grace_s: float = 10.0,
     ) -> None:
         self.name, self.argv, self.log_dir = name, list(argv), Path(log_dir)
+        #: How long `stop()` waits for the process to exit after SIGTERM before SIGKILL.
+        self.stop_grace_s = stop_grace_s
         self.wait, self.timeout_s, self.env, self.cwd, self.hint = wait, timeout_s, env, cwd, hint
         #: Called with the exit code (negative: ended by a signal) once the process is gone.
         self.after_exit = after_exit
@@ -260,11 +263,14 @@ class Service:
         """The last ``n`` lines logged by the current (or last) run."""
         return self.log_text().splitlines()[-n:] if n > 0 else []
 
-    def stop(self, grace_s: float = 10.0) -> None:
-        """SIGTERM the process group, SIGKILL whatever is left after ``grace_s``. Idempotent."""
+    def stop(self, grace_s: float | None = None) -> None:
+        """SIGTERM the process group, SIGKILL whatever is left after ``grace_s`` (the service's
+        `stop_grace_s` unless given). Idempotent."""
         proc = self._proc
         if proc is None or not self._group_live:
             return
+        if grace_s is None:
+            grace_s = self.stop_grace_s
         pgid = proc.pid  # start_new_session made the service its group leader
         _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
@@ -353,6 +359,33 @@ def _wait_group_gone(pgid: int, deadline: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def kill_children_mentioning(marker: str, wait_s: float = 10.0) -> list[int]:
+    """Kill this process's children whose command line holds `marker`, and reap them: for a
+    child launched by a library that lost its handle on it (a start broken off by Ctrl-C).
+    Returns their pids."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and marker in command:
+            found.append(int(entry.name))
+    deadline = time.monotonic() + wait_s
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.05)
+    return found
 
 
 def _group_alive(pgid: int) -> bool:

@@ -125,6 +125,7 @@ class HiveMetastore(ServiceHolder):
             cwd=self.home,
             hint="the Metastore creates its Derby database on first start; see the log above",
             after_exit=archive.settle,
+            stop_grace_s=archive.stop_grace_s,
             scratch=tmp,
         ).start()
 

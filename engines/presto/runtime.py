@@ -331,6 +331,7 @@ class PrestoServer(ServiceHolder):
             cwd=self.home,
             hint=f"see {self.log_path}",
             after_exit=archive.settle,
+            stop_grace_s=archive.stop_grace_s,
             scratch=tmp,
         ).start()
 

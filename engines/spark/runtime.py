@@ -22,7 +22,7 @@ from engines.infra.hudi_jars import hudi_bundle, hudi_version
 from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk, huge_pages
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
-from engines.infra.supervisor import java_tmpdir, process_running
+from engines.infra.supervisor import java_tmpdir, kill_children_mentioning, process_running
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -322,8 +322,16 @@ class SparkRuntime:
             ),
         }.items():
             builder = builder.config(key, value)
-        with _console_to(self.log_dir / f"{self.label}-console.log"), _keep_sigint_handler():
-            session = builder.getOrCreate()
+        try:
+            with _console_to(self.log_dir / f"{self.label}-console.log"), _keep_sigint_handler():
+                session = builder.getOrCreate()
+        except BaseException:
+            # Broken off (Ctrl-C) while PySpark waited for the JVM it launched: PySpark then
+            # deletes the folder the JVM tells it its port in, the JVM's start fails, and its
+            # gateway thread keeps it alive for good. End it; it is ours alone (its log file).
+            kill_children_mentioning(f"file:{log4j}")
+            self._jvm_ended(None)
+            raise
         session.sparkContext.setLogLevel("WARN")
         return session
 

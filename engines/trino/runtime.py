@@ -293,6 +293,7 @@ class TrinoServer(ServiceHolder):
             hint=f"see {self.log_dir / 'trino-server.log'}; exit code 100 means a startup check "
             "or the configuration failed",
             after_exit=archive.settle,
+            stop_grace_s=archive.stop_grace_s,
             scratch=tmp,
         ).start()
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import describe_error
+from engines.infra.supervisor import active_services
 from engines.infra.watchdog import Watchdog
 from harness.results.store import record_event
 from harness.run.control import CONTROL_KEY, control_table
@@ -102,9 +103,29 @@ def at_once(
         for state in states:
             if state.engine.shares_writer:
                 act(state)
+    except BaseException:
+        # The run stops (Ctrl-C): a start waiting minutes for its engine to warm up, or a
+        # check waiting for an answer, is cut short instead of waited for.
+        _cut_short(states, threads)
+        raise
     finally:
         for thread in threads:
             thread.join()
+
+
+def _cut_short(states: list[EngineState], threads: list[threading.Thread]) -> None:
+    """Kill every engine until the threads acting on them have returned: a kill ends what a
+    start or a query waits for; an engine whose process starts after one kill meets the next.
+    A server still starting is not yet its engine's to kill: every service started is."""
+    while any(thread.is_alive() for thread in threads):
+        for state in states:
+            with contextlib.suppress(Exception):  # stopping anyway; stop() cleans up after
+                state.engine.kill()
+        for service in active_services():
+            with contextlib.suppress(Exception):
+                service.kill()
+        for thread in threads:
+            thread.join(timeout=1)
 
 
 def start_engine(state: EngineState) -> None:

@@ -118,9 +118,15 @@ def holding() -> Iterator[None]:
 
 @contextmanager
 def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
-    """`handler` handles every stop signal while the block runs."""
-    previous = {number: signal.getsignal(number) for number in STOP_SIGNALS}
-    for number in STOP_SIGNALS:
+    """`handler` handles every stop signal while the block runs, except one the process was
+    told to ignore (`nohup` ignores SIGHUP; a shell ignores Ctrl-C for a job it puts in the
+    background): that one stays ignored."""
+    previous = {
+        number: signal.getsignal(number)
+        for number in STOP_SIGNALS
+        if signal.getsignal(number) is not signal.SIG_IGN
+    }
+    for number in previous:
         signal.signal(number, handler)
     try:
         yield
