@@ -41,10 +41,15 @@ def test_a_filter_on_a_widened_column_with_its_evidence(cells: list[Cell]) -> No
     assert spark.evidence.sql.endswith(
         "SELECT * FROM `t_type_change_float_to_double_cow_snapshot` WHERE `v` = 1.5;"
     )
+    # Spark's two controls each turn one path off: Parquet filter pushdown, data skipping.
     quiet = cell(cells, "spark", WIDENED, "filter", "schema_on_read_off+pushdown_off")
     assert quiet.outcome is Outcome.PASS, quiet.reason
-    assert quiet.settings["spark.sql.parquet.filterPushdown"] == "false"
-    assert "SET hoodie.enable.data.skipping=false;" in (quiet.evidence.sql or "")
+    assert "SET spark.sql.parquet.filterPushdown=false;" in (quiet.evidence.sql or "")
+    assert "hoodie.enable.data.skipping" not in quiet.settings
+    unskipped = cell(cells, "spark", WIDENED, "filter", "schema_on_read_off+data_skipping_off")
+    assert unskipped.outcome is Outcome.PASS, unskipped.reason
+    assert "SET hoodie.enable.data.skipping=false;" in (unskipped.evidence.sql or "")
+    assert "spark.sql.parquet.filterPushdown" not in unskipped.settings
 
     trino = cell(cells, "trino", WIDENED, "filter", "column_names")
     assert trino.outcome is Outcome.ERROR
