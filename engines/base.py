@@ -179,6 +179,14 @@ class Engine(ABC):
         return None
 
     @classmethod
+    def filter_controls(cls, variant: Variant) -> list[Variant]:
+        """The variants a filter is read in besides `variant`, each turning one of the
+        engine's paths for filters off, so that a failure can be put down to the path whose
+        control reads right (by default `pushdown_off`, where the engine has it)."""
+        quiet = cls.pushdown_off(variant)
+        return [quiet] if quiet is not None else []
+
+    @classmethod
     def shape_unsupported(cls, shape: Shape) -> str | None:
         """Why the engine cannot run a read in `shape` (None: it can)."""
         if shape == ALL or cls.dialect is not None:

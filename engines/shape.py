@@ -17,6 +17,25 @@ COUNT_COLUMN = "count"
 #: What a variant's name gets when the engine's filter pushdown is turned off in it
 #: (`Engine.pushdown_off`): `schema_on_read_off+pushdown_off`.
 PUSHDOWN_OFF = "+pushdown_off"
+#: What a variant's name gets when Hudi's data skipping (its column statistics index) is
+#: turned off in it, and nothing else (`Engine.filter_controls`).
+DATA_SKIPPING_OFF = "+data_skipping_off"
+#: The controls a filter is read with besides its variant, each turning one path off.
+CONTROLS = (PUSHDOWN_OFF, DATA_SKIPPING_OFF)
+
+
+def base_variant(name: str) -> str:
+    """The variant a control variant turns one path off in (`schema_on_read_off` of
+    `schema_on_read_off+data_skipping_off`); any other variant's name as it is."""
+    for suffix in CONTROLS:
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def control_of(name: str) -> str:
+    """The control a variant's name ends with (`+pushdown_off`), or "" for none."""
+    return next((suffix for suffix in CONTROLS if name.endswith(suffix)), "")
 
 
 def value_at(row: dict[str, Any], path: str) -> Any:

@@ -77,3 +77,25 @@ def test_reports_include_junit_next_to_the_matrix(tmp_path: Path) -> None:
     root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
     assert root.get("name") == f"lakecompat {INFO['run_id']}"
     assert sum(int(s.get("tests", "0")) for s in root) == 6
+
+
+def test_every_cell_of_a_table_is_a_case_of_its_own() -> None:
+    """A table's SELECT *, project and filter cells (and a filter's control variant) are
+    cases with ids of their own; SELECT * keeps the id it always had."""
+    cells = [
+        cell(),
+        cell(shape="project"),
+        cell(shape="filter"),
+        cell(shape="filter", variant="default+pushdown_off"),
+        cell(format="iceberg", shape="filter"),
+    ]
+    cases = parse(cells).findall("testsuite/testcase")
+    ids = [f"{c.get('classname')}.{c.get('name')}" for c in cases]
+    assert ids == [case_id(c) for c in cells]
+    assert ids == [
+        "spark.cow.snapshot.add_column/after[default]",
+        "spark.cow.snapshot.project.add_column/after[default]",
+        "spark.cow.snapshot.filter.add_column/after[default]",
+        "spark.cow.snapshot.filter.add_column/after[default+pushdown_off]",
+        "spark.iceberg.cow.snapshot.filter.add_column/after[default]",
+    ]

@@ -366,3 +366,30 @@ def test_each_failing_baseline_table_is_said_once_with_its_name() -> None:
     assert overview.rows[0].engines["spark"].text == "PASS"
     [aside] = overview.asides
     assert (aside.scenarios, aside.left_out) == (["baseline/nested_nulls"], 1)
+
+
+def test_rows_lost_is_said_only_of_filters_whose_select_star_reads_them() -> None:
+    """A filter that returns none of the old rows of a renamed column, where SELECT * reads
+    that column NULL for them, repeats SELECT *'s defect: the overview says "rows lost
+    without an error" only where SELECT * reads the rows right, and names the control under
+    which the filters pass."""
+    lost = (
+        "rows lost without an error: the filter `product = 'apple'` returned 0 of 1 matching "
+        "rows; all 1 missing row(s) were written before product was renamed from name"
+    )
+    nulls = [{"id": 1, "column": "product", "expected": "apple", "actual": None}]
+    plain = read("spark", "off", "cow", "snapshot", Outcome.WRONG)
+    plain.reason = "NULLs where values were expected in `product` (1 of 3 rows)"
+    plain.evidence.sample = nulls
+    shaped = replace(
+        read("spark", "off", "cow", "snapshot", Outcome.WRONG), shape="filter", reason=lost
+    )
+    shaped.evidence = replace(shaped.evidence, sample=[{"id": 1}])
+    quiet = replace(shaped, variant="off+data_skipping_off", outcome=Outcome.PASS, reason="")
+    summary = the_overview([plain, shaped, quiet]).rows[0].engines["spark"].shaped
+    assert summary.text == "WRONG on filter · PASS with data skipping off"
+    right = replace(plain, outcome=Outcome.PASS, reason="")
+    summary = the_overview([right, shaped, quiet]).rows[0].engines["spark"].shaped
+    assert (
+        summary.text == "WRONG on filter · rows lost without an error · PASS with data skipping off"
+    )

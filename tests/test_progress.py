@@ -110,8 +110,8 @@ def test_a_ci_log_marks_regressions_and_counts_known_failures() -> None:
         "values were (expected PASS)",
         "[3/4] FIXED UPSTREAM PASS          s/fixed · spark cow snapshot [v] "
         "(known WRONG: old bug)",
-        "[4/4] so far: 2 pass, 1 wrong, 1 error, 0 rejected, 0 unsupported, 0 engine failed"
-        " · 1 regression, 1 fixed upstream, 1 known failure",
+        "[4/4] so far: 4 reads: 2 pass, 1 wrong, 1 error, 0 unsupported, 0 engine failed"
+        " · 0 of 4 tables refused by the writer · 1 regression, 1 fixed upstream, 1 known failure",
     ]
 
 
@@ -138,3 +138,28 @@ def test_a_terminal_shows_regressions_in_colour_and_the_counts_on_the_bar(
     assert "s/known" not in shown
     (bar,) = bar_lines(shown, "4/4")
     assert bar.startswith("1 regression, 1 fixed, 1 known: 100%")
+
+
+def test_a_refused_table_is_counted_once_and_a_known_refusal_is_no_known_failure() -> None:
+    """Every reader's cell of a table the writer refused is REJECTED: the counts say the table
+    once; a refusal the known outcomes expect is said by the totals, not counted as a known
+    failure, and a new one is one regression, however many cells the table has."""
+    known = [
+        Known(engine="*", scenario="s/refused", shape="*", outcome=Outcome.REJECTED, reason="no")
+    ]
+    cells = [
+        made_cell(scenario=scenario, engine=engine, shape=shape, outcome=Outcome.REJECTED)
+        for scenario in ("s/refused", "s/new_refusal")
+        for engine in ("spark", "hive")
+        for shape in ("all", "filter")
+    ] + [made_cell(scenario="s/plain")]
+    log = io.StringIO()
+    judge = Judge(known)
+    progress = Progress(log)
+    progress.begin(len(cells))
+    for made in cells:
+        progress.cell(made, judge(made))
+    assert log.getvalue().splitlines()[-1] == (
+        "[9/9] so far: 1 read: 1 pass, 0 wrong, 0 error, 0 unsupported, 0 engine failed · "
+        "2 of 3 tables refused by the writer · 1 regression, 0 fixed upstream, 0 known failures"
+    )

@@ -258,13 +258,36 @@ def test_write_reports_names_a_folder_without_results(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("outcomes", "line"),
     [
-        ([], "0 pass, 0 wrong, 0 error, 0 rejected, 0 unsupported, 0 engine failed"),
+        ([], "0 reads: 0 pass, 0 wrong, 0 error, 0 unsupported, 0 engine failed · 0 of 0 tables"),
         (
             [Outcome.PASS, Outcome.PASS, Outcome.WRONG, Outcome.ENGINE_FAILED, Outcome.REJECTED],
-            "2 pass, 1 wrong, 0 error, 1 rejected, 0 unsupported, 1 engine failed",
+            "4 reads: 2 pass, 1 wrong, 0 error, 0 unsupported, 1 engine failed · 1 of 1 table",
         ),
-        (list(Outcome), "1 pass, 1 wrong, 1 error, 1 rejected, 1 unsupported, 1 engine failed"),
+        (
+            list(Outcome),
+            "5 reads: 1 pass, 1 wrong, 1 error, 1 unsupported, 1 engine failed · 1 of 1 table",
+        ),
     ],
 )
 def test_summary_line_counts(outcomes: list[Outcome], line: str) -> None:
-    assert summary_line([cell(outcome=o) for o in outcomes]) == line
+    refused = " refused by the writer"
+    assert summary_line([cell(outcome=o) for o in outcomes]) == line + refused
+
+
+def test_a_table_the_writer_refused_is_counted_once_not_once_per_reader_cell() -> None:
+    """A refused table gives a REJECTED cell to every reader, query type, variant and shape:
+    the totals count the table once, and the cells that read apart from it."""
+    refused = [
+        cell(
+            scenario=f"type_change/r{n}", table_type=t, engine=e, shape=s, outcome=Outcome.REJECTED
+        )
+        for n in (1, 2)
+        for t in ("cow", "mor")
+        for e in ("spark", "hive", "trino")
+        for s in ("all", "project", "filter")
+    ]
+    read = [cell(), cell(engine="hive", outcome=Outcome.WRONG), cell(table_type="mor")]
+    assert summary_line(refused + read) == (
+        "3 reads: 2 pass, 1 wrong, 0 error, 0 unsupported, 0 engine failed · "
+        "4 of 6 tables refused by the writer"
+    )

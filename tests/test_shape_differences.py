@@ -82,3 +82,26 @@ def test_engines_that_lose_rows_come_first() -> None:
     ]
     headings = [line for line in differences_markdown(cells) if line.startswith("### ")]
     assert headings == ["### trino · Apache Hudi", "### hive · Apache Hudi"]
+
+
+def test_a_filter_that_repeats_a_failing_select_star_is_not_said_to_lose_rows() -> None:
+    """Hive's SELECT * fails on an added column (NullWritable) while `IS NULL` returns none of
+    the old rows: the filter's rows are missing where SELECT * fails, not lost of its own."""
+    missing = (
+        "rows lost without an error: the filter `color IS NULL` returned 0 of 3 matching rows; "
+        "all 3 missing row(s) were written before color was added"
+    )
+    cells = [
+        cell(engine="hive", variant="x", outcome=Outcome.ERROR, reason="QueryError: NullWritable"),
+        cell(engine="hive", variant="x", shape="filter", outcome=Outcome.WRONG, reason=missing),
+        cell(engine="trino", variant="names"),
+        cell(engine="trino", variant="names", shape="filter", outcome=Outcome.WRONG, reason=LOST),
+    ]
+    found = differences(cells)
+    assert [cause(d.cell, d.plain) for d in found] == [
+        "rows missing where SELECT * fails",
+        "rows lost without an error",
+    ]
+    text = "\n".join(differences_markdown(cells))
+    assert "- **rows missing where SELECT * fails** (1 cell):" in text
+    assert "### trino · Apache Hudi\n\n- **rows lost without an error** (1 cell):" in text

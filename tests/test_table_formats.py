@@ -356,3 +356,28 @@ def test_a_choice_of_scenarios_with_no_table_in_the_run_s_formats_is_refused(
         "keys_partitions/partition_evolution_add_field",
         "keys_partitions/partition_evolution_replace_field",
     ]
+
+
+def test_sparks_filter_controls_each_turn_one_path_off() -> None:
+    """Spark's filter is read under two controls, Parquet filter pushdown off and Hudi's data
+    skipping off, each alone, so that the one that reads right names the path that lost the
+    rows; Trino and Hive have one control (pushdown off)."""
+    rename = scenario("rename_column/rename")
+    spark = [
+        r for r in table_reads(engine_class("spark"), rename, "cow") if r.shape.name == "filter"
+    ]
+    default = "schema_on_read_off"
+    assert {r.variant.name: r.variant.settings for r in spark} == {
+        default: {"hoodie.schema.on.read.enable": "false"},
+        f"{default}+pushdown_off": {
+            "hoodie.schema.on.read.enable": "false",
+            "spark.sql.parquet.filterPushdown": "false",
+        },
+        f"{default}+data_skipping_off": {
+            "hoodie.schema.on.read.enable": "false",
+            "hoodie.enable.data.skipping": "false",
+        },
+    }
+    for name in ("trino", "hive"):
+        reads = table_reads(engine_class(name), rename, "cow")
+        assert len([r for r in reads if r.shape.name == "filter"]) == 2

@@ -166,3 +166,42 @@ def test_every_field_of_results_json_is_documented(tmp_path: Path) -> None:
     fields |= {"engine_settings", "known", "source"}
     missing = sorted(f for f in fields if f"`{f}`" not in docs)
     assert missing == []
+
+
+def test_the_totals_count_a_refused_table_once_and_the_reads_apart(tmp_path: Path) -> None:
+    """A table the writer refused has a REJECTED cell for every reader, query type and
+    shape: summary.md and the headers of matrix.md and matrix.html count the table once, the
+    cells that read apart; junit.xml keeps a case per cell."""
+    refused = [
+        cell(scenario="type_change/x", engine=e, query_type=q, shape=s, outcome=Outcome.REJECTED)
+        for e in ("spark", "hive")
+        for q in ("snapshot", "read_optimized")
+        for s in ("all", "filter")
+    ]
+    known = (
+        "known:\n- {engine: '*', scenario: type_change/x, shape: '*', outcome: REJECTED, "
+        "reason: refused}\n"
+    )
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    (folder / "k.yaml").write_text(known)
+    info = {**INFO, "known": to_records(load_expectations(folder), folder)}
+    write_reports(write_run(tmp_path / "run", [*CELLS[:3], *refused], info), [tmp_path / "out"])
+    out = tmp_path / "out"
+    summary = (out / "summary.md").read_text()
+    assert "- Tables: 3, 1 refused by the writer (each said once in matrix.md" in summary
+    assert (
+        "- Reads: 3 (3 pass, 0 wrong, 0 error, 0 unsupported, 0 engine failed; junit.xml" in summary
+    )
+    assert "for each of the 11 cells" in summary
+    assert "- Against the known outcomes: 4 as expected, 0 regressions, 0 fixed upstream" in summary
+    line = (
+        "3 reads: 3 pass, 0 wrong, 0 error, 0 unsupported, 0 engine failed · 1 of 3 tables "
+        "refused by the writer"
+    )
+    assert f"**{line}** · against the known outcomes" in (out / "matrix.md").read_text()
+    assert html.escape(line, quote=True) in (out / "matrix.html").read_text()
+    assert (out / "junit.xml").read_text().count("<testcase ") == 11
+    totals = json.loads((out / "results.json").read_text())["totals"]
+    assert totals["tables"] == {"total": 3, "refused": 1}
+    assert totals["outcomes"]["REJECTED"] == 8

@@ -16,7 +16,7 @@ from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.iceberg_jars import iceberg_spark_runtime, iceberg_version
 from engines.infra.jdk import find_jdk
 from engines.settings import SettingsScope
-from engines.shape import ALL, PUSHDOWN_OFF, SPARK, Shape
+from engines.shape import ALL, DATA_SKIPPING_OFF, PUSHDOWN_OFF, SPARK, Shape
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -95,9 +95,13 @@ READER_LABEL = "spark-reader"
 #: The name of the logs of the Spark that reads Iceberg tables.
 ICEBERG_READER_LABEL = "spark-iceberg-reader"
 
-#: What turns a Spark read's filter pushdown off: Spark's Parquet filters (which parquet-mr
-#: applies to row-group statistics, dictionaries and bloom filters) and Hudi's data skipping.
-NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false", "hoodie.enable.data.skipping": "false"}
+#: What turns a Spark read's filter pushdown off: Spark's Parquet filters, which parquet-mr
+#: applies to row-group statistics, dictionaries and bloom filters (Hudi's data skipping stays).
+NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false"}
+#: What turns Hudi's data skipping off (the files its column statistics index rules out are
+#: read), and nothing else: the other control of a filter, so that a failure can be put down to
+#: the one that reads right.
+NO_DATA_SKIPPING = {"hoodie.enable.data.skipping": "false"}
 
 
 class SparkEngine(Engine):
@@ -233,9 +237,20 @@ class SparkEngine(Engine):
 
     @classmethod
     def pushdown_off(cls, variant: Variant) -> Variant | None:
-        """No Parquet filter pushdown (statistics, dictionaries, bloom filters) and no data
-        skipping by Hudi's column statistics."""
+        """No Parquet filter pushdown (statistics, dictionaries, bloom filters); Hudi's data
+        skipping as in `variant`."""
         return Variant(variant.name + PUSHDOWN_OFF, {**variant.settings, **NO_PUSHDOWN})
+
+    @classmethod
+    def filter_controls(cls, variant: Variant) -> list[Variant]:
+        """Parquet filter pushdown off (`+pushdown_off`), and Hudi's data skipping off
+        (`+data_skipping_off`): each turns one of the two off, so that the one that reads
+        right names the path that lost the rows."""
+        skipping = {**variant.settings, **NO_DATA_SKIPPING}
+        return [
+            *super().filter_controls(variant),
+            Variant(variant.name + DATA_SKIPPING_OFF, skipping),
+        ]
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":

@@ -220,7 +220,7 @@ def _engine_section(engine: str, judged: list[Judged]) -> str:
     version = mine[0].engine_version if mine else ""
     return (
         f"<details class='engine' data-engine='{_e(engine)}'><summary>{_e(engine)} "
-        f"{_e(version)}: {len(mine)} cells ({_e(summary_line(mine))})</summary>"
+        f"{_e(version)}: {_e(summary_line(mine))}</summary>"
         "<div class='tables'></div></details>"
     )
 

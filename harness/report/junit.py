@@ -1,6 +1,7 @@
 """JUnit XML from a run's cells, for CI systems: one test case per cell.
 
-Test ids are stable across runs and versions: `engine.table_type.query_type.scenario[variant]`.
+Test ids are stable across runs and versions: `engine.table_type.query_type.scenario[variant]`,
+the shape after the query type for a query shape other than `SELECT *` (`case_id`).
 A cell with its known outcome (expectations/) is skipped, with the known reason. Any other cell
 that does not pass is a regression: `WRONG`, `REJECTED` and `UNSUPPORTED` are failures, `ERROR`
 is an error. `ENGINE_FAILED` is always an error. A known failure that now passes passes, with a
@@ -20,10 +21,18 @@ def case_id(cell: Cell) -> str:
     """The stable id of a cell's test case: `engine.table_type.query_type.scenario[variant]`,
     with the shape after the query type where it is not `all`
     (`trino.cow.snapshot.filter.type_change/int_to_long[column_names]`) and the table format
-    before the table type where it is not Hudi (`spark.iceberg.cow.snapshot...`)."""
+    before the table type where it is not Hudi (`spark.iceberg.cow.snapshot...`): its
+    `<testcase>`'s class and name, joined by a dot."""
+    return f"{case_class(cell)}.{cell.scenario}[{cell.variant}]"
+
+
+def case_class(cell: Cell) -> str:
+    """A cell's `<testcase>` class: `engine.table_type.query_type`, with the shape after the
+    query type where it is not `all` (so that a table's `SELECT *`, `project` and `filter`
+    cells, which share a name, are cases of their own) and the table format before the table
+    type where it is not Hudi."""
     query = cell.query_type if cell.shape == "all" else f"{cell.query_type}.{cell.shape}"
-    kind = table_kind(cell.format, cell.table_type, ".")
-    return f"{cell.engine}.{kind}.{query}.{cell.scenario}[{cell.variant}]"
+    return f"{cell.engine}.{table_kind(cell.format, cell.table_type, '.')}.{query}"
 
 
 def status(row: Judged) -> str:
@@ -63,13 +72,12 @@ def render_junit(judged: list[Judged], run_id: str) -> str:
 
 
 def testcase_element(suite: ET.Element, cell: Cell, **attributes: str) -> ET.Element:
-    """A cell's `<testcase>` in `suite`: class `engine.table_type.query_type` (the table format
-    before the table type where it is not Hudi), name `scenario[variant]`."""
-    kind = table_kind(cell.format, cell.table_type, ".")
+    """A cell's `<testcase>` in `suite`: class `case_class`, name `scenario[variant]` (the two
+    make `case_id`, unique per cell)."""
     return ET.SubElement(
         suite,
         "testcase",
-        classname=f"{cell.engine}.{kind}.{cell.query_type}",
+        classname=case_class(cell),
         name=f"{cell.scenario}[{cell.variant}]",
         **attributes,
     )

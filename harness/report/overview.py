@@ -15,12 +15,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.shape import PUSHDOWN_OFF
+from engines.shape import CONTROLS
 from engines.table import QUERY_TYPES
 from harness.report.grouping import CATEGORY_ORDER, TYPE_COLUMNS, TYPE_ROWS
 from harness.results.causes import own_reason, same_failure
 from harness.results.expectations import Judged, Verdict
 from harness.results.outcomes import NOTHING_TO_READ, ROWS_LOST, Cell, Outcome
+from harness.results.plain_reads import missing_rows, plain_cells, plain_key
 
 #: What no engine reads: the writer refused the change, or the engine has no such query.
 NOT_READ = (Outcome.REJECTED, Outcome.UNSUPPORTED)
@@ -373,7 +374,8 @@ def engine_summary(
     else:
         summary = _plain_summary(plain, default, marks)
     summary.cells = list(indexes)
-    summary.shaped = shaped_summary(shaped, default) if shaped else None
+    plains = plain_cells(r.cell for r in every)
+    summary.shaped = shaped_summary(shaped, default, plains) if shaped else None
     return summary
 
 
@@ -385,9 +387,14 @@ def _only_shared(every: list[Judged], plain: list[Judged], default: str) -> bool
     return bool(read) and not any(id(r) in kept for r in read)
 
 
-def shaped_summary(rows: list[Judged], default: str) -> Summary:
+def shaped_summary(
+    rows: list[Judged], default: str, plains: dict[tuple[str, ...], Cell] | None = None
+) -> Summary:
     """What the default variant's shaped queries give: `PASS`, or which shapes fail how,
-    whether rows were lost without an error, and whether they pass with pushdown off."""
+    whether a filter lost rows without an error where `SELECT *` of its table (in `plains`,
+    by `plain_key`) reads them right, and under which controls (pushdown off, ...) they
+    pass."""
+    plains = plains or {}
     mine = [r for r in rows if r.cell.variant == default]
     read = [r for r in mine if r.cell.outcome not in NOT_READ]
     if not read:
@@ -411,16 +418,11 @@ def shaped_summary(rows: list[Judged], default: str) -> Summary:
         if row.cell.shape not in shapes[row.cell.outcome]:
             shapes[row.cell.outcome].append(row.cell.shape)
     text = "; ".join(f"{o.value} on {', '.join(names)}" for o, names in shapes.items())
-    if any(r.cell.reason.startswith(ROWS_LOST) for r in failing):
+    if any(missing_rows(r.cell, plains.get(plain_key(r.cell))) == ROWS_LOST for r in failing):
         text += " · " + ROWS_LOST
-    quiet = {
-        (r.cell.table_type, r.cell.shape): r.cell.outcome
-        for r in rows
-        if r.cell.variant == f"{default}{PUSHDOWN_OFF}"
-    }
-    filters = [r for r in failing if (r.cell.table_type, r.cell.shape) in quiet]
-    if filters and all(quiet[(r.cell.table_type, r.cell.shape)] is Outcome.PASS for r in filters):
-        text += " · PASS with pushdown off"
+    for control in CONTROLS:
+        if _pass_under(control, rows, failing, default):
+            text += f" · PASS with {control_words(control)}"
     reasons = [
         f"{TABLE_TYPE_SHORT.get(r.cell.table_type, r.cell.table_type)} {r.cell.shape}: "
         f"{r.cell.reason}"
@@ -432,6 +434,25 @@ def shaped_summary(rows: list[Judged], default: str) -> Summary:
         worst,
         partial=len(failing) < len(read),
         reasons=reasons + lacking_reasons,
+    )
+
+
+def control_words(control: str) -> str:
+    """A control variant's suffix as a user says it: `+pushdown_off` is "pushdown off"."""
+    return control.removeprefix("+").replace("_", " ")
+
+
+def _pass_under(control: str, rows: list[Judged], failing: list[Judged], default: str) -> bool:
+    """Whether the failing shaped cells that were read under `control` (`+pushdown_off`, ...)
+    too all pass there."""
+    quiet = {
+        (r.cell.table_type, r.cell.shape): r.cell.outcome
+        for r in rows
+        if r.cell.variant == f"{default}{control}"
+    }
+    filters = [r for r in failing if (r.cell.table_type, r.cell.shape) in quiet]
+    return bool(filters) and all(
+        quiet[(r.cell.table_type, r.cell.shape)] is Outcome.PASS for r in filters
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from harness.report.junit import case_id
 from harness.results.expectations import Judged, Verdict
 from harness.results.hints import recorded
-from harness.results.outcomes import Outcome, summary_line
+from harness.results.outcomes import Outcome, Totals, table_of
 
 #: How many cells a verdict list shows before it says how many more there are.
 LIST_LIMIT = 50
@@ -57,11 +57,28 @@ def settings_notes(info: dict[str, Any]) -> list[str]:
     return notes
 
 
+def verdict_units(judged: list[Judged]) -> list[Judged]:
+    """What the verdicts count: every read (a cell not `REJECTED`), and each table the writer
+    refused once, by its first regression cell or else its first cell (the table's other
+    `REJECTED` cells, one per reader, query type, variant and shape, say the same)."""
+    reads = [j for j in judged if j.cell.outcome is not Outcome.REJECTED]
+    refused: dict[tuple[str, str, str], Judged] = {}
+    for row in judged:
+        if row.cell.outcome is Outcome.REJECTED:
+            table = table_of(row.cell)
+            first = refused.setdefault(table, row)
+            if row.verdict is Verdict.REGRESSION and first.verdict is not Verdict.REGRESSION:
+                refused[table] = row
+    return reads + list(refused.values())
+
+
 def verdict_counts(judged: list[Judged]) -> str:
-    """`N as expected, N regressions, N fixed upstream`."""
-    regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
-    fixed = sum(j.verdict is Verdict.FIXED_UPSTREAM for j in judged)
-    expected = len(judged) - regressions - fixed
+    """`N as expected, N regressions, N fixed upstream` of the reads and the refused tables
+    (`verdict_units`)."""
+    units = verdict_units(judged)
+    regressions = sum(j.verdict is Verdict.REGRESSION for j in units)
+    fixed = sum(j.verdict is Verdict.FIXED_UPSTREAM for j in units)
+    expected = len(units) - regressions - fixed
     return f"{expected} as expected, {regressions} regressions, {fixed} fixed upstream"
 
 
@@ -74,10 +91,13 @@ def known_failure(judged: Judged) -> bool:
 
 
 def verdict_line(judged: list[Judged]) -> str:
-    """`N regressions, N fixed upstream, N known failures`: what a run's console says."""
-    regressions = sum(j.verdict is Verdict.REGRESSION for j in judged)
-    fixed = sum(j.verdict is Verdict.FIXED_UPSTREAM for j in judged)
-    known = sum(known_failure(j) for j in judged)
+    """`N regressions, N fixed upstream, N known failures`: what a run's console says, of the
+    reads and the refused tables (`verdict_units`); a known refusal is said by the totals
+    ("N of M tables refused by the writer"), not counted as a known failure."""
+    units = verdict_units(judged)
+    regressions = sum(j.verdict is Verdict.REGRESSION for j in units)
+    fixed = sum(j.verdict is Verdict.FIXED_UPSTREAM for j in units)
+    known = sum(known_failure(j) and j.cell.outcome is not Outcome.REJECTED for j in units)
     return tally_line(regressions, fixed, known)
 
 
@@ -164,13 +184,24 @@ def render_summary(info: dict[str, Any], judged: list[Judged]) -> str:
         *(f"- Setting: {_md(note)}" for note in settings_notes(info)),
         *_shard_lines(info),
         "",
-        f"- Cells: {len(judged)} ({summary_line([j.cell for j in judged])})",
+        *_totals_lines(judged),
         f"- Against the known outcomes: {verdict_counts(judged)}",
         "",
         *verdict_sections(judged, finished=not notice),
         "Full report: `matrix.html` (or `matrix.md`); per-cell data: `results.json`.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _totals_lines(judged: list[Judged]) -> list[str]:
+    """The tables and what the reads gave, each refused table counted once."""
+    totals = Totals.of(j.cell for j in judged)
+    return [
+        f"- Tables: {totals.tables}, {totals.refused} refused by the writer (each said once in "
+        "matrix.md, not once per reader)",
+        f"- Reads: {totals.read} ({totals.outcomes_text()}; junit.xml has a test case for each "
+        f"of the {len(judged)} cells, those of the refused tables too)",
+    ]
 
 
 def _shard_lines(info: dict[str, Any]) -> list[str]:

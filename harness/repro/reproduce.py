@@ -45,6 +45,7 @@ from harness.repro.result import Reproduction, ScriptCheck
 from harness.repro.tables import write_csv
 from harness.results.expectations import from_records
 from harness.results.outcomes import Cell, Outcome
+from harness.results.plain_reads import plain_cells, plain_key
 from harness.results.store import ResultsError, load_run
 from harness.run import folder as run_folder
 from harness.run.cells import in_engine_order, judge, measure, partitions_last
@@ -99,8 +100,10 @@ def reproduce(
     info, cells = load_run(run_dir)
     cell = find_cell(cells, cell_id, run_dir)
     scenario = _scenario(scenarios_dir, cell.scenario)
+    # A shaped cell is judged beside its table's SELECT * cell, as the run judged it.
+    plain = plain_cells(cells).get(plain_key(cell)) if cell.shape != "all" else None
     with writer_release(cell):
-        return _reproduce(run_dir, info, cell, scenario, out, progress)
+        return _reproduce(run_dir, info, cell, scenario, out, progress, plain)
 
 
 @contextmanager
@@ -126,8 +129,10 @@ def _reproduce(
     scenario: Scenario,
     out: Path,
     progress: Progress,
+    plain: Cell | None = None,
 ) -> Reproduction:
-    """`reproduce` of one cell, its writer's releases in force."""
+    """`reproduce` of one cell, its writer's releases in force (`plain`: the `SELECT *` cell
+    of its table, for a shaped cell)."""
     # A Hudi table's writer and readers use the cell's Hudi release; an Iceberg table's Spark
     # loads the default Hudi bundle beside Iceberg's runtime, as in the cell's run.
     hudi = cell.writer.get("hudi") or hudi_version()
@@ -157,13 +162,13 @@ def _reproduce(
         variant = Variant(cell.variant, dict(cell.settings))
         progress.stage(f"reading with {cell.engine} ({cell.variant})")
         fleet = Fleet(progress, 300, threading.Event())
-        again = read_again(fleet, scenario, written, state, cell, writer.versions)
+        again = read_again(fleet, scenario, written, state, cell, writer.versions, plain)
         shape = shape_named(scenario, cell.shape)
         files = _reader_files(engine, written, cell, variant, shape) if written.ok else {}
         answer, from_files = None, None
         if files and not state.failure:
             progress.stage(f"running the reader files with {cell.engine}")
-            answer, from_files = _run_files(engine, files, cell, scenario, written)
+            answer, from_files = _run_files(engine, files, cell, scenario, written, plain)
         table_path = Path(default_path(scenario.id, cell.table_type))
         # What the folder holds (and ISSUE.md shows): the files naming writer.py's table.
         shown = {
@@ -204,14 +209,16 @@ def read_again(
     state: EngineState,
     cell: Cell,
     writer: dict[str, str],
+    plain: Cell | None = None,
 ) -> Cell:
     """The cell measured again as a run measures it: the table registered with the engine,
-    then the cell's query type read with the settings the cell recorded."""
+    then the cell's query type read with the settings the cell recorded (a shaped read judged
+    beside `plain`, the run's `SELECT *` cell of its table)."""
     registered = fleet.register(state, written)
     variant = Variant(cell.variant, dict(cell.settings))
     shape = shape_named(scenario, cell.shape)
     return measure(
-        fleet, scenario, written, state, cell.query_type, variant, writer, registered, shape
+        fleet, scenario, written, state, cell.query_type, variant, writer, registered, shape, plain
     )
 
 
@@ -380,7 +387,12 @@ def _reader_files(
 
 
 def _run_files(
-    engine: Engine, files: dict[str, str], cell: Cell, scenario: Scenario, written: WriteResult
+    engine: Engine,
+    files: dict[str, str],
+    cell: Cell,
+    scenario: Scenario,
+    written: WriteResult,
+    plain: Cell | None = None,
 ) -> tuple[Any, Cell | None]:
     """Run the query the reader files spell out, as they spell it: the engine's whole answer
     (an Arrow table) or its error text, and the cell judged on it (None where the engine
@@ -398,7 +410,8 @@ def _run_files(
         return answer, None
     shape = shape_named(scenario, cell.shape)
     last = partitions_last(engine, written.table.partition_by, shape)
-    return answer, judge(judged, scenario, written.table, cell.query_type, answer, sql, last, shape)
+    table = written.table
+    return answer, judge(judged, scenario, table, cell.query_type, answer, sql, last, shape, plain)
 
 
 def _expected(scenario: Scenario, cell: Cell, engine: Engine, written: WriteResult) -> pa.Table:

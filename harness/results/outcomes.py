@@ -3,6 +3,7 @@ query shape."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -112,9 +113,58 @@ class Cell:
         return cls(**fields)
 
 
-def summary_line(cells: list[Cell]) -> str:
-    """`N pass, N wrong, ...` in the order of the Outcome enum, zero counts included."""
-    counts = {o: 0 for o in Outcome}
-    for cell in cells:
-        counts[cell.outcome] += 1
-    return ", ".join(f"{n} {o.value.lower().replace('_', ' ')}" for o, n in counts.items())
+def table_of(cell: Cell) -> tuple[str, str, str]:
+    """The table a cell read: scenario, table format and table type."""
+    return (cell.scenario, cell.format, cell.table_type)
+
+
+@dataclass
+class Totals:
+    """What a set of cells counts, as a user reads it: the reads by outcome, and the tables
+    the writer refused once each (a refused table gives a `REJECTED` cell to every reader,
+    query type, variant and shape, which are no findings of their own)."""
+
+    #: The cells that are not `REJECTED`, by outcome (every outcome but `REJECTED`).
+    reads: dict[Outcome, int]
+    #: The tables of the cells (scenario, format, table type), and those the writer refused.
+    tables: int
+    refused: int
+
+    @classmethod
+    def of(cls, cells: Iterable[Cell]) -> Totals:
+        reads = {o: 0 for o in Outcome if o is not Outcome.REJECTED}
+        tables: set[tuple[str, str, str]] = set()
+        refused: set[tuple[str, str, str]] = set()
+        for cell in cells:
+            tables.add(table_of(cell))
+            if cell.outcome is Outcome.REJECTED:
+                refused.add(table_of(cell))
+            else:
+                reads[cell.outcome] += 1
+        return cls(reads, len(tables), len(refused))
+
+    @property
+    def read(self) -> int:
+        """How many cells read (every cell but the refused tables')."""
+        return sum(self.reads.values())
+
+    def outcomes_text(self) -> str:
+        """`N pass, N wrong, N error, N unsupported, N engine failed` of the reads."""
+        return ", ".join(f"{n} {o.value.lower().replace('_', ' ')}" for o, n in self.reads.items())
+
+    def reads_text(self) -> str:
+        """`N reads: N pass, N wrong, N error, N unsupported, N engine failed`."""
+        return f"{self.read} read{'' if self.read == 1 else 's'}: {self.outcomes_text()}"
+
+    def refused_text(self) -> str:
+        """`N of M tables refused by the writer`."""
+        tables = f"{self.tables} table" + ("" if self.tables == 1 else "s")
+        return f"{self.refused} of {tables} refused by the writer"
+
+
+def summary_line(cells: Iterable[Cell]) -> str:
+    """`N reads: N pass, N wrong, N error, N unsupported, N engine failed · N of M tables
+    refused by the writer`: the reads in the order of the Outcome enum, zero counts included,
+    and each table the writer refused once (`Totals`)."""
+    totals = Totals.of(cells)
+    return f"{totals.reads_text()} · {totals.refused_text()}"

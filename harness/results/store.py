@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.results.expectations import Judged, Verdict
 from harness.results.hints import resume_command
-from harness.results.outcomes import Cell, Outcome
+from harness.results.outcomes import Cell, Outcome, Totals
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
@@ -95,6 +95,13 @@ def unfinished(run_dir: Path, info: dict[str, Any], cells: list[Cell]) -> str:
     return ""
 
 
+def _tables(judged: list[Judged]) -> dict[str, int]:
+    """`total`: the tables the cells read (scenario, format, table type); `refused`: those the
+    writer refused, each once (their cells are `REJECTED`, one per reader cell)."""
+    totals = Totals.of(r.cell for r in judged)
+    return {"total": totals.tables, "refused": totals.refused}
+
+
 def results_document(info: dict[str, Any], judged: list[Judged]) -> dict[str, Any]:
     """The versioned `results.json` document that reports and CI read (docs/results.md)."""
     return {
@@ -103,6 +110,7 @@ def results_document(info: dict[str, Any], judged: list[Judged]) -> dict[str, An
         "totals": {
             "outcomes": {o.value: sum(r.cell.outcome is o for r in judged) for o in Outcome},
             "verdicts": {v.value: sum(r.verdict is v for r in judged) for v in Verdict},
+            "tables": _tables(judged),
         },
         "cells": [row.to_dict() for row in judged],
     }

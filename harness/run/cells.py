@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -19,7 +20,7 @@ from engines.errors import (
     log_size,
 )
 from engines.infra.watchdog import Watchdog
-from engines.shape import ALL, COUNT_COLUMN, Shape
+from engines.shape import ALL, COUNT_COLUMN, Shape, base_variant
 from engines.table import TableRef
 from harness.results.causes import failure_kind, own_reason, same_failure
 from harness.results.outcomes import (
@@ -31,8 +32,9 @@ from harness.results.outcomes import (
     Evidence,
     Outcome,
 )
+from harness.results.plain_reads import AS_PLAIN, answer_column, misread
 from harness.run.fleet import EngineState, Fleet, Stopped
-from harness.run.reads import Read, table_reads
+from harness.run.reads import SHAPED_QUERY_TYPE, Read, table_reads
 from harness.scenario.changelog import compare_changes
 from harness.scenario.compare import Comparison, compare
 from harness.scenario.model import Scenario
@@ -50,9 +52,11 @@ def measure(
     writer: dict[str, str],
     register_error: str | None,
     shape: Shape = ALL,
+    plain: Cell | None = None,
 ) -> Cell:
     """The cell of one engine, query type, variant and shape for a written (and registered)
-    table."""
+    table; a shaped read is judged beside `plain`, its table's `SELECT *` snapshot cell
+    (`harness.results.plain_reads`; None: not read)."""
     engine, table = state.engine, written.table
     cell = Cell(
         scenario=scenario.id,
@@ -141,7 +145,7 @@ def measure(
     cell.seconds = round(time.monotonic() - started, 3)
     # The Hive table layout lists partition columns last; an Iceberg table keeps its order.
     last = partitions_last(engine, table.partition_by, shape) if table.format == "hudi" else ()
-    cell = judge(cell, scenario, table, query_type, answer, shown, last, shape)
+    cell = judge(cell, scenario, table, query_type, answer, shown, last, shape, plain)
     if probe is not None:
         found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason
         cell.outcome, cell.reason = Outcome.UNSUPPORTED, f"{probe}; reading it anyway: {found}"
@@ -190,37 +194,46 @@ def read_table(
     state: EngineState,
     writer: dict[str, str],
     register_error: str | None,
-    skip: Callable[[Read], bool] = lambda read: False,
+    finished: Callable[[Read], Cell | None] = lambda read: None,
     shapes: tuple[str, ...] = DEFAULT_SHAPES,
 ) -> Iterator[Cell]:
     """Every cell of one engine for a written table (`harness.run.reads`: each query type of
     its table type × each of the engine's variants, then the query shapes `shapes` allows),
-    measured in that order (`skip` leaves out the cells a resumed run has).
-    `register_error` is what `Fleet.register` said; its cells are ERROR.
+    measured in that order (`finished` gives the cells a resumed run has: they are not read
+    again). A shaped cell is judged beside its table's `SELECT *` snapshot cell, measured
+    before it (or finished). `register_error` is what `Fleet.register` said; its cells are
+    ERROR.
 
     Raises `Stopped` between cells once the run stops.
     """
     table = written.table
+    plains: dict[str, Cell] = {}  # the SELECT * snapshot cell of each variant
     for read in table_reads(
         state.engine, scenario, table.table_type, shapes, table_format=table.format
     ):
-        if skip(read):
-            continue
-        if fleet.stopping.is_set():
-            raise Stopped
-        cell = measure(
-            fleet,
-            scenario,
-            written,
-            state,
-            read.query_type,
-            read.variant,
-            writer,
-            register_error,
-            read.shape,
-        )
-        cell.evidence.files = written.files
-        yield cell
+        cell = finished(read)
+        fresh = cell is None
+        if cell is None:
+            if fleet.stopping.is_set():
+                raise Stopped
+            plain = plains.get(base_variant(read.variant.name))
+            cell = measure(
+                fleet,
+                scenario,
+                written,
+                state,
+                read.query_type,
+                read.variant,
+                writer,
+                register_error,
+                read.shape,
+                plain,
+            )
+            cell.evidence.files = written.files
+        if read.shape == ALL and read.query_type == SHAPED_QUERY_TYPE:
+            plains[read.variant.name] = cell
+        if fresh:
+            yield cell
 
 
 class Baselines:
@@ -303,14 +316,16 @@ def judge(
     sql: str,
     last: tuple[str, ...] = (),
     shape: Shape = ALL,
+    plain: Cell | None = None,
 ) -> Cell:
     """PASS when the answer equals the oracle's table (in the query's shape), else WRONG with
-    the differences; a filter's lost or extra rows are said in its words (`shape_reasons`)."""
+    the differences; a filter's lost or extra rows are said in its words, beside `plain`, its
+    table's `SELECT *` cell (`shape_reasons`)."""
     expected = expected_shape(
         scenario.spec, table.table_type, query_type, shape, table.appended, table.committed
     )
     if shape.counts:
-        return _judge_count(cell, scenario, expected, answer, sql, shape)
+        return _judge_count(cell, expected, answer, sql, shape, plain)
     if query_type == "changelog":
         compared = compare_changes(expected, answer, table.key)
     else:
@@ -318,16 +333,23 @@ def judge(
     if compared.equal:
         return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
     evidence = Evidence(sql=sql, sample=compared.sample)
-    reasons = shape_reasons(compared, scenario, shape, expected.num_rows, table.key)
+    reasons = shape_reasons(compared, scenario, shape, expected.num_rows, table.key, plain)
     return verdict(cell, Outcome.WRONG, "; ".join(reasons), evidence)
 
 
 def shape_reasons(
-    compared: Comparison, scenario: Scenario, shape: Shape, matching: int, key: str
+    compared: Comparison,
+    scenario: Scenario,
+    shape: Shape,
+    matching: int,
+    key: str,
+    plain: Cell | None = None,
 ) -> list[str]:
     """The comparison's reasons, those about missing and extra rows of a filtered read said
-    as what the filter did: how many of the matching rows it returned, and whether the lost
-    ones sit in files written before the column changed (rows lost without an error)."""
+    as what the filter did: how many of the matching rows it returned, whether `plain` (the
+    table's `SELECT *` cell) reads the missing rows right (then they are rows lost without an
+    error) or it repeats that read's defect, and whether they sit in files written before the
+    column changed."""
     predicate = shape.predicate
     if predicate is None:
         return compared.reasons
@@ -337,10 +359,11 @@ def shape_reasons(
     for reason, entries in compared.details:
         keys = [e[key] for e in entries if key in e]
         if reason.startswith("rows missing:"):
-            text = (
-                f"{ROWS_LOST}: the filter `{predicate.describe()}` returned "
-                f"{matching - len(keys)} of {matching} matching rows"
+            returned = (
+                f"the filter `{predicate.describe()}` returned {matching - len(keys)} of "
+                f"{matching} matching rows"
             )
+            text = beside_plain(returned, plain, predicate.column, keys)
             if change is not None:
                 before = sum(1 for k in keys if k in old)
                 some = "all" if before == len(keys) else f"{before} of the"
@@ -359,8 +382,29 @@ def shape_reasons(
     return said
 
 
+def beside_plain(
+    returned: str, plain: Cell | None, column: str, lost: Sequence[Any] | None = None
+) -> str:
+    """What a read that returned fewer rows than match did (`returned`: "the filter `...`
+    returned 0 of 1 matching rows"), beside its table's `SELECT *` cell: rows lost without an
+    error where that reads the rows of keys `lost` (None: not known) right, else that it
+    repeats that read's defect; not compared where `SELECT *` was not read."""
+    if plain is None:
+        return f"{returned} (SELECT * of the table was not read, so it is not known whether "
+        "the filter repeats its defect)"
+    how = misread(plain, answer_column(column), lost)
+    if how is None:
+        return f"{ROWS_LOST}: {returned}"
+    return f"{returned}{AS_PLAIN}{how}"
+
+
 def _judge_count(
-    cell: Cell, scenario: Scenario, expected: pa.Table, answer: pa.Table, sql: str, shape: Shape
+    cell: Cell,
+    expected: pa.Table,
+    answer: pa.Table,
+    sql: str,
+    shape: Shape,
+    plain: Cell | None = None,
 ) -> Cell:
     """A count's cell: PASS when the engine counted the oracle's number of rows."""
     want = expected.column(COUNT_COLUMN)[0].as_py()
@@ -373,7 +417,7 @@ def _judge_count(
         return verdict(cell, Outcome.PASS, "", Evidence(sql=sql))
     where = shape.predicate.describe() if shape.predicate else "every row"
     reason = f"count(*) WHERE {where} returned {got}; expected {want}"
-    if got is not None and got < want:
-        reason = f"{ROWS_LOST}: {reason}"
+    if got is not None and got < want and shape.predicate is not None:
+        reason = beside_plain(reason, plain, shape.predicate.column)
     sample = [{"expected": want, "actual": got}]
     return verdict(cell, Outcome.WRONG, reason, Evidence(sql=sql, sample=sample))

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from harness.report.summary import counted, known_failure, tally_line
 from harness.results.expectations import Judged, Verdict
-from harness.results.outcomes import Cell, Outcome, summary_line
+from harness.results.outcomes import Cell, Outcome, summary_line, table_of
 
 #: Cells between two count lines when not on a terminal.
 EVERY = 100
@@ -57,8 +57,9 @@ class Progress:
         #: Regressions, cells fixed upstream and known failures so far (of judged cells).
         self._tally = {"regressions": 0, "fixed": 0, "known": 0}
         self._judging = False
-        #: Tables whose refusal by the writer was reported already.
+        #: Tables whose refusal by the writer was reported already, and counted as a regression.
         self._refused: set[tuple[str, str, str]] = set()
+        self._counted_refusals: set[tuple[str, str, str]] = set()
 
     def stage(self, text: str) -> None:
         with self._lock:
@@ -144,7 +145,14 @@ class Progress:
         return f"{mark:<14} {text}"
 
     def _count(self, judged: Judged) -> None:
+        """Count a verdict as `verdict_line` does: a refused table once, and a known refusal
+        not as a known failure (the counts line says the refused tables)."""
         self._judging = True
+        if judged.cell.outcome is Outcome.REJECTED:
+            table = table_of(judged.cell)
+            if judged.verdict is not Verdict.REGRESSION or table in self._counted_refusals:
+                return
+            self._counted_refusals.add(table)
         if judged.verdict is Verdict.REGRESSION:
             self._tally["regressions"] += 1
         elif judged.verdict is Verdict.FIXED_UPSTREAM:

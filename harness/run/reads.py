@@ -1,6 +1,6 @@
 """The reads of a table: each query type under each of an engine's variants with `SELECT *`,
 and the query shapes (`harness.scenario.shapes`) on the snapshot under the engine's default
-variant, a filter also with the engine's pushdown turned off.
+variant, a filter also under the engine's controls (its pushdown turned off, ...).
 
 Every part of the run that needs to know a table's cells (the plan's count, a resumed run's
 check, the merge of shards, the reads themselves) asks here, so they agree.
@@ -18,7 +18,7 @@ from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES, shapes_for
 
 #: The query type shapes other than `all` are read with.
 SHAPED_QUERY_TYPE = "snapshot"
-#: The shapes also read with pushdown off (`Engine.pushdown_off`).
+#: The shapes also read under the engine's controls (`Engine.filter_controls`: pushdown off).
 PUSHDOWN_SHAPES = ("filter",)
 #: `--variants`: `SELECT *` under every variant of an engine, or under its default only (what
 #: a user who changed no setting reads: a quicker run).
@@ -87,12 +87,12 @@ def table_reads(
     ]
     if default is None or not engine.reads_shapes or SHAPED_QUERY_TYPE not in query_types:
         return reads
-    # Pushdown settings are the engine's first format's (Hudi's data skipping, ...).
-    quiet = engine.pushdown_off(default) if table_format == engine.formats[0] else None
+    # The controls are the engine's first format's settings (Hudi's data skipping, ...).
+    controls = engine.filter_controls(default) if table_format == engine.formats[0] else []
     for shape in scenario_shapes(scenario, chosen):
         if shape.name == "all":
             continue
         reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
-        if quiet is not None and shape.name in PUSHDOWN_SHAPES:
-            reads.append(Read(SHAPED_QUERY_TYPE, quiet, shape))
+        if shape.name in PUSHDOWN_SHAPES:
+            reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
     return reads

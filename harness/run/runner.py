@@ -534,8 +534,8 @@ class Runner:
             self._baselines[label] = Baselines(list(self._done.values()))
         name, table = state.engine.name, written.table
 
-        def done(read: Read) -> bool:
-            return read.key(name, table.table_type, scenario.id, table.format) in self._done
+        def done(read: Read) -> Cell | None:
+            return self._done.get(read.key(name, table.table_type, scenario.id, table.format))
 
         for cell in cells.read_table(
             self.fleet,
@@ -544,7 +544,7 @@ class Runner:
             state,
             writer.versions,
             register_error,
-            skip=done,
+            finished=done,
             shapes=self.options.shapes,
         ):
             yield state, self._baselines[label].note(scenario, cell)
