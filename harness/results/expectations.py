@@ -208,6 +208,10 @@ class Known(BaseModel):
         return self.versions
 
     def matches(self, cell: Cell) -> bool:
+        return self.names_key(cell) and self.in_scope(cell)
+
+    def names_key(self, cell: Cell) -> bool:
+        """Whether the entry's match fields name the cell's key (its versions aside)."""
         return (
             _listed(self.format, cell.format)
             and _listed(self.engine, cell.engine)
@@ -216,7 +220,12 @@ class Known(BaseModel):
             and _listed(self.query_type, cell.query_type)
             and _globbed(self.variant, cell.variant)
             and _listed(self.shape, cell.shape)
-            and in_range(cell.engine_version, self.engine_versions(cell.engine))
+        )
+
+    def in_scope(self, cell: Cell) -> bool:
+        """Whether the cell's versions are within the entry's bounds."""
+        return (
+            in_range(cell.engine_version, self.engine_versions(cell.engine))
             and in_range(cell.writer.get("hudi", ""), self.hudi)
             and in_range(written_table_version(cell.writer), self.table_version)
             and in_range(cell.reader_hudi, self.reader_hudi)
@@ -252,9 +261,7 @@ def _one_of(value: Values, allowed: tuple[str, ...]) -> Values:
 
 
 def _bounds(value: str) -> str:
-    for part in filter(None, (p.strip() for p in value.split(","))):
-        if not _RANGE.match(part):
-            raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
+    bound_parts(value)
     return value
 
 
@@ -269,11 +276,7 @@ def in_range(version: str, bounds: str) -> bool:
     numbers, such as "" or "?", satisfies none)."""
     if bounds.strip() and not _numbers(version):
         return False
-    for part in filter(None, (p.strip() for p in bounds.split(","))):
-        match = _RANGE.match(part)
-        if match is None:
-            return False
-        op, limit = match.groups()
+    for op, limit in bound_parts(bounds):
         left, right = _numbers(version), _numbers(limit)
         holds = {
             ">=": left >= right,
@@ -285,6 +288,18 @@ def in_range(version: str, bounds: str) -> bool:
         if not holds:
             return False
     return True
+
+
+def bound_parts(bounds: str) -> list[tuple[str, str]]:
+    """The (operator, version) of each comma-separated bound (ValueError for one that is
+    not a bound)."""
+    parts = []
+    for part in filter(None, (p.strip() for p in bounds.split(","))):
+        match = _RANGE.match(part)
+        if match is None:
+            raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
+        parts.append((match.group(1), match.group(2)))
+    return parts
 
 
 def _numbers(version: str) -> tuple[int, ...]:
