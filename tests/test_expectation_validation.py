@@ -47,8 +47,28 @@ CASES = [
     ),
     case("scenario_matches_nothing", "known[0].scenario", "'rename_colum/*' matches no scenario"),
     case("duplicate_entry", "known[1]", "matches the same cells as duplicate_entry.yaml known[0]"),
-    case("any_engine_with_versions", "known[0]", "'versions' needs one engine"),
+    case("any_engine_with_versions", "known[0].versions", "'versions' needs one engine"),
     case("table_type_unknown", "known[0].table_type", "Input should be 'cow', 'mor' or '*'"),
+    # Entries of one cause: lists of values, versions per engine.
+    case("list_engine_with_one_range", "known[0].versions", "a range speaks for one engine"),
+    case(
+        "versions_of_an_unlisted_engine",
+        "known[0].versions",
+        "names engine 'hive', which the entry's 'engine' does not list",
+    ),
+    case("versions_mapping_bad_range", "known[0].versions", "is not a version bound like"),
+    case("list_unknown_engine", "known[0].engine", "unknown engine 'sparkk'; known: daft"),
+    case("list_scenario_matches_nothing", "known[0].scenario", "'rename_colum/*' matches no"),
+    case(
+        "variant_matches_nothing",
+        "known[0].variant",
+        "'colum_positions' matches no variant of the engines and formats it names",
+    ),
+    case("list_empty", "known[0].table_type", "an empty list matches nothing"),
+    case("list_with_star", "known[0].query_type", "'*' matches every value already"),
+    case("list_table_type_unknown", "known[0].table_type", "Input should be 'cow', 'mor' or '*'"),
+    case("list_shape_unknown", "known[0].shape", "Input should be 'all', 'project', 'filter'"),
+    case("list_value_twice", "known[0].engine", "lists 'spark' twice"),
 ]
 
 

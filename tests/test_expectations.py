@@ -54,6 +54,33 @@ def test_entries_match_by_every_key_part() -> None:
     assert not known(versions=">=4").matches(cell())  # engine version 3.5.9
 
 
+def test_an_entry_of_one_cause_matches_every_value_it_lists() -> None:
+    entry = known(
+        engine=["spark", "trino"],
+        versions={"trino": ">=480"},
+        scenario=["add_column/after", "rename_column/*"],
+        table_type=["mor"],
+        query_type=["snapshot", "read_optimized"],
+        variant=["default", "column_*"],
+        shape=["all", "filter"],
+    )
+    trino = {"engine": "trino", "engine_version": "483", "table_type": "mor"}
+    assert entry.matches(cell(**trino, scenario="rename_column/rename", variant="column_names"))
+    assert entry.matches(cell(table_type="mor", query_type="read_optimized", shape="filter"))
+    assert entry.matches(cell(table_type="mor", engine_version="1.0"))  # spark: every version
+    assert not entry.matches(cell(**{**trino, "engine_version": "476"}))  # trino below 480
+    assert not entry.matches(cell(engine="hive", table_type="mor"))
+    assert not entry.matches(cell(table_type="cow"))
+    assert not entry.matches(cell(table_type="mor", scenario="add_column/first"))
+    assert not entry.matches(cell(table_type="mor", query_type="incremental"))
+    assert not entry.matches(cell(table_type="mor", variant="column_positions_x", shape="x"))
+    assert not entry.matches(cell(table_type="mor", shape="project"))
+    # As a file spells it: lists stay lists, and it loads back the same.
+    written = entry.to_yaml_dict()
+    assert written["engine"] == ["spark", "trino"] and written["versions"] == {"trino": ">=480"}
+    assert Known.model_validate(written) == entry and hash(Known.model_validate(written))
+
+
 def test_verdicts() -> None:
     failing = cell(outcome=Outcome.WRONG, reason="x")
     rows = judge(
@@ -113,7 +140,7 @@ def test_the_first_matching_entry_in_file_order_wins_whatever_it_names() -> None
         ),
         (
             "known: [{engine: '*', scenario: a, outcome: REJECTED, reason: r, versions: '>=1'}]",
-            "known[0]",
+            "known[0].versions",
             "'versions' needs one engine",
         ),
         (

@@ -1,11 +1,12 @@
 """Known outcomes as data: which cells are expected not to pass, and why.
 
-Files `expectations/*.yaml` hold a list `known:` of entries. Each entry matches cells by table
-format (`hudi` unless it says otherwise, so that no Hudi entry judges another format), engine,
-engine version range, the writer's Hudi release and table version, the reader's Hudi jars,
-scenario glob, table type, query type, variant glob and query shape
-(`all`, `SELECT *`, unless it says otherwise), and says the
-outcome those cells are known to have, with a reason and, where there is one, an upstream link.
+Files `expectations/*.yaml` hold a list `known:` of entries, one per cause. Each entry matches
+cells by table format (`hudi` unless it says otherwise, so that no Hudi entry judges another
+format), engine, engine version range (per engine where it names several), the writer's Hudi
+release and table version, the reader's Hudi jars, the Iceberg writer, scenario glob, table
+type, query type, variant glob and query shape (`all`, `SELECT *`, unless it says otherwise);
+each match field takes one value or a list of values. An entry says the outcome those cells
+are known to have, with a reason and, where there is one, an upstream link.
 The first matching entry wins; a cell no entry matches is expected to PASS.
 
 A run compares what it measured with what is known: an unexpected failure is a *regression*,
@@ -15,11 +16,12 @@ a known failure that now passes is *fixed upstream*.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -27,10 +29,12 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
-    model_validator,
 )
 
+from engines import engine_class
+from engines.base import Variant
 from engines.infra.hudi_jars import written_table_version
 from engines.table import FORMAT_QUERY_TYPES, QUERY_TYPES
 from harness.results.outcomes import Cell, Outcome
@@ -41,8 +45,18 @@ from harness.scenario.input_files import (
     read_mapping,
     unknown_field,
 )
+from harness.scenario.shapes import SHAPES
 
 _RANGE = re.compile(r"^(>=|<=|>|<|==)\s*([0-9][0-9A-Za-z.\-]*)$")
+_ENGINE = re.compile(r"^([a-z][a-z0-9_-]*|\*)$")
+TABLE_TYPES = ("cow", "mor")
+#: The fields that say which cells an entry matches, each one value (or glob) or a list.
+MATCH_FIELDS = ("engine", "format", "scenario", "table_type", "query_type", "variant", "shape")
+#: The fields that bound the versions of an entry's cells (`versions` per engine).
+SCOPE_FIELDS = ("hudi", "table_version", "reader_hudi", "iceberg", "format_version")
+
+#: A match field as a file gives it: one value or glob, or a list of them (any may match).
+Values = str | tuple[str, ...]
 
 
 class ExpectationError(InputError):
@@ -50,15 +64,22 @@ class ExpectationError(InputError):
 
 
 class Known(BaseModel):
-    """One known outcome."""
+    """One known outcome: the cells of one cause, the outcome they have and why.
+
+    Each match field holds one value or a list of values (a cell matches when one of them
+    does); a cell matches the entry when every field does.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    engine: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_-]*|\*)$")]
+    #: An engine name, `*`, or a list of engine names.
+    engine: Values
     #: The table format of the cells (`engines.table.FORMAT_QUERY_TYPES`): an entry without
     #: one speaks for Hudi tables only, so that a Hudi entry never judges an Iceberg cell.
-    format: Annotated[str, Field(pattern=r"^([a-z][a-z0-9_-]*|\*)$")] = "hudi"
-    versions: str = Field(default="", description="e.g. '>=479,<500'; empty: every version")
+    format: Values = "hudi"
+    #: Engine versions: bounds like '>=479,<500' for the one engine named, or a mapping
+    #: engine -> bounds for a list of engines (an engine left out: every version).
+    versions: str | dict[str, str] = Field(default="", description="empty: every version")
     hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
     table_version: str = Field(
         default="",
@@ -74,62 +95,137 @@ class Known(BaseModel):
     format_version: str = Field(
         default="", description="Iceberg format versions the writer wrote, e.g. '==3'"
     )
-    scenario: str = Field(min_length=1)
-    table_type: Literal["cow", "mor", "*"] = "*"
-    #: A query type of `engines.table.QUERY_TYPES`, or `*`.
-    query_type: str = "*"
-    variant: str = "*"
-    #: The query shape (`harness.scenario.shapes`): an entry without one speaks for `SELECT *`
+    #: Scenario ids or globs.
+    scenario: Values
+    table_type: Values = "*"
+    #: Query types of `engines.table.QUERY_TYPES`, or `*`.
+    query_type: Values = "*"
+    #: Reader variants or globs.
+    variant: Values = "*"
+    #: Query shapes (`harness.scenario.shapes`): an entry without one speaks for `SELECT *`
     #: only, so that a filter's new failure is never masked by what `SELECT *` is known to do.
-    shape: Literal["all", "project", "filter", "range", "partition", "count", "*"] = "all"
+    shape: Values = "all"
     outcome: Outcome
     reason: str = Field(min_length=1)
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
     _source: tuple[Path, int] | None = PrivateAttr(default=None)
 
-    @field_validator(
-        "versions", "hudi", "table_version", "reader_hudi", "iceberg", "format_version"
-    )
-    @classmethod
-    def _check_range(cls, value: str) -> str:
-        for part in filter(None, (p.strip() for p in value.split(","))):
-            if not _RANGE.match(part):
-                raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
-        return value
+    def __hash__(self) -> int:  # a `versions` mapping is not hashable: hash the file's form
+        return hash(json.dumps(self.to_yaml_dict(), sort_keys=True))
 
-    @field_validator("query_type")
+    @field_validator(*MATCH_FIELDS, mode="before")
     @classmethod
-    def _check_query_type(cls, value: str) -> str:
-        if value != "*" and value not in QUERY_TYPES:
-            raise ValueError(
-                f"unknown query type {value!r}; known: {', '.join(QUERY_TYPES)} (or '*')"
-            )
+    def _one_or_a_list(cls, value: Any) -> Any:
+        if not isinstance(value, list | tuple):
+            return value
+        if not value:
+            raise ValueError("an empty list matches nothing: give one value or several")
+        if not all(isinstance(v, str) for v in value):
+            raise ValueError("a list of values expected, each a text")
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"lists {twice[0]!r} twice")
+        if len(value) > 1 and "*" in value:
+            raise ValueError("'*' matches every value already: give it alone, not in a list")
+        return tuple(value)
+
+    @field_validator("engine")
+    @classmethod
+    def _check_engine(cls, value: Values) -> Values:
+        for name in _each(value):
+            if not _ENGINE.match(name):
+                raise ValueError(f"{name!r} should match pattern '{_ENGINE.pattern}'")
         return value
 
     @field_validator("format")
     @classmethod
-    def _check_format(cls, value: str) -> str:
-        if value != "*" and value not in FORMAT_QUERY_TYPES:
-            known = ", ".join(FORMAT_QUERY_TYPES)
-            raise ValueError(f"unknown table format {value!r}; known: {known} (or '*')")
+    def _check_format(cls, value: Values) -> Values:
+        for name in _each(value):
+            if name != "*" and name not in FORMAT_QUERY_TYPES:
+                known = ", ".join(FORMAT_QUERY_TYPES)
+                raise ValueError(f"unknown table format {name!r}; known: {known} (or '*')")
         return value
 
-    @model_validator(mode="after")
-    def _versions_need_an_engine(self) -> Known:
-        if self.engine == "*" and self.versions:
-            raise ValueError("'versions' needs one engine; with engine '*' use 'hudi' instead")
-        return self
+    @field_validator("scenario", "variant")
+    @classmethod
+    def _check_glob(cls, value: Values) -> Values:
+        if any(not name for name in _each(value)):
+            raise ValueError("an empty name matches nothing")
+        return value
+
+    @field_validator("table_type")
+    @classmethod
+    def _check_table_type(cls, value: Values) -> Values:
+        return _one_of(value, (*TABLE_TYPES, "*"))
+
+    @field_validator("query_type")
+    @classmethod
+    def _check_query_type(cls, value: Values) -> Values:
+        for name in _each(value):
+            if name != "*" and name not in QUERY_TYPES:
+                raise ValueError(
+                    f"unknown query type {name!r}; known: {', '.join(QUERY_TYPES)} (or '*')"
+                )
+        return value
+
+    @field_validator("shape")
+    @classmethod
+    def _check_shape(cls, value: Values) -> Values:
+        return _one_of(value, (*SHAPES, "*"))
+
+    @field_validator(*SCOPE_FIELDS)
+    @classmethod
+    def _check_range(cls, value: str) -> str:
+        return _bounds(value)
+
+    @field_validator("versions")
+    @classmethod
+    def _check_versions(cls, value: str | dict[str, str], info: ValidationInfo) -> Any:
+        engines = _each(info.data.get("engine", ()))
+        if isinstance(value, str):
+            if value and "*" in engines:
+                raise ValueError("'versions' needs one engine; with engine '*' use 'hudi' instead")
+            if value and len(engines) > 1:
+                raise ValueError(
+                    "a range speaks for one engine: with several engines, give a mapping "
+                    "engine: range (e.g. {trino: '>=479'})"
+                )
+            return _bounds(value)
+        for name, bounds in value.items():
+            if name not in engines:
+                raise ValueError(f"names engine {name!r}, which the entry's 'engine' does not list")
+            _bounds(bounds)
+        return value
+
+    def values(self, field: str) -> tuple[str, ...]:
+        """A match field's values, one or several."""
+        return _each(getattr(self, field))
+
+    def engine_versions(self, engine: str) -> str:
+        """The bounds on the versions of `engine` ("" for every version)."""
+        if isinstance(self.versions, dict):
+            return self.versions.get(engine, "")
+        return self.versions
 
     def matches(self, cell: Cell) -> bool:
+        return self.names_key(cell) and self.in_scope(cell)
+
+    def names_key(self, cell: Cell) -> bool:
+        """Whether the entry's match fields name the cell's key (its versions aside)."""
         return (
-            self.format in ("*", cell.format)
-            and self.engine in ("*", cell.engine)
-            and fnmatch.fnmatchcase(cell.scenario, self.scenario)
-            and self.table_type in ("*", cell.table_type)
-            and self.query_type in ("*", cell.query_type)
-            and fnmatch.fnmatchcase(cell.variant, self.variant)
-            and self.shape in ("*", cell.shape)
-            and in_range(cell.engine_version, self.versions)
+            _listed(self.format, cell.format)
+            and _listed(self.engine, cell.engine)
+            and _globbed(self.scenario, cell.scenario)
+            and _listed(self.table_type, cell.table_type)
+            and _listed(self.query_type, cell.query_type)
+            and _globbed(self.variant, cell.variant)
+            and _listed(self.shape, cell.shape)
+        )
+
+    def in_scope(self, cell: Cell) -> bool:
+        """Whether the cell's versions are within the entry's bounds."""
+        return (
+            in_range(cell.engine_version, self.engine_versions(cell.engine))
             and in_range(cell.writer.get("hudi", ""), self.hudi)
             and in_range(written_table_version(cell.writer), self.table_version)
             and in_range(cell.reader_hudi, self.reader_hudi)
@@ -137,9 +233,36 @@ class Known(BaseModel):
             and in_range(cell.writer.get("format_version", ""), self.format_version)
         )
 
-    def to_yaml_dict(self) -> dict[str, str]:
-        """The entry as written in a file: defaults left out."""
+    def to_yaml_dict(self) -> dict[str, Any]:
+        """The entry as written in a file: defaults left out, lists as lists."""
         return self.model_dump(mode="json", exclude_defaults=True)
+
+
+def _each(value: Values) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else value
+
+
+def _listed(value: Values, name: str) -> bool:
+    """Whether `name` is one of `value`'s names, or `value` is `*`."""
+    return value in ("*", name) if isinstance(value, str) else name in value
+
+
+def _globbed(value: Values, name: str) -> bool:
+    """Whether `name` matches one of `value`'s globs."""
+    return any(fnmatch.fnmatchcase(name, glob) for glob in _each(value))
+
+
+def _one_of(value: Values, allowed: tuple[str, ...]) -> Values:
+    for name in _each(value):
+        if name not in allowed:
+            spelled = [repr(a) for a in allowed]
+            raise ValueError(f"Input should be {', '.join(spelled[:-1])} or {spelled[-1]}")
+    return value
+
+
+def _bounds(value: str) -> str:
+    bound_parts(value)
+    return value
 
 
 class _File(BaseModel):
@@ -153,11 +276,7 @@ def in_range(version: str, bounds: str) -> bool:
     numbers, such as "" or "?", satisfies none)."""
     if bounds.strip() and not _numbers(version):
         return False
-    for part in filter(None, (p.strip() for p in bounds.split(","))):
-        match = _RANGE.match(part)
-        if match is None:
-            return False
-        op, limit = match.groups()
+    for op, limit in bound_parts(bounds):
         left, right = _numbers(version), _numbers(limit)
         holds = {
             ">=": left >= right,
@@ -169,6 +288,18 @@ def in_range(version: str, bounds: str) -> bool:
         if not holds:
             return False
     return True
+
+
+def bound_parts(bounds: str) -> list[tuple[str, str]]:
+    """The (operator, version) of each comma-separated bound (ValueError for one that is
+    not a bound)."""
+    parts = []
+    for part in filter(None, (p.strip() for p in bounds.split(","))):
+        match = _RANGE.match(part)
+        if match is None:
+            raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
+        parts.append((match.group(1), match.group(2)))
+    return parts
 
 
 def _numbers(version: str) -> tuple[int, ...]:
@@ -198,26 +329,27 @@ def load_expectations(folder: Path) -> list[Known]:
 
 
 def check_references(entries: list[Known], scenario_ids: list[str], engines: list[str]) -> None:
-    """Every entry names a known engine and a scenario glob that matches a scenario file, and
-    no entry repeats an earlier one (it could never match: the first match wins)."""
-    seen: dict[tuple[str, ...], str] = {}
+    """Every entry names known engines, scenario globs that each match a scenario file and
+    variant globs that each match a variant of an engine it names, and no entry repeats an
+    earlier one (it could never match: the first match wins)."""
+    seen: dict[str, str] = {}
+    variants = reader_variants(engines)
     for entry in entries:
         path, number = entry._source or (Path("?"), 0)
-        if entry.engine != "*" and entry.engine not in engines:
-            raise ExpectationError(
-                path,
-                f"known[{number}].engine",
-                f"unknown engine {entry.engine!r}; known: {', '.join(engines)} (or '*')",
-            )
-        if not any(fnmatch.fnmatchcase(s, entry.scenario) for s in scenario_ids):
-            raise ExpectationError(
-                path, f"known[{number}].scenario", f"{entry.scenario!r} matches no scenario file"
-            )
-        where = (entry.format, entry.engine, entry.versions, entry.hudi, entry.table_version)
-        where += (entry.reader_hudi, entry.iceberg, entry.format_version)
-        where += (entry.scenario,)
-        where += (entry.table_type,)
-        where += (entry.query_type, entry.variant, entry.shape)
+        for name in entry.values("engine"):
+            if name != "*" and name not in engines:
+                raise ExpectationError(
+                    path,
+                    f"known[{number}].engine",
+                    f"unknown engine {name!r}; known: {', '.join(engines)} (or '*')",
+                )
+        for glob in entry.values("scenario"):
+            if not any(fnmatch.fnmatchcase(s, glob) for s in scenario_ids):
+                raise ExpectationError(
+                    path, f"known[{number}].scenario", f"{glob!r} matches no scenario file"
+                )
+        _check_variants(entry, variants, f"known[{number}].variant", path)
+        where = json.dumps({k: v for k, v in entry.to_yaml_dict().items() if k not in _SAID})
         if where in seen:
             raise ExpectationError(
                 path,
@@ -225,6 +357,43 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
                 f"matches the same cells as {seen[where]}, which wins; remove one",
             )
         seen[where] = f"{path.name} known[{number}]"
+
+
+#: What an entry says of its cells, as opposed to which cells it matches.
+_SAID = ("outcome", "reason", "link")
+
+
+def reader_variants(engines: list[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The variants each engine reads each of its formats under, keyed (engine, format), with
+    the filter's variants that turn pushdown off (`+pushdown_off`)."""
+    found: dict[tuple[str, str], tuple[str, ...]] = {}
+    for name in engines:
+        engine = engine_class(name)
+        for table_format in engine.formats:
+            if table_format == engine.formats[0]:
+                plain = engine.variants
+            else:
+                plain = engine.format_variants.get(table_format, (Variant("default"),))
+            off = [engine.pushdown_off(v) for v in plain]
+            names = [v.name for v in plain] + [v.name for v in off if v is not None]
+            found[(name, table_format)] = tuple(names)
+    return found
+
+
+def _check_variants(
+    entry: Known, variants: dict[tuple[str, str], tuple[str, ...]], field: str, path: Path
+) -> None:
+    """Each variant glob of `entry` matches a variant of an engine and format it names."""
+    named = [
+        names
+        for (engine, table_format), names in variants.items()
+        if _listed(entry.engine, engine) and _listed(entry.format, table_format)
+    ]
+    for glob in entry.values("variant"):
+        if named and not any(fnmatch.fnmatchcase(v, glob) for names in named for v in names):
+            raise ExpectationError(
+                path, field, f"{glob!r} matches no variant of the engines and formats it names"
+            )
 
 
 def to_records(entries: list[Known], folder: Path) -> list[dict[str, Any]]:
@@ -321,9 +490,9 @@ class _Candidates:
                 pool = self._by_engine[key[:2]] = [
                     k
                     for k in self.known
-                    if k.format in ("*", cell.format) and k.engine in ("*", cell.engine)
+                    if _listed(k.format, cell.format) and _listed(k.engine, cell.engine)
                 ]
-            found = [k for k in pool if fnmatch.fnmatchcase(cell.scenario, k.scenario)]
+            found = [k for k in pool if _globbed(k.scenario, cell.scenario)]
             self._by_scenario[key] = found
         return found
 
