@@ -74,11 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     # like Ctrl-C: services are stopped and a run's finished cells kept, so that `--resume`
     # can complete it. A closed pipe or a hung-up terminal no longer breaks off what is
     # printed (`harness.run.console`).
-    # A signal the command was started to ignore (`nohup`) stays ignored.
+    # SIGHUP stays ignored under `nohup`: the command outlives its terminal.
     previous = {
         number: signal.signal(number, _interrupt)
         for number in LATER_SIGNALS
-        if signal.getsignal(number) is not signal.SIG_IGN
+        if number != signal.SIGHUP or signal.getsignal(number) is not signal.SIG_IGN
     }
     try:
         with console.guarded():

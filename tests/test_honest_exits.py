@@ -174,6 +174,19 @@ def test_a_run_started_with_nohup_keeps_running_when_the_terminal_closes() -> No
     assert nohup.stdout.strip() == "still running True", nohup.stderr
 
 
+def test_kill_int_stops_a_run_a_shell_started_in_the_background() -> None:
+    """A non-interactive shell starts a background job with Ctrl-C ignored; `kill -INT` still
+    stops the run (only SIGHUP keeps being ignored, for `nohup`)."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with pytest.raises(KeyboardInterrupt), watching(threading.Event()):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(120)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def test_a_signal_after_the_first_or_after_the_last_cell_breaks_nothing_off() -> None:
     """The engines' stop (after the first signal) and a complete run's reports (after every
     cell was measured) are not broken off by another signal: a hung-up terminal's shell sends

@@ -118,13 +118,10 @@ def holding() -> Iterator[None]:
 
 @contextmanager
 def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
-    """`handler` handles every stop signal while the block runs, except one the process was
-    told to ignore (`nohup` ignores SIGHUP; a shell ignores Ctrl-C for a job it puts in the
-    background): that one stays ignored."""
+    """`handler` handles every stop signal while the block runs; SIGHUP stays ignored where
+    the process was started to ignore it (`nohup`: the run outlives its terminal)."""
     previous = {
-        number: signal.getsignal(number)
-        for number in STOP_SIGNALS
-        if signal.getsignal(number) is not signal.SIG_IGN
+        number: signal.getsignal(number) for number in STOP_SIGNALS if not _kept_ignored(number)
     }
     for number in previous:
         signal.signal(number, handler)
@@ -134,6 +131,13 @@ def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]
         for number, before in previous.items():
             if before is not None:
                 signal.signal(number, before)
+
+
+def _kept_ignored(number: int) -> bool:
+    """Whether stop signal `number` is ignored and stays so: SIGHUP under `nohup`. SIGINT
+    and SIGTERM are always taken, even where a shell started the run in the background with
+    Ctrl-C ignored: `kill -INT` still stops it cleanly."""
+    return number == signal.SIGHUP and signal.getsignal(number) is signal.SIG_IGN
 
 
 def restore_logging() -> None:
