@@ -50,6 +50,9 @@ class Engine(ABC):
     format_unsupported: ClassVar[dict[str, dict[str, str]]] = {}
     #: The engine's name as its project spells it, for bug reports ("": `name`).
     display_name: ClassVar[str] = ""
+    #: The GitHub repositories (owner/name) where the engine's own defects are filed; a known
+    #: outcome of the engine links an issue there, or one of the table format's.
+    trackers: ClassVar[tuple[str, ...]] = ()
     #: Reader configurations to run every cell of the first format under.
     variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
     #: Reader configurations of each further format (a format left out: one `default`).

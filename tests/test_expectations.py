@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from test_results_report import cell
 
-from engines import known_engines
+from engines import engine_class, known_engines
 from harness.results.expectations import (
     ExpectationError,
     Known,
@@ -241,3 +242,38 @@ def test_reader_hudi_bounds_match_the_readers_own_jars() -> None:
     assert entry.matches(old_jars)
     assert not entry.matches(new_jars)
     assert not entry.matches(no_jars)
+
+
+#: Where a table format's own defects and rules are written: its repositories and its site.
+FORMAT_SOURCES = {
+    "hudi": ("https://github.com/apache/hudi/", "https://hudi.apache.org/"),
+    "iceberg": ("https://github.com/apache/iceberg/", "https://iceberg.apache.org/"),
+}
+ISSUE_LINK = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/\d+")
+
+
+def test_every_link_names_an_issue_of_the_project_the_entry_is_about() -> None:
+    """A known outcome's link is an issue or pull request of its engine's project (the
+    engine's `trackers`) or of its table format, or the format's own documentation: a link to
+    another project's tracker sends a maintainer to the wrong place."""
+    root = Path(__file__).resolve().parent.parent
+    wrong = []
+    for entry in load_expectations(root / "expectations"):
+        if not entry.link:
+            continue
+        engines = known_engines() if entry.engine == "*" else entry.engine
+        names = [engines] if isinstance(engines, str) else list(engines)
+        formats = [entry.format] if entry.format else list(FORMAT_SOURCES)
+        allowed = {f"https://github.com/{t}/" for n in names for t in engine_class(n).trackers}
+        allowed |= {source for f in formats for source in FORMAT_SOURCES[f]}
+        github = entry.link.startswith("https://github.com/")
+        if (github and not ISSUE_LINK.fullmatch(entry.link)) or not any(
+            entry.link.startswith(a) for a in allowed
+        ):
+            path, number = entry._source or (Path("?"), 0)
+            wrong.append(f"{path.name} known[{number}] ({', '.join(names)}): {entry.link}")
+    assert wrong == []
+
+
+def test_every_engine_names_where_its_defects_are_filed() -> None:
+    assert [n for n in known_engines() if not engine_class(n).trackers] == []

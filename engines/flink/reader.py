@@ -171,6 +171,7 @@ class FlinkEngine(Engine):
     # written yet: Flink reads `SELECT *` only (docs/research/query-shapes.md).
     reads_shapes = False
     display_name = "Flink"
+    trackers = ("apache/flink", "apache/hudi")
     state_folders = ("readers",)
     scratch_folders = ("readers",)
     # The read declares the partition columns after the data columns (see read_sql).

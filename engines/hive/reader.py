@@ -132,6 +132,7 @@ class HiveEngine(MetastoreReader):
     name = "hive"
     dialect = HIVE
     display_name = "Hive"
+    trackers = ("apache/hive", "apache/hudi")
     release_env = HIVE_VERSION_ENV
     release_help = "the Hive release (Metastore and HiveServer2)"
     release_artifact = ("org.apache.hive", "hive-service")

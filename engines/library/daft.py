@@ -32,6 +32,7 @@ class DaftEngine(LibraryReader):
 
     name = "daft"
     display_name = "Daft"
+    trackers = ("Eventual-Inc/Daft",)
     distribution = "daft"
     default_version = "0.7.26"
     release_env = "LAKECOMPAT_DAFT_VERSION"

@@ -76,6 +76,7 @@ class HudiRsEngine(LibraryReader):
     """hudi-rs, reading each table from its location."""
 
     name = "hudi-rs"
+    trackers = ("apache/hudi-rs",)
     distribution = "hudi"
     default_version = "0.5.0"
     release_env = "LAKECOMPAT_HUDI_RS_VERSION"

@@ -28,6 +28,7 @@ class PolarsEngine(LibraryReader):
 
     name = "polars"
     display_name = "Polars"
+    trackers = ("pola-rs/polars",)
     distribution = "polars"
     default_version = "2.1.0"
     release_env = "LAKECOMPAT_POLARS_VERSION"

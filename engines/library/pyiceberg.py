@@ -43,6 +43,7 @@ class PyIcebergEngine(LibraryReader):
 
     name = "pyiceberg"
     display_name = "PyIceberg"
+    trackers = ("apache/iceberg-python",)
     distribution = "pyiceberg"
     default_version = "0.12.0"
     release_env = "LAKECOMPAT_PYICEBERG_VERSION"

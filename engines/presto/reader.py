@@ -95,6 +95,7 @@ class PrestoEngine(MetastoreReader):
     name = "presto"
     dialect = PRESTO_SQL
     display_name = "Presto"
+    trackers = ("prestodb/presto",)
     state_folders = ("presto",)
     scratch_folders = ("presto/data",)
     partition_columns_last = True

@@ -111,6 +111,7 @@ class SparkEngine(Engine):
     name = "spark"
     dialect = SPARK
     display_name = "Spark"
+    trackers = ("apache/spark",)
     formats = ("hudi", "iceberg")
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental", "time_travel"),

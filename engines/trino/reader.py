@@ -207,6 +207,7 @@ class TrinoEngine(MetastoreReader):
     formats = ("hudi", "iceberg")
     dialect = TRINO
     display_name = "Trino"
+    trackers = ("trinodb/trino",)
     release_env = TRINO_VERSION_ENV
     release_help = "the Trino release"
     release_artifact = ("io.trino", "trino-main")
