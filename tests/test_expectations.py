@@ -277,3 +277,13 @@ def test_every_link_names_an_issue_of_the_project_the_entry_is_about() -> None:
 
 def test_every_engine_names_where_its_defects_are_filed() -> None:
     assert [n for n in known_engines() if not engine_class(n).trackers] == []
+
+
+def test_an_entry_may_name_any_control_a_run_reads_a_filter_under() -> None:
+    """Spark's filters of Hudi tables are also read with Hudi's data skipping off: an entry
+    may name that control; Iceberg's filters have no controls, so naming one is a mistake."""
+    control = known(variant="schema_on_read+data_skipping_off", shape="filter", format="hudi")
+    check_references([control], ["add_column/after"], ["spark"])
+    wrong = known(variant="default+data_skipping_off", shape="filter", format="iceberg")
+    with pytest.raises(ExpectationError, match="variant"):
+        check_references([wrong], ["add_column/after"], ["spark"])

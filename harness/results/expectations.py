@@ -365,7 +365,8 @@ _SAID = ("outcome", "reason", "link")
 
 def reader_variants(engines: list[str]) -> dict[tuple[str, str], tuple[str, ...]]:
     """The variants each engine reads each of its formats under, keyed (engine, format), with
-    the filter's variants that turn pushdown off (`+pushdown_off`)."""
+    the filter's controls of its first format, each turning one path off (`+pushdown_off`,
+    `+data_skipping_off`)."""
     found: dict[tuple[str, str], tuple[str, ...]] = {}
     for name in engines:
         engine = engine_class(name)
@@ -374,8 +375,10 @@ def reader_variants(engines: list[str]) -> dict[tuple[str, str], tuple[str, ...]
                 plain = engine.variants
             else:
                 plain = engine.format_variants.get(table_format, (Variant("default"),))
-            off = [engine.pushdown_off(v) for v in plain]
-            names = [v.name for v in plain] + [v.name for v in off if v is not None]
+            # As a run reads them (`harness.run.reads`): the controls are the first format's.
+            first = table_format == engine.formats[0]
+            controls = [c.name for v in plain for c in engine.filter_controls(v)] if first else []
+            names = list(dict.fromkeys([v.name for v in plain] + controls))
             found[(name, table_format)] = tuple(names)
     return found
 

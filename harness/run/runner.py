@@ -250,6 +250,9 @@ class Runner:
         each point's reports into its run folder, and make a completed default matrix
         `latest/` (`harness.run.latest`)."""
         options = self.options
+        if not completed:
+            self.progress.end()
+            self.progress.note("stopping the engines; the finished cells are kept")
         for outlet in outlets:
             outlet.results.close()
             write_costs(outlet.run_dir, self.costs)
