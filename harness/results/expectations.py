@@ -191,6 +191,8 @@ class Known(BaseModel):
                     "engine: range (e.g. {trino: '>=479'})"
                 )
             return _bounds(value)
+        if not value:  # no engine bounded: every version
+            return ""
         for name, bounds in value.items():
             if name not in engines:
                 raise ValueError(f"names engine {name!r}, which the entry's 'engine' does not list")

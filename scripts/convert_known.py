@@ -1,0 +1,605 @@
+"""Convert expectations/ to one entry per cause, and prove the conversion changes no judgement.
+
+Issue 69: the known outcomes held one entry per cell (about 4,100 entries, 44,000 lines), the
+same cause written out once per cell. This script merges the entries of one cause (the same
+outcome, reason, link, format and version scope) into entries whose match fields list values,
+where merging cannot change any cell's judgement, and corrects the links and reasons issue 69's
+audit found wrong (`CORRECTIONS`). Run from the project's root:
+
+    .venv/bin/python scripts/convert_known.py            # rewrite expectations/, then check
+    .venv/bin/python scripts/convert_known.py --check REV  # compare expectations/ with REV's
+
+The check judges, with the files before and after, (a) every cell of the complete runs under
+reports/runs/ (or the folders given with --runs) and (b) every cell the entries can address:
+each scenario x engine x table type x query type of its format x variant (with `+pushdown_off`)
+x shape x format, at versions inside and outside every bound the entries name. Any cell judged
+otherwise (expected outcome, reason or link) is printed, and the exit code is 1.
+
+Merging keeps "the first entry that matches a cell wins": entries merge only within a file and
+a commented section of it, into a box of values that covers exactly the merged entries' cells,
+and an entry joins an earlier one only when no entry between them could match one of its
+cells with another outcome, reason or link (`_barriers`, which over-approximates "could").
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import itertools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engines import known_engines  # noqa: E402
+from engines.infra.hudi_jars import written_table_version  # noqa: E402
+from engines.table import FORMAT_QUERY_TYPES  # noqa: E402
+from harness.results.expectations import (  # noqa: E402
+    SCOPE_FIELDS,
+    Judge,
+    Known,
+    bound_parts,
+    in_range,
+    load_expectations,
+    reader_variants,
+)
+from harness.results.known_lists import (  # noqa: E402
+    DIMENSIONS,
+    Box,
+    KeySpace,
+    box_of,
+    dump_entries,
+    entry_fields,
+    merge_boxes,
+)
+from harness.results.outcomes import Cell, Outcome  # noqa: E402
+from harness.results.store import load_cells  # noqa: E402
+from harness.scenario.load import load_scenarios  # noqa: E402
+from harness.scenario.shapes import SHAPES  # noqa: E402
+
+FOLDER = ROOT / "expectations"
+
+# ---------------------------------------------------------------------------------------------
+# Corrections (issue 69's audit), each link verified in the upstream tracker.
+
+_DAFT_ROOT = (
+    "; the root cause is that Daft applies the table's current partition spec to every data "
+    "file (Eventual-Inc/Daft#2249), and this case is reported as Eventual-Inc/Daft#7428"
+)
+_HUDI_19467 = (
+    "; apache/hudi#19467 describes the mechanism: the filter is checked against the old files' "
+    "Parquet statistics read as the column's new type, which skips row groups that do hold "
+    "matches (it turns that pushdown off in Hudi's own Trino connector)"
+)
+_NOT_FOUND = "; no upstream report found"
+
+
+def _correct(entry: dict[str, Any]) -> dict[str, Any]:
+    """`entry` with issue 69's corrections applied (itself when none applies)."""
+    reason, link = entry["reason"], entry.get("link")
+    if link == "https://github.com/apache/iceberg-python/issues/26":
+        # Closed as stale, never fixed: it tracks nothing. No open report was found.
+        reason += (
+            "; no open upstream report found (apache/iceberg-python#26 asked for the order "
+            "and was closed as stale, unfixed)"
+        )
+        return {k: v for k, v in entry.items() if k != "link"} | {"reason": reason}
+    if link == "https://github.com/Eventual-Inc/Daft/issues/7428":
+        link = "https://github.com/Eventual-Inc/Daft/issues/2249"
+        return entry | {"reason": reason + _DAFT_ROOT, "link": link}
+    if (
+        entry["engine"] == "trino"
+        and entry.get("shape") == "filter"
+        and reason.startswith("rows lost without an error")
+        and "decimal(10,2)" in reason
+        and reason.endswith(_NOT_FOUND)
+    ):
+        link = "https://github.com/apache/hudi/pull/19467"
+        return entry | {"reason": reason.removesuffix(_NOT_FOUND) + _HUDI_19467, "link": link}
+    if "prestodb/presto" in (link or "") and entry.get("format") == "iceberg":
+        raise SystemExit(f"an Iceberg entry cites Presto: {entry}")  # none is left to fix
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# Files with their comments: a header, then sections, each a comment and its entries.
+
+
+@dataclass
+class Section:
+    comment: list[str]
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    #: Each entry's lines as the file had them (written again as they were while the entry
+    #: is unchanged).
+    lines: list[list[str]] = field(default_factory=list)
+
+    def text(self) -> list[str]:
+        lines = list(self.comment)
+        for number, entry in enumerate(self.entries):
+            kept = self.lines[number] if number < len(self.lines) else []
+            lines += kept if _says(kept, entry) else dump_entries([entry]).splitlines()
+        return lines
+
+
+def _says(lines: list[str], entry: dict[str, Any]) -> bool:
+    """Whether `lines` hold `entry` alone (not an alias of another entry's text)."""
+    try:
+        return bool(lines) and yaml.safe_load("\n".join(lines)) == [entry]
+    except yaml.YAMLError:
+        return False
+
+
+@dataclass
+class KnownFile:
+    name: str
+    header: list[str]
+    sections: list[Section]
+
+    def text(self) -> str:
+        lines = [*self.header, "known:"]
+        for section in self.sections:
+            lines += section.text()
+        return "\n".join(lines) + "\n"
+
+
+def read_known(path: Path) -> KnownFile:
+    """A file's header, sections and entries (each entry starts with `- ` in column 0)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index("known:")
+    entries = iter(yaml.safe_load("\n".join(lines))["known"])
+    sections: list[Section] = []
+    pending: list[str] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#") or not line.strip():
+            pending.append(line)
+        elif line.startswith("- "):
+            if pending or not sections:
+                sections.append(Section(pending))
+                pending = []
+            sections[-1].entries.append(next(entries))
+            sections[-1].lines.append([line])
+        else:
+            sections[-1].lines[-1].append(line)
+    if next(entries, None) is not None or any(line.strip() for line in pending):
+        raise SystemExit(f"{path}: entries or comments this script cannot place")
+    return KnownFile(path.name, lines[:start], sections)
+
+
+# ---------------------------------------------------------------------------------------------
+# Merging.
+
+
+def _signature(entry: Known) -> tuple[Any, ...]:
+    """What merged entries share: what they say, their format and their version scope."""
+    said = (entry.outcome, entry.reason, entry.link, entry.values("format"))
+    return said + tuple(getattr(entry, f) for f in SCOPE_FIELDS)
+
+
+def convert(known_file: KnownFile) -> KnownFile:
+    """The file with its entries merged, section by section."""
+    flat = [(s, e) for s, section in enumerate(known_file.sections) for e in section.entries]
+    entries = [Known.model_validate(e) for _, e in flat]
+    barriers = _barriers(entries)
+    groups: dict[tuple[Any, ...], list[Box]] = defaultdict(list)
+    for index, entry in enumerate(entries):
+        groups[(flat[index][0], _signature(entry))].append(box_of(entry, index))
+
+    def joinable(a: Box, b: Box) -> bool:
+        first = min(a.first, b.first)
+        return all(barriers[m] < first for m in a.members + b.members)
+
+    space = KeySpace(reader_variants(known_engines()))
+    boxes = sorted(
+        (
+            box
+            for (_, signature), group in groups.items()
+            for box in merge_boxes(group, joinable, partial(space.absent, signature[3]))
+        ),
+        key=lambda b: b.first,
+    )
+    sections = [Section(s.comment) for s in known_file.sections]
+    for box in boxes:
+        entry = entries[box.first]
+        fields = {**entry_fields(box), **entry.model_dump(include=set(_SAID) | set(SCOPE_FIELDS))}
+        fields["format"] = entry.format
+        merged = Known.model_validate(fields).to_yaml_dict()
+        sections[flat[box.first][0]].entries.append(merged)
+    return KnownFile(known_file.name, known_file.header, sections)
+
+
+_SAID = ("outcome", "reason", "link")
+
+
+def _barriers(entries: list[Known]) -> list[int]:
+    """For each entry, the position of the last earlier entry that could match one of its
+    cells with another outcome, reason or link (-1: none): it may join a merged entry only
+    if that entry starts after this position."""
+    barriers = []
+    for index, entry in enumerate(entries):
+        said = (entry.outcome, entry.reason, entry.link)
+        found = -1
+        for earlier in range(index - 1, -1, -1):
+            other = entries[earlier]
+            if (other.outcome, other.reason, other.link) != said and may_meet(entry, other):
+                found = earlier
+                break
+        barriers.append(found)
+    return barriers
+
+
+def may_meet(a: Known, b: Known) -> bool:
+    """Whether some cell could match both entries (True where unsure)."""
+    if not _lists_meet(a.values("format"), b.values("format")):
+        return False
+    engines_meet = any(
+        _names_meet(x, y) and _ranges_meet(a.engine_versions(x), b.engine_versions(y))
+        for x in a.values("engine")
+        for y in b.values("engine")
+    )
+    if not engines_meet:
+        return False
+    for dimension in DIMENSIONS[1:]:
+        if not _globs_meet(a.values(dimension), b.values(dimension)):
+            return False
+    return all(_ranges_meet(getattr(a, f), getattr(b, f)) for f in SCOPE_FIELDS)
+
+
+def _names_meet(x: str, y: str) -> bool:
+    return x == y or "*" in (x, y)
+
+
+def _lists_meet(xs: tuple[str, ...], ys: tuple[str, ...]) -> bool:
+    return any(_names_meet(x, y) for x in xs for y in ys)
+
+
+def _globs_meet(xs: tuple[str, ...], ys: tuple[str, ...]) -> bool:
+    return any(_glob_meets(x, y) for x in xs for y in ys)
+
+
+def _glob_meets(x: str, y: str) -> bool:
+    """Whether some name could match both globs: exact for a name and a glob; for two globs,
+    unless their fixed beginnings or endings differ."""
+    wild_x, wild_y = _is_glob(x), _is_glob(y)
+    if not wild_x and not wild_y:
+        return x == y
+    if not wild_x:
+        return fnmatch.fnmatchcase(x, y)
+    if not wild_y:
+        return fnmatch.fnmatchcase(y, x)
+    head_x, head_y = re.split(r"[*?\[]", x)[0], re.split(r"[*?\[]", y)[0]
+    tail_x, tail_y = re.split(r"[*?\]]", x)[-1], re.split(r"[*?\]]", y)[-1]
+    heads = head_x.startswith(head_y) or head_y.startswith(head_x)
+    tails = tail_x.endswith(tail_y) or tail_y.endswith(tail_x)
+    return heads and tails
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _ranges_meet(x: str, y: str) -> bool:
+    """Whether a version could satisfy both bounds (False only where they provably exclude
+    each other)."""
+    low: tuple[tuple[int, ...], bool] | None = None  # (version, included)
+    high: tuple[tuple[int, ...], bool] | None = None
+    for op, limit in bound_parts(f"{x},{y}"):
+        value = tuple(int(n) for n in re.findall(r"\d+", limit))
+        if op in (">=", ">", "=="):
+            bound = (value, op != ">")
+            if low is None or bound[0] > low[0] or (bound[0] == low[0] and not bound[1]):
+                low = bound
+        if op in ("<=", "<", "=="):
+            bound = (value, op != "<")
+            if high is None or bound[0] < high[0] or (bound[0] == high[0] and not bound[1]):
+                high = bound
+    if low is None or high is None:
+        return True
+    return low[0] < high[0] or (low[0] == high[0] and low[1] and high[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# The proof: judge real runs and the whole key space with both sets of files.
+
+
+def judgement(judged: Any) -> tuple[Any, ...]:
+    """What a cell's judgement says: expected outcome, verdict, reason and link."""
+    known = judged.known
+    return (
+        judged.expected.value,
+        judged.verdict.value,
+        known.reason if known else None,
+        known.link if known else None,
+    )
+
+
+def complete_runs(folders: list[Path]) -> list[Path]:
+    """The run folders (below `folders`) whose run.json says complete."""
+    found = []
+    for folder in folders:
+        candidates = [folder] if (folder / "run.json").exists() else sorted(folder.iterdir())
+        for run in candidates:
+            info = run / "run.json"
+            if info.exists() and json.loads(info.read_text()).get("status") == "complete":
+                found.append(run)
+    return found
+
+
+def check_runs(before: list[Known], after: list[Known], runs: list[Path]) -> int:
+    """Cells of the runs judged otherwise by `after` than by `before`, printed; their count."""
+    differing = 0
+    for run in runs:
+        cells = load_cells(run)[1]
+        old, new = Judge(before), Judge(after)
+        changed = [c for c in cells if judgement(old(c)) != judgement(new(c))]
+        differing += len(changed)
+        print(f"(a) {run}: {len(cells)} cells, {len(changed)} judged otherwise")
+        for cell in changed[:20]:
+            print(f"    {cell.key}: {judgement(old(cell))} -> {judgement(new(cell))}")
+    return differing
+
+
+def check_key_space(before: list[Known], after: list[Known]) -> int:
+    """Cells of the whole key space judged otherwise by `after` than by `before`; their count.
+
+    A cell's judgement is the first matching entry's outcome, reason and link. Cells that
+    differ only in their versions share their candidate entries (those whose match fields
+    name the cell), so the key space is walked as (cell without versions) x (versions at,
+    between and around the bounds of its candidates), each set of candidates once."""
+    scenarios = [s.id for s in load_scenarios(ROOT / "scenarios")]
+    variants = reader_variants(known_engines())
+    seen: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    plain = differing = points = 0
+    for cell in _plain_cells(scenarios, variants):
+        plain += 1
+        old = [k for k in _pool(before, cell) if k.names_key(cell)]
+        new = [k for k in _pool(after, cell) if k.names_key(cell)]
+        key = (tuple(id(k) for k in old), tuple(id(k) for k in new))
+        if key not in seen:
+            seen[key], count = _differing_versions(cell, old, new)
+            points += count
+        if seen[key]:
+            differing += 1
+            if differing <= 20:
+                print(f"    {cell.key}: judged otherwise at {seen[key]} version points")
+    print(
+        f"(b) key space: {plain} cells without versions, {len(seen)} distinct lists of "
+        f"candidate entries, judged at {points} version points in all; {differing} cells "
+        "judged otherwise"
+    )
+    return differing
+
+
+_POOLS: dict[tuple[int, str, str, str], list[Known]] = {}
+
+
+def _pool(entries: list[Known], cell: Cell) -> list[Known]:
+    """The entries naming the cell's format, engine and scenario (cached)."""
+    key = (id(entries), cell.format, cell.engine, cell.scenario)
+    if key not in _POOLS:
+        _POOLS[key] = [k for k in entries if _names_where(k, cell)]
+    return _POOLS[key]
+
+
+def _names_where(entry: Known, cell: Cell) -> bool:
+    """Whether the entry names the cell's format, engine and scenario."""
+    return (
+        any(v in ("*", cell.format) for v in entry.values("format"))
+        and any(v in ("*", cell.engine) for v in entry.values("engine"))
+        and any(fnmatch.fnmatchcase(cell.scenario, v) for v in entry.values("scenario"))
+    )
+
+
+def _plain_cells(
+    scenarios: list[str], variants: dict[tuple[str, str], tuple[str, ...]]
+) -> Iterator[Cell]:
+    """Every cell of the key space, without versions."""
+    for (engine, table_format), names in sorted(variants.items()):
+        for table_type, query_types in FORMAT_QUERY_TYPES[table_format].items():
+            product = itertools.product(scenarios, query_types, names, SHAPES)
+            for scenario, query_type, variant, shape in product:
+                yield Cell(
+                    scenario=scenario,
+                    category=scenario.split("/")[0],
+                    title="",
+                    table_type=table_type,
+                    query_type=query_type,
+                    engine=engine,
+                    engine_version="",
+                    variant=variant,
+                    settings={},
+                    writer={},
+                    outcome=Outcome.PASS,
+                    shape=shape,
+                    format=table_format,
+                )
+
+
+def _differing_versions(cell: Cell, old: list[Known], new: list[Known]) -> tuple[int, int]:
+    """At how many version points (around the bounds of `old` and `new`) the first matching
+    entry of `old` says another outcome, reason or link than that of `new`; and how many
+    version points were judged.
+
+    Each entry's bounds are evaluated once per value of each version field (the writer's Hudi
+    release and table version together: the second follows from the first where a run chose
+    none); a point's first match is then a lookup. Every 97th point is judged again with
+    `Known.matches` on a real cell, to keep the shortcut honest."""
+    grid = _grid(cell.engine, old + new)
+    old_sets = [(_allowed(k, cell.engine, grid), _said(k)) for k in old]
+    new_sets = [(_allowed(k, cell.engine, grid), _said(k)) for k in new]
+    differing = count = 0
+    for point in itertools.product(*(range(len(values)) for values in grid.values())):
+        count += 1
+        first_old = next((said for sets, said in old_sets if _holds(sets, point)), None)
+        first_new = next((said for sets, said in new_sets if _holds(sets, point)), None)
+        if count % 97 == 0:
+            versioned = _at(cell, grid, point)
+            assert first_old == _said(next((k for k in old if k.matches(versioned)), None))
+            assert first_new == _said(next((k for k in new if k.matches(versioned)), None))
+        if first_old != first_new:
+            differing += 1
+    return differing, count
+
+
+def _holds(sets: tuple[frozenset[int], ...], point: tuple[int, ...]) -> bool:
+    return all(index in allowed for index, allowed in zip(point, sets, strict=True))
+
+
+def _said(entry: Known | None) -> tuple[Any, ...] | None:
+    return None if entry is None else (entry.outcome, entry.reason, entry.link)
+
+
+def _grid(engine: str, entries: list[Known]) -> dict[str, list[Any]]:
+    """The values each version field takes: `writer` pairs (Hudi release, table version)."""
+    values = _version_values(engine, entries)
+    pairs = itertools.product(values.get("hudi", [""]), values.get("table_version", [""]))
+    grid: dict[str, list[Any]] = {"versions": values.get("versions", [""]), "writer": list(pairs)}
+    for name in ("reader_hudi", "iceberg", "format_version"):
+        grid[name] = values.get(name, [""])
+    return grid
+
+
+def _allowed(entry: Known, engine: str, grid: dict[str, list[Any]]) -> tuple[frozenset[int], ...]:
+    """For each field of `grid`, the positions of the values within the entry's bounds."""
+
+    def within(name: str, bounds: str) -> frozenset[int]:
+        return frozenset(i for i, v in enumerate(grid[name]) if in_range(v, bounds))
+
+    writers = frozenset(
+        i
+        for i, (hudi, table_version) in enumerate(grid["writer"])
+        if in_range(hudi, entry.hudi)
+        and in_range(written_table_version(_writer(hudi, table_version)), entry.table_version)
+    )
+    return (
+        within("versions", entry.engine_versions(engine)),
+        writers,
+        within("reader_hudi", entry.reader_hudi),
+        within("iceberg", entry.iceberg),
+        within("format_version", entry.format_version),
+    )
+
+
+def _writer(hudi: str, table_version: str) -> dict[str, str]:
+    writer = {"hudi": hudi} if hudi else {}
+    return writer | ({"table_version": table_version} if table_version else {})
+
+
+def _version_values(engine: str, entries: list[Known]) -> dict[str, list[str]]:
+    """For each version field the entries bound, values inside and outside every bound."""
+    bounds: dict[str, set[str]] = defaultdict(set)
+    for entry in entries:
+        for name in ("versions", *SCOPE_FIELDS):
+            text = entry.engine_versions(engine) if name == "versions" else getattr(entry, name)
+            for _, limit in bound_parts(text):
+                bounds[name].add(limit)
+    return {name: _around(limits) for name, limits in bounds.items()}
+
+
+def _around(limits: set[str]) -> list[str]:
+    """Versions at, between, below and above `limits`, and "" (a cell without the version)."""
+    keys = sorted({tuple(int(n) for n in re.findall(r"\d+", v)) for v in limits})
+    points = set(keys)
+    for low, high in itertools.pairwise(keys):
+        if (*low, 0) < high:
+            points.add((*low, 0))
+    if keys and keys[0] > (0,):
+        points.add((0,))
+    if keys:
+        points.add((*keys[-1][:-1], keys[-1][-1] + 1))
+    return ["", *(".".join(map(str, p)) for p in sorted(points))]
+
+
+def _at(cell: Cell, grid: dict[str, list[Any]], point: tuple[int, ...]) -> Cell:
+    """`cell` at the versions `point` picks from `grid`."""
+    versions, (hudi, table_version), reader, iceberg, format_version = (
+        values[index] for values, index in zip(grid.values(), point, strict=True)
+    )
+    writer = _writer(hudi, table_version)
+    writer |= {k: v for k, v in (("iceberg", iceberg), ("format_version", format_version)) if v}
+    return replace(cell, engine_version=versions, reader_hudi=reader, writer=writer)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def figures(folder: Path) -> str:
+    paths = sorted(folder.glob("*.yaml"))
+    entries = load_expectations(folder)
+    lines = sum(len(p.read_text().splitlines()) for p in paths)
+    reasons = len({e.reason for e in entries})
+    return f"{len(entries)} entries, {lines} lines, {reasons} distinct reasons"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", metavar="REV", help="only compare expectations/ with REV's")
+    parser.add_argument("--runs", type=Path, nargs="*", default=[ROOT / "reports" / "runs"])
+    parser.add_argument("--no-merge", action="store_true", help="apply the corrections only")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as scratch:
+        before_dir = Path(scratch)
+        if args.check:
+            _export(args.check, before_dir)
+            print(f"before: {figures(before_dir)} ({args.check})")
+        else:
+            print(f"before: {figures(FOLDER)}")
+            before_dir = _rewrite(not args.no_merge, before_dir)
+        print(f"after:  {figures(FOLDER)}")
+        before, after = load_expectations(before_dir), load_expectations(FOLDER)
+        runs = complete_runs([p for p in args.runs if p.exists()])
+        differing = check_runs(before, after, runs) + check_key_space(before, after)
+    return 1 if differing else 0
+
+
+def _export(rev: str, folder: Path) -> None:
+    """REV's expectations/ into `folder`."""
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", f"{rev}:expectations"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    for name in names:
+        text = subprocess.run(
+            ["git", "show", f"{rev}:expectations/{name}"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def _rewrite(merge: bool, scratch: Path) -> Path:
+    """Rewrite expectations/ (corrected, and merged unless `merge` is False); return a folder
+    holding the files before, with the corrections applied (what the merge must preserve)."""
+    for path in sorted(FOLDER.glob("*.yaml")):
+        known_file = read_known(path)
+        corrected = False
+        for section in known_file.sections:
+            entries = [_correct(e) for e in section.entries]
+            corrected = corrected or entries != section.entries
+            section.entries = entries
+        (scratch / path.name).write_text(known_file.text(), encoding="utf-8")
+        if merge:
+            path.write_text(convert(known_file).text(), encoding="utf-8")
+        elif corrected:
+            path.write_text(known_file.text(), encoding="utf-8")
+    return scratch
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Known outcomes written once per cause: `scripts/convert_known.py` merges the entries of one
+cause into entries that list values, and never where that would judge a cell otherwise."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import itertools
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import yaml
+from test_results_report import cell
+
+from harness.results.expectations import judge as judge_cells
+from harness.results.expectations import load_expectations
+from harness.results.outcomes import Outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def script() -> ModuleType:
+    """scripts/convert_known.py as a module (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "convert_known", ROOT / "scripts/convert_known.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def entry(scenario: str, table_type: str, outcome: str, reason: str) -> dict[str, object]:
+    return {
+        "engine": "spark",
+        "format": "hudi",
+        "hudi": "==1.2.0",
+        "scenario": scenario,
+        "table_type": table_type,
+        "query_type": "snapshot",
+        "outcome": outcome,
+        "reason": reason,
+    }
+
+
+def converted(tmp_path: Path, entries: list[dict[str, object]]) -> tuple[Path, Path]:
+    """`entries` as a file in folder `before/`, and the script's conversion of it in
+    `after/`."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    after.mkdir()
+    text = "# header\nknown:\n" + yaml.safe_dump(entries, sort_keys=False)
+    (before / "known.yaml").write_text(text)
+    convert = script()
+    (after / "known.yaml").write_text(
+        convert.convert(convert.read_known(before / "known.yaml")).text()
+    )
+    return before, after
+
+
+def judgements(folder: Path) -> list[tuple[Outcome, str]]:
+    """How every cell of the scenarios and table types below is judged by `folder`."""
+    cells = [
+        cell(scenario=s, table_type=t, writer={"spark": "3.5.9", "hudi": "1.2.0"})
+        for s, t in itertools.product(
+            ["add_column/after", "add_column/at_end", "rename_column/rename"], ["cow", "mor"]
+        )
+    ]
+    known = load_expectations(folder)
+    return [(j.expected, j.known.reason if j.known else "") for j in judge_cells(cells, known)]
+
+
+def test_the_entries_of_one_cause_become_one_entry_listing_their_values(tmp_path: Path) -> None:
+    before, after = converted(
+        tmp_path,
+        [
+            entry("add_column/after", "cow", "WRONG", "read by position"),
+            entry("add_column/after", "mor", "WRONG", "read by position"),
+            entry("add_column/at_end", "cow", "WRONG", "read by position"),
+            entry("add_column/at_end", "mor", "WRONG", "read by position"),
+            entry("rename_column/rename", "cow", "ERROR", "another cause"),
+        ],
+    )
+    merged = yaml.safe_load((after / "known.yaml").read_text())["known"]
+    # cow and mor are every table type: the merged entry needs no `table_type`.
+    assert [(e["reason"], e["scenario"], e.get("table_type")) for e in merged] == [
+        ("read by position", ["add_column/after", "add_column/at_end"], None),
+        ("another cause", "rename_column/rename", "cow"),
+    ]
+    assert judgements(after) == judgements(before)
+
+
+def test_no_merge_moves_a_cell_past_an_entry_that_judged_it_first(tmp_path: Path) -> None:
+    """`at_end`'s cells meet the `add_column/*` entry before their own: joining that entry to
+    the first one (same cause) would judge them by it instead."""
+    before, after = converted(
+        tmp_path,
+        [
+            entry("add_column/after", "cow", "WRONG", "read by position"),
+            entry("add_column/*", "cow", "ERROR", "fails to open the file"),
+            entry("add_column/at_end", "cow", "WRONG", "read by position"),
+        ],
+    )
+    assert len(yaml.safe_load((after / "known.yaml").read_text())["known"]) == 3
+    assert judgements(after) == judgements(before)
+    assert (Outcome.ERROR, "fails to open the file") in judgements(after)
+
+
+def test_the_shipped_known_outcomes_are_written_once_per_cause() -> None:
+    """After the conversion: no two entries of one file section say the same thing about the
+    same scope where one list could hold both (the script would merge them: it leaves nothing
+    to merge)."""
+    convert = script()
+    for path in sorted((ROOT / "expectations").glob("*.yaml")):
+        known_file = convert.read_known(path)
+        again = convert.convert(known_file)
+        assert sum(len(s.entries) for s in again.sections) == sum(
+            len(s.entries) for s in known_file.sections
+        ), path.name
