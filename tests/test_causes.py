@@ -3,13 +3,16 @@ the baseline note a run adds to a failing cell's reason."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from test_results_report import cell
 
+from engines.table import TableRef
 from harness.results.causes import failure_kind, own_reason, same_failure
 from harness.results.outcomes import BASELINE_NOTE, BASELINE_OTHER, Outcome
-from harness.run.cells import Baselines
+from harness.run.cells import Baselines, writer_verdict
+from harness.writer.base import WriteResult
 
 DELETE_FILES = (
     "UnsupportedOperationException: Delete files are currently not supported in changelog scans"
@@ -102,3 +105,22 @@ def test_a_failure_shared_with_any_baseline_table_names_that_one() -> None:
     assert noted.reason == f"{nested}; {BASELINE_NOTE} (baseline/nested: WRONG)"
     own = baselines.note(scenario(False), failing(RANGE))
     assert own.reason == RANGE
+
+
+def test_a_refusal_gives_the_same_reason_in_every_run() -> None:
+    """Spark's Iceberg catalog is named after the run's folder; the writer's refusal names it.
+    The reason says `lakecompat` instead, so two runs give the same reason; the evidence keeps
+    the message as it was."""
+    refusal = (
+        "AnalysisException: [NOT_SUPPORTED_CHANGE_COLUMN] ALTER TABLE ALTER/CHANGE COLUMN is not "
+        "supported for changing `{}`.`tables`.`t_type_change_boolean_to_int_cow`'s column `v`"
+    )
+    reasons = set()
+    for catalog in ("lakecompat_1915bc723d11", "lakecompat_36dd696c6a71"):
+        table = TableRef("t_type_change_boolean_to_int_cow", Path("/t"), "cow", "id", "iceberg")
+        written = WriteResult(table, "steps[0] (change_type)", refusal.format(catalog), True)
+        judged = writer_verdict(cell(format="iceberg"), written)
+        assert judged.outcome is Outcome.REJECTED
+        assert catalog in (judged.evidence.error or "")
+        reasons.add(judged.reason)
+    assert reasons == {"the writer refused steps[0] (change_type): " + refusal.format("lakecompat")}

@@ -20,6 +20,16 @@ _TABLE = re.compile(r"\bt_[a-z0-9_]+_(?:cow|mor)\b")
 _PATH = re.compile(r"(?:file:)?(?:/[\w.=+@-]+)+/?")
 _HEX = re.compile(r"\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+#: A name the run gives after its own folder: Spark's Iceberg catalog (`lakecompat_<hash of
+#: the warehouse>`, `engines.spark.runtime.iceberg_catalog_name`).
+_RUN_NAME = re.compile(r"\blakecompat_[0-9a-f]{12}\b")
+
+
+def without_run_names(text: str) -> str:
+    """`text` with the names the run gives after its own folder written `lakecompat`: an
+    engine's message that names them (the writer refusing a change to `lakecompat_1915bc723d11`.
+    `tables`.`t_...`) then gives the same reason in every run."""
+    return _RUN_NAME.sub("lakecompat", text)
 
 
 def own_reason(reason: str) -> str:

@@ -22,7 +22,7 @@ from engines.errors import (
 from engines.infra.watchdog import Watchdog
 from engines.shape import ALL, COUNT_COLUMN, Shape, base_variant
 from engines.table import TableRef
-from harness.results.causes import failure_kind, own_reason, same_failure
+from harness.results.causes import failure_kind, own_reason, same_failure, without_run_names
 from harness.results.outcomes import (
     BASELINE_NOTE,
     BASELINE_OTHER,
@@ -284,10 +284,11 @@ def verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Ce
 def writer_verdict(cell: Cell, written: WriteResult) -> Cell:
     """REJECTED when the writer refused the scenario's change, else ERROR: nothing to read."""
     sql = ";\n".join(written.sql or []) or None
+    said = without_run_names(written.message or "")
     if written.rejected:
-        reason = f"the writer refused {written.failed_at}: {written.message}"
+        reason = f"the writer refused {written.failed_at}: {said}"
         return verdict(cell, Outcome.REJECTED, reason, Evidence(sql=sql, error=written.message))
-    reason = f"the writer failed at {written.failed_at}: {written.message}"
+    reason = f"the writer failed at {written.failed_at}: {said}"
     return verdict(cell, Outcome.ERROR, reason, Evidence(sql=sql, error=written.message))
 
 
