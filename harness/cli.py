@@ -20,7 +20,7 @@ from harness.results.expectations import ExpectationError
 from harness.results.store import ResultsError
 from harness.run import console
 from harness.run.command import MERGE, RUN
-from harness.run.interrupt import RunInterrupted
+from harness.run.interrupt import RunInterrupted, stays_ignored
 from harness.scenario.command import SCENARIOS
 from harness.scenario.load import ScenarioError
 
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = {
         number: signal.signal(number, _interrupt)
         for number in LATER_SIGNALS
-        if number != signal.SIGHUP or signal.getsignal(number) is not signal.SIG_IGN
+        if not stays_ignored(number)
     }
     try:
         with console.guarded():

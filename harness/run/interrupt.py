@@ -121,7 +121,7 @@ def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]
     """`handler` handles every stop signal while the block runs; SIGHUP stays ignored where
     the process was started to ignore it (`nohup`: the run outlives its terminal)."""
     previous = {
-        number: signal.getsignal(number) for number in STOP_SIGNALS if not _kept_ignored(number)
+        number: signal.getsignal(number) for number in STOP_SIGNALS if not stays_ignored(number)
     }
     for number in previous:
         signal.signal(number, handler)
@@ -133,7 +133,7 @@ def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]
                 signal.signal(number, before)
 
 
-def _kept_ignored(number: int) -> bool:
+def stays_ignored(number: int) -> bool:
     """Whether stop signal `number` is ignored and stays so: SIGHUP under `nohup`. SIGINT
     and SIGTERM are always taken, even where a shell started the run in the background with
     Ctrl-C ignored: `kill -INT` still stops it cleanly."""
