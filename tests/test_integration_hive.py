@@ -20,6 +20,7 @@ from support import (
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error
 from engines.hive.failures import file_groups
+from engines.hive.probes import FileGroupCauses
 from engines.hive.reader import HiveEngine
 from engines.metastore.hive3 import LOADER_CLASS, is_hive3
 from engines.metastore.service import hive_version
@@ -268,7 +269,12 @@ def test_a_failed_read_gives_one_reason_whichever_file_group_hive_reads_first(
     for copy in copies:
         hive.register(copy)
     reasons: dict[str, set[str]] = {"schema_evolution_on": set(), "legacy_reader": set()}
-    for fresh, order in ((False, copies), (True, copies[::-1])):
+    kept = hive.file_group_causes
+    # Each round finds the causes afresh; the last reads them from where the round before
+    # kept them (`engines.hive.probes`), one file per copy and variant.
+    rounds = [(False, copies, "first"), (True, copies[::-1], "second"), (False, copies, "second")]
+    for fresh, order, causes in rounds:
+        hive.file_group_causes = FileGroupCauses(tmp_path / causes)
         for copy, variant in itertools.product(order, HiveEngine.variants):
             if variant.name not in reasons:
                 continue
@@ -279,8 +285,10 @@ def test_a_failed_read_gives_one_reason_whichever_file_group_hive_reads_first(
             with pytest.raises(QueryError) as failed:
                 hive.query_table(copy, hive.read_sql(copy, "snapshot"), variant)
             reasons[variant.name].add(describe_error(failed.value))
+    hive.file_group_causes = kept
     counts = {name: len(found) for name, found in reasons.items()}
     assert counts == {"schema_evolution_on": 1, "legacy_reader": 1}, reasons
+    assert len(list((tmp_path / "second").glob("*.json"))) == len(copies) * len(reasons)
     # HiveServer2's own message stays, under the reason.
     said = str(failed.value).splitlines()[1:]
     assert said and said[0].startswith("java.io.IOException: org.apache."), said

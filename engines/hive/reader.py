@@ -39,8 +39,10 @@ from engines.hive.failures import (
     with_job_cause,
     written_since,
 )
+from engines.hive.probes import FileGroupCauses
 from engines.hive.runtime import HIVE3_OPENS, OPENS, AttachedHive, hiveserver2_classpath
 from engines.hive.settings import HELP, check_hive_settings
+from engines.infra.artifacts import cache_dir
 from engines.infra.class_archive import NO_ARCHIVE, class_archive
 from engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
@@ -201,6 +203,8 @@ class HiveEngine(MetastoreReader):
         self._version = hive_version()
         #: The open session of each variant's settings (queries without settings of their own).
         self._sessions: dict[tuple[tuple[str, str], ...], Any] = {}
+        #: The causes met reading failed tables' file groups alone, kept between runs.
+        self.file_group_causes = FileGroupCauses(cache_dir() / "hive-file-group-causes")
 
     @property
     def java(self) -> str:
@@ -460,14 +464,23 @@ class HiveEngine(MetastoreReader):
         """`failure` with its causes in every file group of `table` (each read alone) as its
         first line; the log's part that is the failure's evidence ends before those reads."""
         end = log_size(self.log_path)
-        causes = {cause_of(failure)}
-        groups = file_groups(table.path)
-        for group in groups if len(groups) > 1 else ():
-            try:
-                self.query(in_file_group(sql, group), variant)
-            except QueryError as alone:
-                if read_failure(str(alone)):
-                    causes.add(cause_of(alone))
+        kept = self.file_group_causes
+        key = kept.key(table.path, sql, variant.settings, self.version, self.hudi_version)
+        found = kept.get(key)
+        if found is None:
+            found, complete = set(), True
+            groups = file_groups(table.path)
+            for group in groups if len(groups) > 1 else ():
+                try:
+                    self.query(in_file_group(sql, group), variant)
+                except QueryError as alone:
+                    if read_failure(str(alone)):
+                        found.add(cause_of(alone))
+                    else:  # a timeout, a lost server: what that file group meets is unknown
+                        complete = False
+            if complete:
+                kept.put(key, found)
+        causes = {cause_of(failure)} | found
         said = str(failure)
         line = causes_line(said, causes)
         # HiveServer2's own message stays, under the line that now leads.
