@@ -34,7 +34,6 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +55,9 @@ from harness.results.expectations import (  # noqa: E402
     reader_variants,
 )
 from harness.results.known_lists import (  # noqa: E402
-    DIMENSIONS,
-    Box,
-    KeySpace,
-    box_of,
     dump_entries,
-    entry_fields,
-    merge_boxes,
 )
+from harness.results.known_merge import merged  # noqa: E402
 from harness.results.outcomes import Cell, Outcome  # noqa: E402
 from harness.results.store import load_cells  # noqa: E402
 from harness.scenario.load import load_scenarios  # noqa: E402
@@ -181,132 +175,14 @@ def read_known(path: Path) -> KnownFile:
 # Merging.
 
 
-def _signature(entry: Known) -> tuple[Any, ...]:
-    """What merged entries share: what they say, their format and their version scope."""
-    said = (entry.outcome, entry.reason, entry.link, entry.values("format"))
-    return said + tuple(getattr(entry, f) for f in SCOPE_FIELDS)
-
-
 def convert(known_file: KnownFile) -> KnownFile:
     """The file with its entries merged, section by section."""
     flat = [(s, e) for s, section in enumerate(known_file.sections) for e in section.entries]
     entries = [Known.model_validate(e) for _, e in flat]
-    barriers = _barriers(entries)
-    groups: dict[tuple[Any, ...], list[Box]] = defaultdict(list)
-    for index, entry in enumerate(entries):
-        groups[(flat[index][0], _signature(entry))].append(box_of(entry, index))
-
-    def joinable(a: Box, b: Box) -> bool:
-        first = min(a.first, b.first)
-        return all(barriers[m] < first for m in a.members + b.members)
-
-    space = KeySpace(reader_variants(known_engines()))
-    boxes = sorted(
-        (
-            box
-            for (_, signature), group in groups.items()
-            for box in merge_boxes(group, joinable, partial(space.absent, signature[3]))
-        ),
-        key=lambda b: b.first,
-    )
     sections = [Section(s.comment) for s in known_file.sections]
-    for box in boxes:
-        entry = entries[box.first]
-        fields = {**entry_fields(box), **entry.model_dump(include=set(_SAID) | set(SCOPE_FIELDS))}
-        fields["format"] = entry.format
-        merged = Known.model_validate(fields).to_yaml_dict()
-        sections[flat[box.first][0]].entries.append(merged)
+    for section, entry in merged(entries, [s for s, _ in flat]):
+        sections[section].entries.append(entry.to_yaml_dict())
     return KnownFile(known_file.name, known_file.header, sections)
-
-
-_SAID = ("outcome", "reason", "link")
-
-
-def _barriers(entries: list[Known]) -> list[int]:
-    """For each entry, the position of the last earlier entry that could match one of its
-    cells with another outcome, reason or link (-1: none): it may join a merged entry only
-    if that entry starts after this position."""
-    barriers = []
-    for index, entry in enumerate(entries):
-        said = (entry.outcome, entry.reason, entry.link)
-        found = -1
-        for earlier in range(index - 1, -1, -1):
-            other = entries[earlier]
-            if (other.outcome, other.reason, other.link) != said and may_meet(entry, other):
-                found = earlier
-                break
-        barriers.append(found)
-    return barriers
-
-
-def may_meet(a: Known, b: Known) -> bool:
-    """Whether some cell could match both entries (True where unsure)."""
-    if not _lists_meet(a.values("format"), b.values("format")):
-        return False
-    engines_meet = any(
-        _names_meet(x, y) and _ranges_meet(a.engine_versions(x), b.engine_versions(y))
-        for x in a.values("engine")
-        for y in b.values("engine")
-    )
-    if not engines_meet:
-        return False
-    for dimension in DIMENSIONS[1:]:
-        if not _globs_meet(a.values(dimension), b.values(dimension)):
-            return False
-    return all(_ranges_meet(getattr(a, f), getattr(b, f)) for f in SCOPE_FIELDS)
-
-
-def _names_meet(x: str, y: str) -> bool:
-    return x == y or "*" in (x, y)
-
-
-def _lists_meet(xs: tuple[str, ...], ys: tuple[str, ...]) -> bool:
-    return any(_names_meet(x, y) for x in xs for y in ys)
-
-
-def _globs_meet(xs: tuple[str, ...], ys: tuple[str, ...]) -> bool:
-    return any(_glob_meets(x, y) for x in xs for y in ys)
-
-
-def _glob_meets(x: str, y: str) -> bool:
-    """Whether some name could match both globs: exact for a name and a glob; for two globs,
-    unless their fixed beginnings or endings differ."""
-    wild_x, wild_y = _is_glob(x), _is_glob(y)
-    if not wild_x and not wild_y:
-        return x == y
-    if not wild_x:
-        return fnmatch.fnmatchcase(x, y)
-    if not wild_y:
-        return fnmatch.fnmatchcase(y, x)
-    head_x, head_y = re.split(r"[*?\[]", x)[0], re.split(r"[*?\[]", y)[0]
-    tail_x, tail_y = re.split(r"[*?\]]", x)[-1], re.split(r"[*?\]]", y)[-1]
-    heads = head_x.startswith(head_y) or head_y.startswith(head_x)
-    tails = tail_x.endswith(tail_y) or tail_y.endswith(tail_x)
-    return heads and tails
-
-
-def _is_glob(text: str) -> bool:
-    return any(c in text for c in "*?[")
-
-
-def _ranges_meet(x: str, y: str) -> bool:
-    """Whether a version could satisfy both bounds (False only where they provably exclude
-    each other)."""
-    low: tuple[tuple[int, ...], bool] | None = None  # (version, included)
-    high: tuple[tuple[int, ...], bool] | None = None
-    for op, limit in bound_parts(f"{x},{y}"):
-        value = tuple(int(n) for n in re.findall(r"\d+", limit))
-        if op in (">=", ">", "=="):
-            bound = (value, op != ">")
-            if low is None or bound[0] > low[0] or (bound[0] == low[0] and not bound[1]):
-                low = bound
-        if op in ("<=", "<", "=="):
-            bound = (value, op != "<")
-            if high is None or bound[0] < high[0] or (bound[0] == high[0] and not bound[1]):
-                high = bound
-    if low is None or high is None:
-        return True
-    return low[0] < high[0] or (low[0] == high[0] and low[1] and high[1])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-import yaml
-
 from engines.infra.hudi_jars import written_table_version
 from engines.shape import PUSHDOWN_OFF
 from harness.results.expectations import Known, Verdict, judge
+from harness.results.known_lists import dump_entries
+from harness.results.known_merge import merged
 from harness.results.outcomes import ROWS_LOST, Cell, Outcome
 
 #: The entry forms tried, most general first: which key parts an entry names ("*" for the
@@ -213,11 +213,10 @@ def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[s
 
 
 def to_yaml(entries: list[Known]) -> str:
-    """An expectations file holding `entries`."""
-    body = yaml.safe_dump(
-        {"known": [e.to_yaml_dict() for e in entries]}, sort_keys=False, width=100
-    )
-    return _HEADER + body
+    """An expectations file holding `entries`, one entry per cause: those that say the same
+    merged where that changes no cell's judgement (`known_merge`)."""
+    together = [entry.to_yaml_dict() for _, entry in merged(entries)]
+    return _HEADER + "known:\n" + dump_entries(together)
 
 
 def _values(cell: Cell, form: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,0 +1,158 @@
+"""Known outcomes merged into one entry per cause, where merging changes no cell's judgement.
+
+Entries that say the same thing (outcome, reason, link), for the same table format and the
+same version scope, merge into one entry whose match fields list values (`known_lists`), as
+long as "the first entry that matches a cell wins" still gives every cell the same entry's
+words: an entry joins an earlier one only when no entry between them could match one of its
+cells with another outcome, reason or link (`_barriers`, which over-approximates "could").
+`lakecompat known` drafts in this form; `scripts/convert_known.py` converted the project's
+files with it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from engines import known_engines
+from harness.results.expectations import SCOPE_FIELDS, Known, bound_parts, reader_variants
+from harness.results.known_lists import (
+    DIMENSIONS,
+    Box,
+    KeySpace,
+    box_of,
+    entry_fields,
+    merge_boxes,
+)
+
+
+def merged(entries: list[Known], sections: Sequence[int] | None = None) -> list[tuple[int, Known]]:
+    """`entries` (in the order they are matched) merged by what they say: each merged entry
+    with the section of its first member (entries of different `sections`, the commented
+    parts of a file, never merge), in the order of their first members."""
+    section_of = list(sections) if sections is not None else [0] * len(entries)
+    barriers = _barriers(entries)
+    groups: dict[tuple[Any, ...], list[Box]] = defaultdict(list)
+    for index, entry in enumerate(entries):
+        groups[(section_of[index], _signature(entry))].append(box_of(entry, index))
+
+    def joinable(a: Box, b: Box) -> bool:
+        first = min(a.first, b.first)
+        return all(barriers[m] < first for m in a.members + b.members)
+
+    space = KeySpace(reader_variants(known_engines()))
+    boxes = sorted(
+        (
+            box
+            for (_, signature), group in groups.items()
+            for box in merge_boxes(group, joinable, partial(space.absent, signature[3]))
+        ),
+        key=lambda b: b.first,
+    )
+    found = []
+    for box in boxes:
+        entry = entries[box.first]
+        fields = {**entry_fields(box), **entry.model_dump(include=set(_SAID) | set(SCOPE_FIELDS))}
+        fields["format"] = entry.format
+        found.append((section_of[box.first], Known.model_validate(fields)))
+    return found
+
+
+def _signature(entry: Known) -> tuple[Any, ...]:
+    """What merged entries share: what they say, their format and their version scope."""
+    said = (entry.outcome, entry.reason, entry.link, entry.values("format"))
+    return said + tuple(getattr(entry, f) for f in SCOPE_FIELDS)
+
+
+_SAID = ("outcome", "reason", "link")
+
+
+def _barriers(entries: list[Known]) -> list[int]:
+    """For each entry, the position of the last earlier entry that could match one of its
+    cells with another outcome, reason or link (-1: none): it may join a merged entry only
+    if that entry starts after this position."""
+    barriers = []
+    for index, entry in enumerate(entries):
+        said = (entry.outcome, entry.reason, entry.link)
+        found = -1
+        for earlier in range(index - 1, -1, -1):
+            other = entries[earlier]
+            if (other.outcome, other.reason, other.link) != said and may_meet(entry, other):
+                found = earlier
+                break
+        barriers.append(found)
+    return barriers
+
+
+def may_meet(a: Known, b: Known) -> bool:
+    """Whether some cell could match both entries (True where unsure)."""
+    if not _lists_meet(a.values("format"), b.values("format")):
+        return False
+    engines_meet = any(
+        _names_meet(x, y) and _ranges_meet(a.engine_versions(x), b.engine_versions(y))
+        for x in a.values("engine")
+        for y in b.values("engine")
+    )
+    if not engines_meet:
+        return False
+    for dimension in DIMENSIONS[1:]:
+        if not _globs_meet(a.values(dimension), b.values(dimension)):
+            return False
+    return all(_ranges_meet(getattr(a, f), getattr(b, f)) for f in SCOPE_FIELDS)
+
+
+def _names_meet(x: str, y: str) -> bool:
+    return x == y or "*" in (x, y)
+
+
+def _lists_meet(xs: tuple[str, ...], ys: tuple[str, ...]) -> bool:
+    return any(_names_meet(x, y) for x in xs for y in ys)
+
+
+def _globs_meet(xs: tuple[str, ...], ys: tuple[str, ...]) -> bool:
+    return any(_glob_meets(x, y) for x in xs for y in ys)
+
+
+def _glob_meets(x: str, y: str) -> bool:
+    """Whether some name could match both globs: exact for a name and a glob; for two globs,
+    unless their fixed beginnings or endings differ."""
+    wild_x, wild_y = _is_glob(x), _is_glob(y)
+    if not wild_x and not wild_y:
+        return x == y
+    if not wild_x:
+        return fnmatch.fnmatchcase(x, y)
+    if not wild_y:
+        return fnmatch.fnmatchcase(y, x)
+    head_x, head_y = re.split(r"[*?\[]", x)[0], re.split(r"[*?\[]", y)[0]
+    tail_x, tail_y = re.split(r"[*?\]]", x)[-1], re.split(r"[*?\]]", y)[-1]
+    heads = head_x.startswith(head_y) or head_y.startswith(head_x)
+    tails = tail_x.endswith(tail_y) or tail_y.endswith(tail_x)
+    return heads and tails
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _ranges_meet(x: str, y: str) -> bool:
+    """Whether a version could satisfy both bounds (False only where they provably exclude
+    each other)."""
+    low: tuple[tuple[int, ...], bool] | None = None  # (version, included)
+    high: tuple[tuple[int, ...], bool] | None = None
+    for op, limit in bound_parts(f"{x},{y}"):
+        value = tuple(int(n) for n in re.findall(r"\d+", limit))
+        if op in (">=", ">", "=="):
+            bound = (value, op != ">")
+            if low is None or bound[0] > low[0] or (bound[0] == low[0] and not bound[1]):
+                low = bound
+        if op in ("<=", "<", "=="):
+            bound = (value, op != "<")
+            if high is None or bound[0] < high[0] or (bound[0] == high[0] and not bound[1]):
+                high = bound
+    if low is None or high is None:
+        return True
+    return low[0] < high[0] or (low[0] == high[0] and low[1] and high[1])
