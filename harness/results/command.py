@@ -9,6 +9,7 @@ from pathlib import Path
 from harness.options import Command, Subcommands
 from harness.results.expectations import load_expectations
 from harness.results.known_draft import draft_known_across, draft_on_top, to_yaml
+from harness.results.known_review import render, review
 from harness.results.store import load_cells
 
 
@@ -24,7 +25,9 @@ def add_parser(commands: Subcommands) -> None:
         "version points (e.g. the points of `lakecompat qualify`), entries that hold at one "
         "point only are scoped to its releases (hudi, table_version, iceberg, format_version, "
         "reader_hudi, versions) and listed first. With --against, only what the reviewed "
-        "known outcomes misjudge is drafted: the entries a version point needs on top of them.",
+        "known outcomes misjudge is drafted: the entries a version point needs on top of them. "
+        "With --check, nothing is drafted: the reviewed known outcomes are checked against the "
+        "runs instead (exit code 1 when an entry is stale or too wide).",
     )
     known.add_argument(
         "run_dirs",
@@ -36,7 +39,8 @@ def add_parser(commands: Subcommands) -> None:
     known.add_argument(
         "--out", type=Path, metavar="FILE", help="write the file here instead of printing it"
     )
-    known.add_argument(
+    reviewed = known.add_mutually_exclusive_group()
+    reviewed.add_argument(
         "--against",
         type=Path,
         metavar="DIR",
@@ -45,10 +49,29 @@ def add_parser(commands: Subcommands) -> None:
         "Hudi or Iceberg release and table or format version, the reader's)",
     )
 
+    reviewed.add_argument(
+        "--check",
+        type=Path,
+        metavar="DIR",
+        help="folder of reviewed known-outcome files (e.g. expectations/) to check against the "
+        "runs (one per version point): entries whose versions are a run's and that judge no "
+        "cell (stale), and entries whose WRONG or ERROR cells fail in different ways (too "
+        "wide); entries for versions none of the runs has are counted as not checked",
+    )
+
 
 def handle(args: argparse.Namespace) -> int:
-    """Print (or write) the drafted expectations file."""
+    """Print (or write) the drafted expectations file, or the check of reviewed ones."""
     runs = [load_cells(path)[1] for path in args.run_dirs]
+    if args.check:
+        found = review(load_expectations(args.check), runs)
+        text = render(found, args.check)
+        if args.out:
+            args.out.write_text(text, encoding="utf-8")
+            print(f"wrote {args.out}")
+        else:
+            print(text, end="")
+        return 0 if found.clean else 1
     if args.against:
         reviewed = load_expectations(args.against)
         text = to_yaml([e for cells in runs for e in draft_on_top(cells, reviewed)])

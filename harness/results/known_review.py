@@ -1,0 +1,165 @@
+"""Known outcomes checked against runs: entries no cell needs, entries wider than one cause.
+
+`lakecompat known RUN ... --check expectations/` judges the cells of each run (one run per
+version point) with the reviewed entries and reports:
+
+- **stale** entries: their versions include a run's (the run has cells of their format and
+  engine inside their bounds), yet they judge no cell of any run: the failure they describe
+  is gone, or an earlier entry speaks for all their cells;
+- **too wide** entries: the `WRONG` and `ERROR` cells they judge of one scenario fail in
+  more than one way (`failure_class`), so one reason speaks for several causes and a new
+  failure could hide under it. `UNSUPPORTED` and `REJECTED` entries say what an engine or
+  the writer does not do, whatever the attempt met, so they are not held to one failure;
+- entries no run could check: their versions are none of the runs' (another version point,
+  an engine the runs did not start).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.results.causes import own_reason
+from harness.results.expectations import Judge, Known
+from harness.results.outcomes import Cell, Outcome
+
+#: Exception class names (Java's with their packages, Python's) and Trino's error codes.
+_CLASS = re.compile(
+    r"\b(?:[a-z_][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error)\b"
+    r"|\b[A-Z][a-z]+(?:[A-Z][a-z]*)+(?=: )|\b[A-Z][A-Z_]{3,}\b(?=:)"
+)
+#: What belongs to one table in a reason: column names, literals, counts, examples.
+_OWN = re.compile(r"`[^`]*`|'[^']*'|\([^)]*\)|\b\d+(?:\.\d+)?\b")
+#: The project's own wrapper of every failed query.
+_WRAPPER = "QueryError"
+#: The outcomes an entry is checked to give one cause for.
+_FINDINGS = (Outcome.WRONG, Outcome.ERROR)
+
+
+def failure_class(cell: Cell) -> str:
+    """How a failing cell fails, comparable across tables and scenarios: for an `ERROR`, the
+    exceptions (or error codes) its reason names, in order; for a `WRONG`, its kinds of
+    difference without the columns, values and counts."""
+    reason = own_reason(cell.reason)
+    if cell.outcome is Outcome.WRONG:
+        parts = [" ".join(_OWN.sub("", p).split(":")[0].split()) for p in reason.split("; ")]
+        # "...: got a, b; expected b, a": the columns of the part before.
+        kinds = {p for p in parts if not p.startswith(("expected ", "got "))}
+        return "WRONG: " + "; ".join(sorted(kinds))
+    first = reason.splitlines()[0] if reason else ""
+    names = [n for n in dict.fromkeys(_CLASS.findall(first)) if n != _WRAPPER]
+    said = " > ".join(names) if names else " ".join(_OWN.sub("", first).split())
+    return f"{cell.outcome.value}: {said}"
+
+
+@dataclass
+class Review:
+    """What a check of known outcomes against runs found."""
+
+    entries: int = 0
+    stale: list[Known] = field(default_factory=list)
+    #: Entry -> its cells' failure classes, each with how many cells and one cell's id.
+    too_wide: list[tuple[Known, dict[str, tuple[int, str]]]] = field(default_factory=list)
+    unchecked: list[Known] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.stale and not self.too_wide
+
+
+def review(known: list[Known], runs: list[list[Cell]]) -> Review:
+    """Check `known` against the cells of `runs` (one per version point)."""
+    judged: dict[int, list[Cell]] = defaultdict(list)
+    checked: set[int] = set()
+    for cells in runs:
+        judge = Judge(known)
+        for cell in cells:
+            entry = judge(cell).known
+            if entry is not None:
+                judged[id(entry)].append(cell)
+        for entry in known:
+            if id(entry) not in checked and _checked_by(entry, cells):
+                checked.add(id(entry))
+    found = Review(entries=len(known))
+    for entry in known:
+        if id(entry) not in checked:
+            found.unchecked.append(entry)
+        elif not judged.get(id(entry)):
+            found.stale.append(entry)
+        elif entry.outcome in _FINDINGS:
+            mixed = _mixed(judged[id(entry)])
+            if mixed:
+                found.too_wide.append((entry, mixed))
+    return found
+
+
+def _mixed(cells: list[Cell]) -> dict[str, tuple[int, str]]:
+    """The failure classes of the scenarios among `cells` that fail in more than one way
+    (each with how many cells and one cell's name); empty when each fails in one way. Within
+    a scenario only: how a cause shows depends on the change (a column missing after a drop,
+    an extra one after an add), so one cause may well differ in kind across scenarios."""
+    by_scenario: dict[str, Counter[str]] = defaultdict(Counter)
+    example: dict[str, str] = {}
+    for cell in cells:
+        if cell.outcome in _FINDINGS:
+            kind = failure_class(cell)
+            by_scenario[cell.scenario][kind] += 1
+            example.setdefault(kind, _name(cell))
+    mixed: Counter[str] = Counter()
+    for classes in by_scenario.values():
+        if len(classes) > 1:
+            mixed.update(classes)
+    return {kind: (count, example[kind]) for kind, count in mixed.most_common()}
+
+
+def _checked_by(entry: Known, cells: list[Cell]) -> bool:
+    """Whether the run has a cell of the entry's format and engine inside its bounds."""
+    formats, engines = entry.values("format"), entry.values("engine")
+    return any(
+        (cell.format in formats or "*" in formats)
+        and (cell.engine in engines or "*" in engines)
+        and entry.in_scope(cell)
+        for cell in cells
+    )
+
+
+def render(found: Review, folder: Path) -> str:
+    """The review as text: counts first, then each stale and too-wide entry by its file and
+    position (`known.yaml#known[12]`)."""
+    lines = [
+        f"{found.entries} entries: {len(found.stale)} stale, {len(found.too_wide)} too wide, "
+        f"{len(found.unchecked)} not checked (their versions or engines are in none of the "
+        "runs given)"
+    ]
+    if found.stale:
+        lines += ["", "Stale (their versions are the runs', and they judge no cell):"]
+        lines += [f"- {_where(entry, folder)}: {_said(entry)}" for entry in found.stale]
+    if found.too_wide:
+        lines += ["", "Too wide (their cells fail in different ways):"]
+        for entry, classes in found.too_wide:
+            lines.append(f"- {_where(entry, folder)}: {_said(entry)}")
+            for kind, (count, example) in classes.items():
+                lines.append(f"    {count} cell(s): {kind[:160]}  (e.g. {example})")
+    return "\n".join(lines) + "\n"
+
+
+def _name(cell: Cell) -> str:
+    """A cell as the reports name it: `hive.mor.snapshot.add_column/after[default]`, and
+    its query shape after a slash when it is not `SELECT *`."""
+    shape = "" if cell.shape == "all" else f"/{cell.shape}"
+    kind = cell.table_kind.replace(" ", ".")
+    return f"{cell.engine}.{kind}.{cell.query_type}.{cell.scenario}[{cell.variant}]{shape}"
+
+
+def _where(entry: Known, folder: Path) -> str:
+    if not entry._source:
+        return "(entry)"
+    path, number = entry._source
+    return f"{path.relative_to(folder).as_posix()}#known[{number}]"
+
+
+def _said(entry: Known) -> str:
+    text = f"{entry.outcome.value}, {entry.reason}"
+    return text if len(text) <= 110 else text[:107] + "..."

@@ -1,0 +1,104 @@
+"""Known outcomes checked against runs: stale and too-wide entries (known_review.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_results_report import INFO, cell, write_run
+
+from harness.cli import main
+from harness.results.expectations import load_expectations
+from harness.results.known_review import failure_class, render, review
+from harness.results.outcomes import Outcome
+
+FILE = """\
+known:
+- {engine: hive, scenario: a/one, outcome: ERROR, reason: one cause}
+- {engine: hive, scenario: a/gone, outcome: ERROR, reason: fixed long ago}
+- {engine: hive, scenario: b/two, outcome: ERROR, reason: two causes under one reason}
+- {engine: spark, scenario: a/one, outcome: WRONG, reason: wrong by kind}
+- {engine: trino, scenario: a/one, outcome: ERROR, reason: another point, versions: '<400'}
+"""
+
+
+def error(message: str, **overrides: object) -> object:
+    return cell(outcome=Outcome.ERROR, reason=message, **overrides)
+
+
+def run_cells() -> list[object]:
+    cast = "QueryError: java.lang.ClassCastException: class a.B cannot be cast to class c.D"
+    return [
+        # one cause, told with the table's own names: one way
+        error(cast, engine="hive", scenario="a/one", variant="x"),
+        error(cast.replace("a.B", "e.F"), engine="hive", scenario="a/one", variant="y"),
+        # two causes in one scenario
+        error(cast, engine="hive", scenario="b/two", variant="x"),
+        error(
+            "QueryError: org.apache.hudi.exception.HoodieException: Field extra not found",
+            engine="hive",
+            scenario="b/two",
+            variant="y",
+        ),
+        # WRONG: the kinds, without columns and counts, the same
+        cell(
+            outcome=Outcome.WRONG,
+            reason="wrong values in `qty` (3 of 4 rows)",
+            engine="spark",
+            scenario="a/one",
+            variant="x",
+        ),
+        cell(
+            outcome=Outcome.WRONG,
+            reason="wrong values in `v` (1 of 3 rows)",
+            engine="spark",
+            scenario="a/one",
+            variant="y",
+        ),
+        cell(engine="trino", engine_version="483", scenario="a/one"),
+    ]
+
+
+def test_failure_classes_leave_out_what_belongs_to_one_table() -> None:
+    [one, other, _, hoodie, qty, v, _] = run_cells()
+    assert failure_class(one) == failure_class(other) == "ERROR: java.lang.ClassCastException"
+    assert failure_class(hoodie) == "ERROR: org.apache.hudi.exception.HoodieException"
+    assert failure_class(qty) == failure_class(v) == "WRONG: wrong values in"
+    trino = error("QueryError: NOT_SUPPORTED: Unsupported Trino column type (varchar)")
+    assert failure_class(trino) == "ERROR: NOT_SUPPORTED"
+    arrow = error("QueryError: ArrowInvalid: the record batches hudi-rs returned differ")
+    assert failure_class(arrow) == "ERROR: ArrowInvalid"
+    order = cell(outcome=Outcome.WRONG, reason="column order differs: got b, a; expected a, b")
+    assert failure_class(order) == "WRONG: column order differs"
+
+
+def test_stale_and_too_wide_entries_are_found_and_named(tmp_path: Path) -> None:
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    (folder / "known.yaml").write_text(FILE)
+    known = load_expectations(folder)
+    found = review(known, [run_cells()])
+    assert [e.reason for e in found.stale] == ["fixed long ago"]
+    assert [e.reason for e, _ in found.too_wide] == ["two causes under one reason"]
+    # Trino 483 is outside `<400`: not checked, not stale.
+    assert [e.reason for e in found.unchecked] == ["another point"]
+    text = render(found, folder)
+    assert text.startswith("5 entries: 1 stale, 1 too wide, 1 not checked")
+    assert "- known.yaml#known[1]: ERROR, fixed long ago" in text
+    assert "1 cell(s): ERROR: org.apache.hudi.exception.HoodieException" in text
+    assert "(e.g. hive.cow.snapshot.b/two[y])" in text
+
+
+def test_the_command_exits_1_on_findings_and_0_without(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "expectations"
+    folder.mkdir()
+    (folder / "known.yaml").write_text(FILE)
+    run_dir = write_run(tmp_path / "run", run_cells(), INFO)
+    assert main(["known", str(run_dir), "--check", str(folder)]) == 1
+    assert "1 stale, 1 too wide" in capsys.readouterr().out
+    kept = [line for line in FILE.splitlines() if "gone" not in line and "b/two" not in line]
+    (folder / "known.yaml").write_text("\n".join(kept) + "\n")
+    assert main(["known", str(run_dir), "--check", str(folder)]) == 0
+    assert capsys.readouterr().out.startswith("3 entries: 0 stale, 0 too wide, 1 not checked")
