@@ -60,6 +60,11 @@ class Engine(ABC):
     #: The variant that keeps the engine's own defaults (what a user gets who sets nothing):
     #: the reports' overview speaks for it. None: the first variant.
     default_variant: ClassVar[str | None] = None
+    #: The variants (of the first format, by name) that change how the engine matches a data
+    #: file's columns to the table's (by position rather than by name, by Hudi's field ids,
+    #: through another reader): filters and projections are read under each of them too,
+    #: since a filter can lose rows silently under one way of matching and not another.
+    matching_variants: ClassVar[tuple[str, ...]] = ()
     #: How the engine's SQL quotes names and spells literals, which shaped reads (a projection,
     #: a filter, a count) are written in; None: the engine writes them itself (`shaped_sql`).
     dialect: ClassVar[Dialect | None] = None

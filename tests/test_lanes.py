@@ -128,7 +128,10 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
         (query_type, SparkEngine.default_variant_name()) for query_type in TABLE_QUERY_TYPES["cow"]
     ]
     assert len(SparkEngine.variants) > 1 and len(every) > len(reads)
-    # The shaped reads are the same: they are under the default variant anyway.
+    # The shaped reads are those under the default variant and its controls, without those
+    # under the variants that match columns otherwise (`Engine.matching_variants`).
     assert [r for r in reads if r.shape.name != "all"] == [
-        r for r in every if r.shape.name != "all"
+        r
+        for r in every
+        if r.shape.name != "all" and r.variant.name not in SparkEngine.matching_variants
     ]

@@ -369,6 +369,7 @@ def test_sparks_filter_controls_each_turn_one_path_off() -> None:
     default = "schema_on_read_off"
     assert {r.variant.name: r.variant.settings for r in spark} == {
         default: {"hoodie.schema.on.read.enable": "false"},
+        "schema_on_read": {"hoodie.schema.on.read.enable": "true"},  # a matching variant
         f"{default}+pushdown_off": {
             "hoodie.schema.on.read.enable": "false",
             "spark.sql.parquet.filterPushdown": "false",
@@ -380,4 +381,32 @@ def test_sparks_filter_controls_each_turn_one_path_off() -> None:
     }
     for name in ("trino", "hive"):
         reads = table_reads(engine_class(name), rename, "cow")
-        assert len([r for r in reads if r.shape.name == "filter"]) == 2
+        controls = [
+            r for r in reads if r.shape.name == "filter" and "pushdown_off" in r.variant.name
+        ]
+        assert len(controls) == 1, name
+
+
+@pytest.mark.parametrize("name", ["spark", "trino", "hive"])
+def test_filters_and_projections_are_read_in_every_variant_that_matches_columns_otherwise(
+    name: str,
+) -> None:
+    """Where a variant changes how old files' columns are matched to the table's (Trino by
+    position, Hive's legacy reader and Hudi's schema on read, Spark's schema on read), the
+    query shapes are read under it too, not only under the default; on the engine's first
+    format only, and not when the run reads the default variant alone."""
+    engine = engine_class(name)
+    names = [v.name for v in engine.variants]
+    assert engine.matching_variants and set(engine.matching_variants) <= set(names)
+    rename = scenario("rename_column/rename")
+    reads = table_reads(engine, rename, "cow")
+    for shape in ("filter", "project"):
+        shaped = {r.variant.name for r in reads if r.shape.name == shape}
+        assert set(engine.matching_variants) | {engine.default_variant_name()} <= shaped
+    alone = table_reads(engine, rename, "cow", variants="default")
+    assert {r.variant.name for r in alone if r.shape.name != "all"}.isdisjoint(
+        engine.matching_variants
+    )
+    if "iceberg" in engine.formats:
+        iceberg = table_reads(engine, rename, "cow", table_format="iceberg")
+        assert {r.variant.name for r in iceberg} == {"default"}

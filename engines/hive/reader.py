@@ -172,6 +172,9 @@ class HiveEngine(MetastoreReader):
         # (TestHiveTableSchemaEvolution): Hudi's schema-on-read in its Hive input formats.
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
     )
+    # Hudi 0.x's reader, and Hudi's schema on read (field ids), match old files otherwise
+    # than the default file-group reader.
+    matching_variants = ("legacy_reader", "schema_on_read")
 
     @classmethod
     def release(cls) -> str:

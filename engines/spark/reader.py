@@ -126,6 +126,8 @@ class SparkEngine(Engine):
     )
     # Hudi's own default: schema on read is off unless a user turns it on.
     default_variant = "schema_on_read_off"
+    # Schema on read matches old files' columns by Hudi's field ids, not by name.
+    matching_variants = ("schema_on_read",)
     # A large run reads in a Spark of its own, beside the writer: its reads then no longer take
     # turns with the writes. Otherwise the writer's session reads (its variants set session
     # configuration, for the read only: the writer's jobs do not see them).

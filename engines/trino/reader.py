@@ -250,6 +250,8 @@ class TrinoEngine(MetastoreReader):
         # Through the Hive connector, which hands Hudi tables to the hudi catalog.
         Variant("hive_catalog", {CATALOG: "hive"}),
     )
+    # By position rather than by name (the Hive connector hands tables to the same reader).
+    matching_variants = ("column_positions",)
 
     settings_help = HELP
 

@@ -95,7 +95,8 @@ def add_run_parser(commands: Subcommands) -> None:
         choices=VARIANT_CHOICES,
         default="all",
         help="all (the default): read SELECT * under every variant of each engine (its "
-        "reader settings that change what it reads); default: under each engine's default "
+        "reader settings that change what it reads), and filters and projections also under "
+        "those that match old files' columns otherwise; default: under each engine's default "
         "settings only (quicker: what a user who changed no setting reads)",
     )
     reports_option(

@@ -1,6 +1,7 @@
 """The reads of a table: each query type under each of an engine's variants with `SELECT *`,
 and the query shapes (`harness.scenario.shapes`) on the snapshot under the engine's default
-variant, a filter also under the engine's controls (its pushdown turned off, ...).
+variant, a filter also under the engine's controls (its pushdown turned off, ...), and both
+under each variant that matches columns otherwise (`Engine.matching_variants`).
 
 Every part of the run that needs to know a table's cells (the plan's count, a resumed run's
 check, the merge of shards, the reads themselves) asks here, so they agree.
@@ -87,12 +88,18 @@ def table_reads(
     ]
     if default is None or not engine.reads_shapes or SHAPED_QUERY_TYPE not in query_types:
         return reads
-    # The controls are the engine's first format's settings (Hudi's data skipping, ...).
-    controls = engine.filter_controls(default) if table_format == engine.formats[0] else []
+    # The controls are the engine's first format's settings (Hudi's data skipping, ...), and
+    # so are the variants that match columns otherwise (`Engine.matching_variants`).
+    first = table_format == engine.formats[0]
+    controls = engine.filter_controls(default) if first else []
+    matching = [
+        v for v in own if first and variants == "all" and v.name in engine.matching_variants
+    ]
     for shape in scenario_shapes(scenario, chosen):
         if shape.name == "all":
             continue
         reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
         if shape.name in PUSHDOWN_SHAPES:
             reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
+        reads += [Read(SHAPED_QUERY_TYPE, variant, shape) for variant in matching]
     return reads
