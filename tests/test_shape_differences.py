@@ -105,3 +105,23 @@ def test_a_filter_that_repeats_a_failing_select_star_is_not_said_to_lose_rows() 
     text = "\n".join(differences_markdown(cells))
     assert "- **rows missing where SELECT * fails** (1 cell):" in text
     assert "### trino · Apache Hudi\n\n- **rows lost without an error** (1 cell):" in text
+
+
+def test_a_scenario_read_under_two_variants_gets_a_line_for_each() -> None:
+    """The shapes are read under the default and under each variant that matches columns
+    otherwise: the same cause in two variants is two lines, each naming its variant."""
+    cells = []
+    for variant in ("column_names", "column_positions"):
+        cells += [
+            cell(engine="trino", variant=variant),
+            cell(
+                engine="trino",
+                variant=variant,
+                shape="filter",
+                outcome=Outcome.ERROR,
+                reason=CORRUPTED,
+            ),
+        ]
+    text = "\n".join(differences_markdown(cells))
+    for variant in ("column_names", "column_positions"):
+        assert f"  - `add_column/after` (cow · filter · `{variant}`): ERROR where" in text

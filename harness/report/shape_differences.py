@@ -93,10 +93,12 @@ def differences_markdown(cells: list[Cell]) -> list[str]:
             lines += ["", f"### {key[1]} · {format_title(key[0])}", ""]
         rows = groups[key]
         lines.append(f"- **{key[2]}** ({len(rows)} cell{'s' if len(rows) != 1 else ''}):")
-        by_scenario: dict[str, list[Difference]] = defaultdict(list)
+        # A line per scenario and variant: the shapes are read under several variants (the
+        # default and those that match columns otherwise), each with its controls.
+        by_scenario: dict[tuple[str, str], list[Difference]] = defaultdict(list)
         for row in rows:
-            by_scenario[row.cell.scenario].append(row)
-        lines += [_scenario_line(scenario, found) for scenario, found in by_scenario.items()]
+            by_scenario[(row.cell.scenario, base_variant(row.cell.variant))].append(row)
+        lines += [_scenario_line(key[0], found) for key, found in by_scenario.items()]
     return lines
 
 
