@@ -215,3 +215,32 @@ def test_the_totals_count_a_refused_table_once_and_the_reads_apart(tmp_path: Pat
     totals = json.loads((out / "results.json").read_text())["totals"]
     assert totals["tables"] == {"total": 3, "refused": 1}
     assert totals["outcomes"]["REJECTED"] == 8
+
+
+def test_drafts_on_top_never_speak_for_cells_the_reviewed_entries_judge_right() -> None:
+    """A filter read under a second variant fails as the default's does: the draft names that
+    variant, so the default's cell keeps its reviewed reason."""
+    from harness.results.expectations import Known
+    from harness.results.known_draft import draft_on_top
+
+    reviewed = [
+        Known.model_validate(
+            {
+                "engine": "spark",
+                "scenario": "x/y",
+                "variant": "by_name",
+                "shape": "filter",
+                "outcome": "WRONG",
+                "reason": "reviewed: loses the renamed rows",
+            }
+        )
+    ]
+    cells = [
+        *(cell(scenario="x/y", variant=v) for v in ("by_name", "by_id")),
+        *(wrong(scenario="x/y", variant=v, shape="filter") for v in ("by_name", "by_id")),
+    ]
+    drafted = draft_on_top(cells, reviewed)
+    assert [(e.variant, e.shape) for e in drafted] == [("by_id", "filter")]
+    judged = {j.cell.variant: j for j in judge(cells, drafted + reviewed) if j.cell.shape != "all"}
+    assert judged["by_name"].known.reason == "reviewed: loses the renamed rows"
+    assert all(j.verdict is Verdict.AS_EXPECTED for j in judged.values())

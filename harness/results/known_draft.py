@@ -104,11 +104,14 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
 
     Only the cells `known` misjudges are drafted, each form as general as the run allows: an
     entry is kept when every cell of the run it would match (and no earlier new entry
-    matches) has its outcome. Entries are scoped to the run's writer release (`hudi`), the
-    table version it was asked for (`table_version`, where the run chose one) and, for one
-    engine, to its release (`versions`) and the Hudi release it read with (`reader_hudi`).
+    matches) is one `known` misjudges and has its outcome: listed first, it never speaks for
+    a cell the reviewed entries judge right. Entries are scoped to the run's writer release
+    (`hudi`), the table version it was asked for (`table_version`, where the run chose one)
+    and, for one engine, to its release (`versions`) and the Hudi release it read with
+    (`reader_hudi`).
     """
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
+    wrong = {id(c) for c in misjudged}
     claimed: set[int] = set()
     entries: list[Known] = []
     # Each entry names the query shape of the cells it was drafted for: on top of reviewed
@@ -121,7 +124,9 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
         for values, matched in groups.items():
             outcomes = {c.outcome for c in matched}
             reach = [c for c in cells if id(c) not in claimed and _values(c, form) == values]
-            if len(outcomes) != 1 or any(c.outcome not in outcomes for c in reach):
+            # Listed first, the entry would also speak for every cell it reaches: none that
+            # the reviewed entries judge right already (their reasons stay theirs).
+            if len(outcomes) != 1 or any(id(c) not in wrong for c in reach):
                 continue
             entry = _entry(dict(zip(form, values, strict=True)), matched)
             entry = _borrowed(entry, matched, known)
