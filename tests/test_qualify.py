@@ -313,6 +313,7 @@ def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() 
     reviewed = [
         Known(engine="spark", scenario="a/x", outcome=W, reason="renamed reads NULL", link=link),
         Known(engine="spark", scenario="a/y", outcome=E, reason="reviewed error"),
+        Known(engine="spark", scenario="a/z", outcome=E, reason="reviewed cast"),
     ]
 
     def at(**overrides: object) -> object:
@@ -320,7 +321,12 @@ def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() 
         return cell(**{**fields, **overrides})
 
     lost = "rows lost without an error: the filter `b = 1` returned 0 of 1 matching rows"
+    cast = "QueryError: java.lang.ClassCastException: class A cannot be cast to class B"
     shaped = [
+        # the tables' SELECT * cells, as the reviewed entries know them
+        at(scenario="a/x", outcome=W, reason="NULLs where values were expected in `b`"),
+        at(scenario="a/y", outcome=E, reason="java.lang.Oops"),
+        at(scenario="a/z", outcome=E, reason=cast),
         # SELECT * of a/x is known WRONG: the filter's lost rows take its reason and link
         at(scenario="a/x", shape="filter", outcome=W, reason=lost),
         at(scenario="a/x", shape="filter", variant="default+pushdown_off", outcome=W, reason=lost),
@@ -328,6 +334,8 @@ def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() 
         at(scenario="a/y", shape="project", outcome=E, reason="java.lang.Oops"),
         # a/y's filter is WRONG where SELECT * is an ERROR: its own reason stays
         at(scenario="a/y", shape="filter", outcome=W, reason=lost),
+        # a/z's projection fails too, but otherwise than SELECT *: its own reason stays
+        at(scenario="a/z", shape="project", outcome=E, reason="QueryError: java.io.IOException"),
     ]
     entries = draft_on_top(shaped, reviewed)
     by_shape = {(e.scenario, e.shape): e for e in entries}
@@ -341,6 +349,7 @@ def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() 
     )
     assert by_shape[("a/y", "filter")].reason.startswith("rows lost without an error: the filter")
     assert by_shape[("a/y", "filter")].link is None
+    assert by_shape[("a/z", "project")].reason == "QueryError: java.io.IOException"
     assert {j.verdict for j in judge(shaped, entries + reviewed)} == {Verdict.AS_EXPECTED}
 
 

@@ -28,7 +28,9 @@ from engines.shape import PUSHDOWN_OFF
 from harness.results.expectations import Known, Verdict, judge
 from harness.results.known_lists import dump_entries
 from harness.results.known_merge import merged
+from harness.results.known_review import failure_class
 from harness.results.outcomes import ROWS_LOST, Cell, Outcome
+from harness.results.plain_reads import plain_cells, plain_key
 
 #: The entry forms tried, most general first: which key parts an entry names ("*" for the
 #: rest, except the query shape: see `_entry`). The first one, "what an engine cannot do at
@@ -112,6 +114,7 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
     """
     misjudged = [j.cell for j in judge(cells, known) if j.verdict is not Verdict.AS_EXPECTED]
     wrong = {id(c) for c in misjudged}
+    plains = plain_cells(cells)
     claimed: set[int] = set()
     entries: list[Known] = []
     # Each entry names the query shape of the cells it was drafted for: on top of reviewed
@@ -129,19 +132,28 @@ def draft_on_top(cells: list[Cell], known: list[Known]) -> list[Known]:
             if len(outcomes) != 1 or any(id(c) not in wrong for c in reach):
                 continue
             entry = _entry(dict(zip(form, values, strict=True)), matched)
-            entry = _borrowed(entry, matched, known)
+            entry = _borrowed(entry, matched, known, plains)
             entries.append(Known.model_validate({**entry.model_dump(), **_run_scope(matched)}))
             claimed.update(id(c) for c in reach)
     return entries
 
 
-def _borrowed(entry: Known, matched: list[Cell], known: list[Known]) -> Known:
+def _borrowed(
+    entry: Known, matched: list[Cell], known: list[Known], plains: dict[tuple[str, ...], Cell]
+) -> Known:
     """A shaped entry whose tables' `SELECT *` snapshot (same engine and variant, pushdown
     left on) `known` gives the same outcome, with one reason and link (one entry, or one per
-    table type saying the same): that reason and link, said to be `SELECT *`'s. Otherwise
-    `entry` as it is."""
+    table type saying the same), and whose failed reads fail as that `SELECT *` cell of the
+    run (`plains`) does: that reason and link, said to be `SELECT *`'s. Otherwise `entry` as
+    it is."""
     if entry.shape == "all":
         return entry
+    for cell in matched:
+        plain = plains.get(plain_key(cell))
+        if cell.outcome is Outcome.ERROR and (
+            plain is None or failure_class(plain) != failure_class(cell)
+        ):
+            return entry
     plain = [
         replace(c, shape="all", query_type="snapshot", variant=c.variant.removesuffix(PUSHDOWN_OFF))
         for c in matched

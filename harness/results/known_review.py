@@ -6,10 +6,11 @@ version point) with the reviewed entries and reports:
 - **stale** entries: their versions include a run's (the run has cells of their format and
   engine inside their bounds), yet they judge no cell of any run: the failure they describe
   is gone, or an earlier entry speaks for all their cells;
-- **too wide** entries: the `WRONG` and `ERROR` cells they judge of one scenario fail in
-  more than one way (`failure_class`), so one reason speaks for several causes and a new
-  failure could hide under it. `UNSUPPORTED` and `REJECTED` entries say what an engine or
-  the writer does not do, whatever the attempt met, so they are not held to one failure;
+- **too wide** entries: the `WRONG` and `ERROR` cells they judge of one scenario (of a
+  `WRONG` cell: and query shape) fail in more than one way (`failure_class`), so one reason
+  speaks for several causes and a new failure could hide under it. `UNSUPPORTED` and
+  `REJECTED` entries say what an engine or the writer does not do, whatever the attempt met,
+  so they are not held to one failure;
 - entries no run could check: their versions are none of the runs' (another version point,
   an engine the runs did not start).
 """
@@ -99,13 +100,18 @@ def _mixed(cells: list[Cell]) -> dict[str, tuple[int, str]]:
     """The failure classes of the scenarios among `cells` that fail in more than one way
     (each with how many cells and one cell's name); empty when each fails in one way. Within
     a scenario only: how a cause shows depends on the change (a column missing after a drop,
-    an extra one after an add), so one cause may well differ in kind across scenarios."""
-    by_scenario: dict[str, Counter[str]] = defaultdict(Counter)
+    an extra one after an add), so one cause may well differ in kind across scenarios; and a
+    wrong answer within one query shape."""
+    by_scenario: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     example: dict[str, str] = {}
     for cell in cells:
         if cell.outcome in _FINDINGS:
             kind = failure_class(cell)
-            by_scenario[cell.scenario][kind] += 1
+            # A wrong answer is said in the words of its shape (a filter's missing rows, a
+            # projection's wrong values): compared within one shape. An error's exceptions
+            # are the same words whatever the shape.
+            shape = cell.shape if cell.outcome is Outcome.WRONG else ""
+            by_scenario[(cell.scenario, shape)][kind] += 1
             example.setdefault(kind, _name(cell))
     mixed: Counter[str] = Counter()
     for classes in by_scenario.values():
