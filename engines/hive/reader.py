@@ -172,9 +172,11 @@ class HiveEngine(MetastoreReader):
         # (TestHiveTableSchemaEvolution): Hudi's schema-on-read in its Hive input formats.
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
     )
-    # Hudi 0.x's reader, and Hudi's schema on read (field ids), match old files otherwise
-    # than the default file-group reader.
-    matching_variants = ("legacy_reader", "schema_on_read")
+    # None yet: Hudi 0.x's reader (legacy_reader) and Hudi's schema on read match old files
+    # otherwise than the default file-group reader, but a projection under them failed or
+    # read right depending on the queries the session ran before (HoodieException: The size
+    # of hive.io.file.readcolumn.ids ... is not equal to projection columns): their shaped
+    # cells wait until that is understood (docs/research/hive.md).
 
     @classmethod
     def release(cls) -> str:
