@@ -15,6 +15,7 @@ import os
 import pty
 import select
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -43,6 +44,8 @@ class Terminal:
         self.controller, side = pty.openpty()
         # setsid --ctty: a session of its own whose controlling terminal this is; `exec` keeps
         # the process id, so that the exit code is lakecompat's.
+        # A user's shell takes hangups, also where the suite itself runs under `nohup`
+        # (whose ignored SIGHUP a child would inherit, and rightly keep).
         self.process = subprocess.Popen(
             ["setsid", "--ctty", "bash", "-c", line],
             stdin=side,
@@ -50,6 +53,7 @@ class Terminal:
             stderr=side,
             cwd=cwd,
             env=_environment(),
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
         )
         os.close(side)
         self.shown = bytearray()
