@@ -48,7 +48,6 @@ def add_parser(commands: Subcommands) -> None:
         "entries each run needs on top of them, scoped to the run's releases (the writer's "
         "Hudi or Iceberg release and table or format version, the reader's)",
     )
-
     reviewed.add_argument(
         "--check",
         type=Path,
@@ -63,16 +62,11 @@ def add_parser(commands: Subcommands) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Print (or write) the drafted expectations file, or the check of reviewed ones."""
     runs = [load_cells(path)[1] for path in args.run_dirs]
+    status = 0
     if args.check:
         found = review(load_expectations(args.check), runs)
-        text = render(found, args.check)
-        if args.out:
-            args.out.write_text(text, encoding="utf-8")
-            print(f"wrote {args.out}")
-        else:
-            print(text, end="")
-        return 0 if found.clean else 1
-    if args.against:
+        text, status = render(found, args.check), 0 if found.clean else 1
+    elif args.against:
         reviewed = load_expectations(args.against)
         text = to_yaml([e for cells in runs for e in draft_on_top(cells, reviewed)])
     else:
@@ -82,7 +76,7 @@ def handle(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}")
     else:
         print(text, end="")
-    return 0
+    return status
 
 
 KNOWN = Command("known", add_parser, handle)

@@ -235,6 +235,14 @@ class Known(BaseModel):
             and in_range(cell.writer.get("format_version", ""), self.format_version)
         )
 
+    def source(self, folder: Path) -> str | None:
+        """Where the entry stands, below `folder`: `known.yaml#known[12]` (None: not read
+        from a file)."""
+        if not self._source:
+            return None
+        path, number = self._source
+        return f"{path.relative_to(folder).as_posix()}#known[{number}]"
+
     def to_yaml_dict(self) -> dict[str, Any]:
         """The entry as written in a file: defaults left out, lists as lists."""
         return self.model_dump(mode="json", exclude_defaults=True)
@@ -406,9 +414,9 @@ def to_records(entries: list[Known], folder: Path) -> list[dict[str, Any]]:
     records = []
     for entry in entries:
         record: dict[str, Any] = entry.to_yaml_dict()
-        if entry._source:
-            path, number = entry._source
-            record["source"] = f"{path.relative_to(folder).as_posix()}#known[{number}]"
+        source = entry.source(folder)
+        if source:
+            record["source"] = source
         records.append(record)
     return records
 

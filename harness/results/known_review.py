@@ -76,12 +76,16 @@ def review(known: list[Known], runs: list[list[Cell]]) -> Review:
     checked: set[int] = set()
     for cells in runs:
         judge = Judge(known)
+        # One cell per format, engine and versions: all an entry's bounds look at.
+        by_engine: dict[tuple[str, str], dict[str, Cell]] = defaultdict(dict)
         for cell in cells:
             entry = judge(cell).known
             if entry is not None:
                 judged[id(entry)].append(cell)
+            versions = f"{cell.engine_version} {cell.reader_hudi} {sorted(cell.writer.items())}"
+            by_engine[(cell.format, cell.engine)].setdefault(versions, cell)
         for entry in known:
-            if id(entry) not in checked and _checked_by(entry, cells):
+            if id(entry) not in checked and _checked_by(entry, by_engine):
                 checked.add(id(entry))
     found = Review(entries=len(known))
     for entry in known:
@@ -120,14 +124,15 @@ def _mixed(cells: list[Cell]) -> dict[str, tuple[int, str]]:
     return {kind: (count, example[kind]) for kind, count in mixed.most_common()}
 
 
-def _checked_by(entry: Known, cells: list[Cell]) -> bool:
-    """Whether the run has a cell of the entry's format and engine inside its bounds."""
+def _checked_by(entry: Known, by_engine: dict[tuple[str, str], dict[str, Cell]]) -> bool:
+    """Whether the run (a cell of each table format, engine and versions) has a cell of the
+    entry's format and engine inside its bounds."""
     formats, engines = entry.values("format"), entry.values("engine")
     return any(
-        (cell.format in formats or "*" in formats)
-        and (cell.engine in engines or "*" in engines)
-        and entry.in_scope(cell)
-        for cell in cells
+        entry.in_scope(cell)
+        for (table_format, engine), cells in by_engine.items()
+        if (table_format in formats or "*" in formats) and (engine in engines or "*" in engines)
+        for cell in cells.values()
     )
 
 
@@ -160,10 +165,7 @@ def _name(cell: Cell) -> str:
 
 
 def _where(entry: Known, folder: Path) -> str:
-    if not entry._source:
-        return "(entry)"
-    path, number = entry._source
-    return f"{path.relative_to(folder).as_posix()}#known[{number}]"
+    return entry.source(folder) or "(entry)"
 
 
 def _said(entry: Known) -> str:
