@@ -71,6 +71,12 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[Cell]]:
     return info, cells
 
 
+def count_cells(run_dir: Path) -> int:
+    """How many cells a run folder's results file holds (its non-empty lines)."""
+    with (run_dir / RESULTS_FILE).open(encoding="utf-8") as lines:
+        return sum(1 for line in lines if line.strip())
+
+
 def unfinished(run_dir: Path, info: dict[str, Any], cells: list[Cell]) -> str:
     """Why a run folder's cells do not answer for the whole run, in a sentence; "" when they
     do. Run folders from before `run.json` had a `status` count as finished when they have

@@ -28,7 +28,13 @@ from engines.errors import describe_error
 from engines.spark.runtime import SparkRuntime
 from harness.report.render import write_reports
 from harness.results.outcomes import Cell, table_kind
-from harness.results.store import ResultsWriter, load_run, record_event, write_run_info
+from harness.results.store import (
+    ResultsWriter,
+    count_cells,
+    load_run,
+    record_event,
+    write_run_info,
+)
 from harness.run import cells, interrupt, latest
 from harness.run import folder as run_folder
 from harness.run import plan as run_plan
@@ -188,16 +194,17 @@ class Runner:
             completed = True
         except KeyboardInterrupt:
             failure = run_folder.INTERRUPTED
-            finished = len(outlets[0].result.cells)
-            raise interrupt.RunInterrupted(
-                run_dirs, finished, options.reports_dir, stop.cause
-            ) from None
         except BaseException as exc:
             failure = describe_error(exc)
             raise
         finally:
             with interrupt.holding():
                 self._wind_up(context, outlets, writers, completed, failure)
+        if failure == run_folder.INTERRUPTED:
+            # Counted in the closed results file: the signal may have come between a cell's
+            # line and its place in memory.
+            finished = count_cells(outlets[0].run_dir)
+            raise interrupt.RunInterrupted(run_dirs, finished, options.reports_dir, stop.cause)
         return [outlet.result for outlet in outlets]
 
     def _measure(
