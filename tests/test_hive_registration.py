@@ -5,11 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from engines.hive.reader import hive_arrow_type, to_arrow
+from engines.hive.reader import _answer_columns, hive_arrow_type, to_arrow
 from engines.metastore.ddl import registration_ddl
 from engines.metastore.tables import INPUT_FORMAT, REALTIME_INPUT_FORMAT, hive_tables
 from engines.table import TableRef
@@ -141,3 +143,54 @@ def test_timestamp_ntz_columns_are_registered_as_hive_timestamps() -> None:
     )
     create = registration_ddl(table)[1]
     assert "`at` timestamp, `s` struct<x:timestamp>)" in create
+
+
+def _metadata_cursor(columns: list[tuple[str, str]]) -> Any:
+    """A PyHive cursor whose HiveServer2 describes its result columns as HiveServer2 does:
+    every column, nested or not, with a primitive type entry of its type code."""
+    from TCLIService import ttypes
+
+    descriptions = [
+        ttypes.TColumnDesc(
+            columnName=name,
+            typeDesc=ttypes.TTypeDesc(
+                types=[
+                    ttypes.TTypeEntry(
+                        primitiveEntry=ttypes.TPrimitiveTypeEntry(
+                            type=ttypes.TTypeId._NAMES_TO_VALUES[code]
+                        )
+                    )
+                ]
+            ),
+            position=index,
+        )
+        for index, (name, code) in enumerate(columns)
+    ]
+    response = ttypes.TGetResultSetMetadataResp(schema=ttypes.TTableSchema(columns=descriptions))
+    client = SimpleNamespace(GetResultSetMetadata=lambda request: response)
+    return SimpleNamespace(_operationHandle=None, _connection=SimpleNamespace(client=client))
+
+
+def test_array_map_and_struct_columns_are_read_as_json_to_make_canonical() -> None:
+    """HiveServer2 sends a struct's fields in its declared order and a map's entries in its
+    own order: the answer compares only once the JSON is canonical."""
+    cursor = _metadata_cursor(
+        [("id", "INT_TYPE"), ("items", "ARRAY_TYPE"), ("attrs", "MAP_TYPE"), ("p", "STRUCT_TYPE")]
+    )
+    columns, nested = _answer_columns(cursor)
+    assert columns == [
+        ("id", pa.int32()),
+        ("items", pa.string()),
+        ("attrs", pa.string()),
+        ("p", pa.string()),
+    ]
+    assert nested == {"items", "attrs", "p"}
+    row = (1, '[{"sku":"a","qty":1}]', '{"k7":{"v":6},"k6":null}', '{"y":2,"x":1}')
+    assert to_arrow(columns, [row], nested).to_pylist() == [
+        {
+            "id": 1,
+            "items": '[{"qty":1,"sku":"a"}]',
+            "attrs": '{"k6":null,"k7":{"v":6}}',
+            "p": '{"x":1,"y":2}',
+        }
+    ]

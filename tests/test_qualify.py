@@ -15,6 +15,8 @@ from harness.cli import main
 from harness.qualify.compare import Change, Point, classify, qualify, render_markdown
 from harness.qualify.versions import VersionsError, load_versions, parse_points
 from harness.results.outcomes import Outcome
+from harness.run.plan import needed_baselines
+from harness.scenario.load import load_scenarios
 
 BASE_INFO = {"run_id": "base", "writer": {"spark": "3.5.9", "hudi": "1.1.1"}}
 CAND_INFO = {"run_id": "cand", "writer": {"spark": "3.5.9", "hudi": "1.2.0"}}
@@ -535,7 +537,11 @@ def test_the_plan_is_said_before_anything_starts_and_the_command_line_wins(
     assert record.options.pattern == "add_column/*" and record.options.engines == ("spark",)
     assert line == plan_line(record.plan, record.options)
     tables = int(line.split(": ")[1].split()[0])
-    assert tables == 1 + len(list((ROOT / "scenarios" / "add_column").glob("*.yaml")))
+    # The baselines that carry the column types of add_column/* (no_change, arrays, ...).
+    chosen = load_scenarios(ROOT / "scenarios", "add_column/*")
+    baselines = needed_baselines(load_scenarios(ROOT / "scenarios"), chosen)
+    assert {s.id for s in baselines} > {"baseline/no_change", "baseline/arrays"}
+    assert tables == len(baselines) + len(list((ROOT / "scenarios" / "add_column").glob("*.yaml")))
 
 
 def test_ctrl_c_during_a_qualification_prints_the_command_that_completes_it(

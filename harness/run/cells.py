@@ -39,6 +39,7 @@ from harness.scenario.changelog import compare_changes
 from harness.scenario.compare import Comparison, compare
 from harness.scenario.model import Scenario
 from harness.scenario.shapes import DEFAULT_SHAPES, change_of, expected_shape, written_before
+from harness.scenario.type_shapes import ALWAYS_BASELINE
 from harness.writer.base import WriteResult
 
 
@@ -245,14 +246,19 @@ class Baselines:
         self._cells: dict[tuple[str, ...], list[Cell]] = defaultdict(list)
         for cell in finished or []:  # the cells a resumed run has already
             if cell.category == "baseline":
-                self._cells[_combination(cell)].append(cell)
+                self._keep(cell)
+
+    def _keep(self, cell: Cell) -> None:
+        """`baseline/no_change` first: the baseline named where every one fails."""
+        kept = self._cells[_combination(cell)]
+        kept.insert(0 if cell.scenario == ALWAYS_BASELINE else len(kept), cell)
 
     def note(self, scenario: Scenario, cell: Cell) -> Cell:
         """Remember a baseline cell. To a failing cell, add that it fails the same way without
         any schema change (naming the baseline that does); or, where no baseline table reads
         right either, how they fail."""
         if scenario.spec.baseline:
-            self._cells[_combination(cell)].append(cell)
+            self._keep(cell)
             return cell
         baselines = self._cells.get(_combination(cell), [])
         if not baselines or failure_kind(cell) is None:

@@ -17,12 +17,14 @@ from harness.run.reads import table_reads
 from harness.run.shards import assign, estimate, load_costs, plan_digest, table_id
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
+from harness.scenario.type_shapes import ALWAYS_BASELINE, scenario_shapes
 from harness.writer import format_lacks
 
 
 def select_scenarios(options: RunOptions) -> list[Scenario]:
-    """The chosen scenarios, after every baseline (baselines always run: they tell general
-    failures from evolution failures)."""
+    """The chosen scenarios, after the baselines (they tell general failures from evolution
+    failures): `baseline/no_change` always, each other baseline where a chosen scenario has a
+    column type it carries (`needed_baselines`)."""
     everything = load_scenarios(options.scenarios_dir)
     chosen = load_scenarios(options.scenarios_dir, options.pattern)
     categories = ", ".join(sorted({s.category for s in everything}))
@@ -34,12 +36,28 @@ def select_scenarios(options: RunOptions) -> list[Scenario]:
         if not any(fnmatch.fnmatch(s.id, glob) for s in everything):
             raise ValueError(f"no scenario matches {glob!r} (one of the --scenarios globs; {hint})")
     _check_formats_have_tables(options, chosen)
-    baselines = [s for s in everything if s.spec.baseline and s not in chosen]
+    baselines = [s for s in needed_baselines(everything, chosen) if s not in chosen]
     if options.reverse_order:
         chosen = [s for s in chosen if s.spec.baseline] + [
             s for s in reversed(chosen) if not s.spec.baseline
         ]
     return baselines + chosen
+
+
+def needed_baselines(everything: list[Scenario], chosen: list[Scenario]) -> list[Scenario]:
+    """The baselines a run of `chosen` reads: `baseline/no_change` (and any baseline of simple
+    columns only), and each one that carries a column type shape (`array<struct<int>>`,
+    `decimal(8,2)`) of a chosen scenario beyond those of `baseline/no_change`."""
+    baselines = [s for s in everything if s.spec.baseline]
+    plain = next((s for s in baselines if s.id == ALWAYS_BASELINE), None)
+    common = scenario_shapes(plain.spec) if plain else set()
+    used = set().union(*(scenario_shapes(s.spec) for s in chosen if not s.spec.baseline))
+    needed = []
+    for baseline in baselines:
+        carried = scenario_shapes(baseline.spec) - common
+        if baseline is plain or not carried or carried & used:
+            needed.append(baseline)
+    return needed
 
 
 def _check_formats_have_tables(options: RunOptions, chosen: list[Scenario]) -> None:

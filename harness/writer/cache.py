@@ -77,6 +77,7 @@ NOT_WRITER_CODE = (
     "harness/writer/hudi/script.py",
     "harness/writer/iceberg/script.py",
     "harness/scenario/shapes.py",
+    "harness/scenario/type_shapes.py",
     "harness/scenario/compare.py",
     "harness/scenario/changelog.py",
     "engines/spark/reader.py",
