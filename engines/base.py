@@ -65,6 +65,8 @@ class Engine(ABC):
     #: through another reader): filters and projections are read under each of them too,
     #: since a filter can lose rows silently under one way of matching and not another.
     matching_variants: ClassVar[tuple[str, ...]] = ()
+    #: The query shapes read under `matching_variants` (None: every shape the run reads).
+    matching_shapes: ClassVar[tuple[str, ...] | None] = None
     #: How the engine's SQL quotes names and spells literals, which shaped reads (a projection,
     #: a filter, a count) are written in; None: the engine writes them itself (`shaped_sql`).
     dialect: ClassVar[Dialect | None] = None

@@ -101,5 +101,6 @@ def table_reads(
         reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
         if shape.name in PUSHDOWN_SHAPES:
             reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
-        reads += [Read(SHAPED_QUERY_TYPE, variant, shape) for variant in matching]
+        if engine.matching_shapes is None or shape.name in engine.matching_shapes:
+            reads += [Read(SHAPED_QUERY_TYPE, variant, shape) for variant in matching]
     return reads
