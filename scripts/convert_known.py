@@ -50,6 +50,7 @@ from harness.results.expectations import (  # noqa: E402
     Judge,
     Known,
     bound_parts,
+    expanded,
     in_range,
     load_expectations,
     reader_variants,
@@ -57,7 +58,7 @@ from harness.results.expectations import (  # noqa: E402
 from harness.results.known_lists import (  # noqa: E402
     dump_entries,
 )
-from harness.results.known_merge import merged  # noqa: E402
+from harness.results.known_merge import by_cause, cause_item, merged  # noqa: E402
 from harness.results.outcomes import Cell, Outcome  # noqa: E402
 from harness.results.store import load_cells  # noqa: E402
 from harness.scenario.load import load_scenarios  # noqa: E402
@@ -94,7 +95,7 @@ def _correct(entry: dict[str, Any]) -> dict[str, Any]:
         link = "https://github.com/Eventual-Inc/Daft/issues/2249"
         return entry | {"reason": reason + _DAFT_ROOT, "link": link}
     if (
-        entry["engine"] == "trino"
+        entry.get("engine") == "trino"
         and entry.get("shape") == "filter"
         and reason.startswith("rows lost without an error")
         and "decimal(10,2)" in reason
@@ -178,10 +179,11 @@ def read_known(path: Path) -> KnownFile:
 def convert(known_file: KnownFile) -> KnownFile:
     """The file with its entries merged, section by section."""
     flat = [(s, e) for s, section in enumerate(known_file.sections) for e in section.entries]
-    entries = [Known.model_validate(e) for _, e in flat]
+    pairs = [(s, fields) for s, item in flat for _, fields in expanded(item)]
+    entries = [Known.model_validate(fields) for _, fields in pairs]
     sections = [Section(s.comment) for s in known_file.sections]
-    for section, entry in merged(entries, [s for s, _ in flat]):
-        sections[section].entries.append(entry.to_yaml_dict())
+    for section, cases in by_cause(merged(entries, [s for s, _ in pairs])):
+        sections[section].entries.append(cause_item(cases))
     return KnownFile(known_file.name, known_file.header, sections)
 
 

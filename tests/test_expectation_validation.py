@@ -68,6 +68,12 @@ CASES = [
     case("list_with_star", "known[0].query_type", "'*' matches every value already"),
     case("list_table_type_unknown", "known[0].table_type", "Input should be 'cow', 'mor' or '*'"),
     case("list_shape_unknown", "known[0].shape", "Input should be 'all', 'project', 'filter'"),
+    # Entries of one cause with several cases: each case says which cells, the entry why.
+    case("cases_not_a_list", "known[0].cases", "a list of cases expected"),
+    case("case_gives_what_is_said", "known[0].cases[1].reason", "a case gives only which cells"),
+    case("case_field_given_twice", "known[0].cases[1].scenario", "given by the entry too"),
+    case("case_table_type_unknown", "known[0].cases[1].table_type", "Input should be 'cow'"),
+    case("case_scenario_matches_nothing", "known[0].cases[1].scenario", "matches no scenario"),
     case("list_value_twice", "known[0].engine", "lists 'spark' twice"),
 ]
 

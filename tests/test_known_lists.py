@@ -120,3 +120,53 @@ def test_the_shipped_known_outcomes_are_written_once_per_cause() -> None:
         assert sum(len(s.entries) for s in again.sections) == sum(
             len(s.entries) for s in known_file.sections
         ), path.name
+
+
+def test_the_entries_of_one_cause_that_no_list_holds_become_the_cases_of_one_entry(
+    tmp_path: Path,
+) -> None:
+    """`add_column/after` on both table types and `rename_column/rename` on cow alone are no
+    box of values: one entry says their reason once, with a case for each."""
+    before, after = converted(
+        tmp_path,
+        [
+            entry("add_column/after", "cow", "WRONG", "read by position"),
+            entry("add_column/at_end", "cow", "ERROR", "another cause"),
+            entry("add_column/after", "mor", "WRONG", "read by position"),
+            entry("rename_column/rename", "cow", "WRONG", "read by position"),
+        ],
+    )
+    items = yaml.safe_load((after / "known.yaml").read_text())["known"]
+    assert [(e["reason"], e.get("cases")) for e in items] == [
+        (
+            "read by position",
+            [
+                {"scenario": ["add_column/after", "rename_column/rename"], "table_type": "cow"},
+                {"scenario": "add_column/after", "table_type": "mor"},
+            ],
+        ),
+        ("another cause", None),
+    ]
+    assert judgements(after) == judgements(before)
+    entries = load_expectations(after)
+    assert [e.source(after) for e in entries] == [
+        "known.yaml#known[0].cases[0]",
+        "known.yaml#known[0].cases[1]",
+        "known.yaml#known[1]",
+    ]
+
+
+def test_a_case_is_not_moved_past_an_entry_that_judged_its_cells_first(tmp_path: Path) -> None:
+    """`rename_column/*` on cow judges `rename_column/rename`'s cow cell before the last entry
+    does: that entry stays where it is, not a case of the first."""
+    before, after = converted(
+        tmp_path,
+        [
+            entry("add_column/after", "cow", "WRONG", "read by position"),
+            entry("rename_column/*", "cow", "ERROR", "another cause"),
+            entry("rename_column/rename", "cow", "WRONG", "read by position"),
+        ],
+    )
+    items = yaml.safe_load((after / "known.yaml").read_text())["known"]
+    assert [e["reason"] for e in items] == ["read by position", "another cause", "read by position"]
+    assert judgements(after) == judgements(before)

@@ -108,7 +108,9 @@ class Known(BaseModel):
     outcome: Outcome
     reason: str = Field(min_length=1)
     link: Annotated[str, Field(pattern=r"^https://\S+$")] | None = None
-    _source: tuple[Path, int] | None = PrivateAttr(default=None)
+    #: The file, the entry's position in its `known:` list and, for an entry with `cases`,
+    #: the case's position in them.
+    _source: tuple[Path, int, int | None] | None = PrivateAttr(default=None)
 
     def __hash__(self) -> int:  # a `versions` mapping is not hashable: hash the file's form
         return hash(json.dumps(self.to_yaml_dict(), sort_keys=True))
@@ -235,13 +237,20 @@ class Known(BaseModel):
             and in_range(cell.writer.get("format_version", ""), self.format_version)
         )
 
+    def place(self) -> tuple[Path, str]:
+        """The file the entry stands in and where in it: `known[12]`, `known[3].cases[1]`."""
+        if not self._source:
+            return Path("?"), "known[0]"
+        path, number, case = self._source
+        return path, f"known[{number}]" + ("" if case is None else f".cases[{case}]")
+
     def source(self, folder: Path) -> str | None:
         """Where the entry stands, below `folder`: `known.yaml#known[12]` (None: not read
         from a file)."""
         if not self._source:
             return None
-        path, number = self._source
-        return f"{path.relative_to(folder).as_posix()}#known[{number}]"
+        path, at = self.place()
+        return f"{path.relative_to(folder).as_posix()}#{at}"
 
     def to_yaml_dict(self) -> dict[str, Any]:
         """The entry as written in a file: defaults left out, lists as lists."""
@@ -278,7 +287,49 @@ def _bounds(value: str) -> str:
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    known: list[Known] = Field(default_factory=list, max_length=10_000)
+    known: list[dict[str, Any]] = Field(default_factory=list, max_length=10_000)
+
+
+#: The fields a case of an entry may give (`cases`): which cells, never what is said of them.
+CASE_FIELDS = (*MATCH_FIELDS, "versions", *SCOPE_FIELDS)
+
+
+def expanded(item: dict[str, Any]) -> list[tuple[int | None, dict[str, Any]]]:
+    """An entry as a file gives it, as the entries it stands for: itself, or one per case of
+    its `cases` (each with the entry's other fields), numbered. ValueError (with the field's
+    path) for cases that are not a list of mappings of match fields, or that give a field the
+    entry gives too."""
+    if "cases" not in item:
+        return [(None, item)]
+    cases = item["cases"]
+    shared = {k: v for k, v in item.items() if k != "cases"}
+    if not isinstance(cases, list) or not cases:
+        raise _CaseError("cases", "a list of cases expected, each a mapping of match fields")
+    found = []
+    for number, case in enumerate(cases):
+        if not isinstance(case, dict) or not case:
+            raise _CaseError(f"cases[{number}]", "a mapping of match fields expected")
+        for key in case:
+            if key not in CASE_FIELDS:
+                allowed = ", ".join(CASE_FIELDS)
+                raise _CaseError(
+                    f"cases[{number}].{key}", f"a case gives only which cells ({allowed})"
+                )
+            if key in shared:
+                raise _CaseError(
+                    f"cases[{number}].{key}",
+                    "given by the entry too: give it once, there or in each case",
+                )
+        found.append((number, {**shared, **case}))
+    return found
+
+
+class _CaseError(ValueError):
+    """A malformed `cases` list: the path of the field below the entry, and what is wrong."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
 
 
 def in_range(version: str, bounds: str) -> bool:
@@ -324,18 +375,41 @@ def load_expectations(folder: Path) -> list[Known]:
     for path in sorted(folder.rglob("*.yaml")):
         data = read_mapping(path, ExpectationError, "a list `known:`")
         try:
-            found = _File.model_validate(data).known
+            items = _File.model_validate(data).known
         except ValidationError as exc:
             first = first_error(exc)
             loc = first["loc"]
             if first["type"] == "extra_forbidden":
-                message = unknown_field(_File, loc)
-                raise ExpectationError(path, field_path(loc[:-1]), message) from None
+                raise ExpectationError(path, "", unknown_field(_File, loc)) from None
             raise ExpectationError(path, field_path(loc), first["msg"]) from None
-        for number, entry in enumerate(found):
-            entry._source = (path, number)
-        entries.extend(found)
+        for number, item in enumerate(items):
+            entries.extend(_entries_of(path, number, item))
     return entries
+
+
+def _entries_of(path: Path, number: int, item: dict[str, Any]) -> list[Known]:
+    """The entries one item of a file's `known:` list stands for (one per case), validated;
+    an error names the field, in the case that gives it."""
+    at = f"known[{number}]"
+    try:
+        cases = expanded(item)
+    except _CaseError as exc:
+        raise ExpectationError(path, f"{at}.{exc.where}", str(exc)) from None
+    found = []
+    for case, fields in cases:
+        try:
+            entry = Known.model_validate(fields)
+        except ValidationError as exc:
+            first = first_error(exc)
+            loc = first["loc"]
+            given = item.get("cases", [{}])[case] if case is not None else {}
+            place = f"{at}.cases[{case}]" if loc and loc[0] in given else at
+            if first["type"] == "extra_forbidden":
+                raise ExpectationError(path, place, unknown_field(Known, loc)) from None
+            raise ExpectationError(path, field_path((place, *loc)), first["msg"]) from None
+        entry._source = (path, number, case)
+        found.append(entry)
+    return found
 
 
 def check_references(entries: list[Known], scenario_ids: list[str], engines: list[str]) -> None:
@@ -345,28 +419,26 @@ def check_references(entries: list[Known], scenario_ids: list[str], engines: lis
     seen: dict[str, str] = {}
     variants = reader_variants(engines)
     for entry in entries:
-        path, number = entry._source or (Path("?"), 0)
+        path, at = entry.place()
         for name in entry.values("engine"):
             if name != "*" and name not in engines:
                 raise ExpectationError(
                     path,
-                    f"known[{number}].engine",
+                    f"{at}.engine",
                     f"unknown engine {name!r}; known: {', '.join(engines)} (or '*')",
                 )
         for glob in entry.values("scenario"):
             if not any(fnmatch.fnmatchcase(s, glob) for s in scenario_ids):
-                raise ExpectationError(
-                    path, f"known[{number}].scenario", f"{glob!r} matches no scenario file"
-                )
-        _check_variants(entry, variants, f"known[{number}].variant", path)
+                raise ExpectationError(path, f"{at}.scenario", f"{glob!r} matches no scenario file")
+        _check_variants(entry, variants, f"{at}.variant", path)
         where = json.dumps({k: v for k, v in entry.to_yaml_dict().items() if k not in _SAID})
         if where in seen:
             raise ExpectationError(
                 path,
-                f"known[{number}]",
+                at,
                 f"matches the same cells as {seen[where]}, which wins; remove one",
             )
-        seen[where] = f"{path.name} known[{number}]"
+        seen[where] = f"{path.name} {at}"
 
 
 #: What an entry says of its cells, as opposed to which cells it matches.

@@ -27,7 +27,7 @@ from engines.infra.hudi_jars import written_table_version
 from engines.shape import PUSHDOWN_OFF
 from harness.results.expectations import Known, Verdict, judge
 from harness.results.known_lists import dump_entries
-from harness.results.known_merge import merged
+from harness.results.known_merge import by_cause, cause_item, merged
 from harness.results.known_review import failure_class
 from harness.results.outcomes import ROWS_LOST, Cell, Outcome
 from harness.results.plain_reads import plain_cells, plain_key
@@ -231,8 +231,9 @@ def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[s
 
 def to_yaml(entries: list[Known]) -> str:
     """An expectations file holding `entries`, one entry per cause: those that say the same
-    merged where that changes no cell's judgement (`known_merge`)."""
-    together = [entry.to_yaml_dict() for _, entry in merged(entries)]
+    merged, and gathered as the cases of one entry, where that changes no cell's judgement
+    (`known_merge`)."""
+    together = [cause_item(cases) for _, cases in by_cause(merged(entries))]
     return _HEADER + "known:\n" + dump_entries(together)
 
 

@@ -259,7 +259,28 @@ def dump_entries(entries: list[dict[str, Any]]) -> str:
     """Entries as the items of a file's `known:` list (no `known:` line)."""
     if not entries:
         return ""
-    items = _Entries(
-        {k: _FlowMap(v) if isinstance(v, dict) else v for k, v in e.items()} for e in entries
-    )
+    items = _Entries(_item(e) for e in entries)
     return yaml.dump(items, Dumper=_Dumper, sort_keys=False, width=_WIDTH, allow_unicode=True)
+
+
+def _item(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry's mappings on one line each; its `cases` one under the other, each on a line
+    of its own."""
+    item: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key == "cases":
+            item[key] = _Entries(_case(case) for case in value)
+        else:
+            item[key] = _FlowMap(value) if isinstance(value, dict) else value
+    return item
+
+
+def _case(case: dict[str, Any]) -> dict[str, Any]:
+    """A case on one line where it fits (`- {scenario: ..., shape: filter}`), else a field a
+    line, as an entry's."""
+    line = yaml.dump(
+        [_FlowMap(case)], Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True
+    )
+    if len(line.rstrip("\n")) + 2 <= _WIDTH:
+        return _FlowMap(case)
+    return {k: _FlowMap(v) if isinstance(v, dict) else v for k, v in case.items()}

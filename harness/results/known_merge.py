@@ -156,3 +156,40 @@ def _ranges_meet(x: str, y: str) -> bool:
     if low is None or high is None:
         return True
     return low[0] < high[0] or (low[0] == high[0] and low[1] and high[1])
+
+
+def by_cause(found: list[tuple[int, Known]]) -> list[tuple[int, list[Known]]]:
+    """Merged entries (`merged`) gathered by cause: the entries of one section that say the
+    same thing of the same format (at any versions) become the cases of one entry, at the
+    place of the first of them, where moving them there changes no cell's judgement (no
+    entry between could match one of their cells with other words: `_barriers`)."""
+    entries = [entry for _, entry in found]
+    barriers = _barriers(entries)
+    groups: list[tuple[int, list[int]]] = []
+    open_groups: dict[tuple[Any, ...], list[int]] = {}
+    for index, (section, entry) in enumerate(found):
+        key = (section, entry.outcome, entry.reason, entry.link, entry.values("format"))
+        candidates = open_groups.get(key, [])
+        joined = next((g for g in candidates if barriers[index] < groups[g][1][0]), None)
+        if joined is None:
+            open_groups.setdefault(key, []).append(len(groups))
+            groups.append((section, [index]))
+        else:
+            groups[joined][1].append(index)
+    return [(section, [entries[i] for i in members]) for section, members in groups]
+
+
+def cause_item(cases: list[Known]) -> dict[str, Any]:
+    """One entry as a file writes it for the entries of one cause: what they share, and a
+    `cases` list of what differs (an entry alone as it is)."""
+    dicts = [case.to_yaml_dict() for case in cases]
+    if len(dicts) == 1:
+        return dicts[0]
+    keys = [k for k in dicts[0] if all(k in d for d in dicts)]
+    shared = {k: dicts[0][k] for k in keys if all(d[k] == dicts[0][k] for d in dicts)}
+    # Which cells differ from case to case; what is said of them, never.
+    shared |= {k: dicts[0][k] for k in _SAID if k in dicts[0]}
+    item = {k: v for k, v in dicts[0].items() if k in shared and k not in _SAID}
+    item |= {k: dicts[0][k] for k in _SAID if k in dicts[0]}
+    item["cases"] = [{k: v for k, v in d.items() if k not in shared} for d in dicts]
+    return item
