@@ -9,7 +9,12 @@ from types import SimpleNamespace
 from test_results_report import cell
 
 from engines.table import TableRef
-from harness.results.causes import failure_kind, own_reason, same_failure
+from harness.results.causes import (
+    failure_kind,
+    own_reason,
+    same_failure,
+    unfounded_baseline_notes,
+)
 from harness.results.outcomes import BASELINE_NOTE, BASELINE_OTHER, Outcome
 from harness.run.cells import Baselines, writer_verdict
 from harness.writer.base import WriteResult
@@ -105,6 +110,23 @@ def test_a_failure_shared_with_any_baseline_table_names_that_one() -> None:
     assert noted.reason == f"{nested}; {BASELINE_NOTE} (baseline/nested: WRONG)"
     own = baselines.note(scenario(False), failing(RANGE))
     assert own.reason == RANGE
+
+
+def test_a_note_that_the_named_baseline_does_not_bear_out_is_found() -> None:
+    """Over a whole results file: every cell said to fail without any schema change fails as
+    the baseline cell it names does."""
+    nested = "NULLs where values were expected in `items` (1 of 4 rows)"
+    base = failing(nested, Outcome.WRONG, scenario="baseline/arrays", category="baseline")
+    held = failing(f"{nested}; {BASELINE_NOTE} (baseline/arrays: WRONG)", Outcome.WRONG)
+    assert unfounded_baseline_notes([base, held]) == []
+    other = failing(f"{RANGE}; {BASELINE_NOTE} (baseline/arrays: WRONG)", scenario="add/x")
+    gone = failing(f"{nested}; {BASELINE_NOTE} (baseline/maps: WRONG)", scenario="add/y")
+    found = unfounded_baseline_notes([base, held, other, gone])
+    assert len(found) == 2
+    assert (
+        "ERROR: IllegalArgumentException" in found[0] and "but baseline/arrays: WRONG" in found[0]
+    )
+    assert "names baseline/maps, which has no such cell" in found[1]
 
 
 def test_a_refusal_gives_the_same_reason_in_every_run() -> None:

@@ -67,3 +67,34 @@ def _plain(text: str) -> str:
     text = _TABLE.sub("<table>", text)
     text = _HEX.sub("<id>", text)
     return _NUMBER.sub("<n>", text).strip()
+
+
+_NOTED = re.compile(
+    re.escape(f"; {BASELINE_NOTE} (") + r"(?P<scenario>[^:()]+): (?P<outcome>[A-Z_]+)\)"
+)
+
+
+def unfounded_baseline_notes(cells: list[Cell]) -> list[str]:
+    """The cells of a run whose reason says they fail without any schema change where the
+    baseline cell it names (same engine, format, table type, query type and variant) does not
+    fail the same way, each as `key: why`; empty when every such note holds."""
+    baselines = {
+        (c.scenario, c.engine, c.format, c.table_type, c.query_type, c.variant): c
+        for c in cells
+        if c.category == "baseline" and c.shape == "all"
+    }
+    found = []
+    for cell in cells:
+        noted = _NOTED.search(cell.reason)
+        if noted is None:
+            continue
+        key = (noted["scenario"], cell.engine, cell.format, cell.table_type)
+        baseline = baselines.get((*key, cell.query_type, cell.variant))
+        if baseline is None:
+            found.append(f"{cell.key}: names {noted['scenario']}, which has no such cell")
+        elif not same_failure(cell, baseline) or baseline.outcome.value != noted["outcome"]:
+            found.append(
+                f"{cell.key}: {failure_kind(cell)} but {noted['scenario']}: "
+                f"{failure_kind(baseline)}"
+            )
+    return found
