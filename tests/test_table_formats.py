@@ -370,6 +370,14 @@ def test_sparks_filter_controls_each_turn_one_path_off() -> None:
     assert {r.variant.name: r.variant.settings for r in spark} == {
         default: {"hoodie.schema.on.read.enable": "false"},
         "schema_on_read": {"hoodie.schema.on.read.enable": "true"},  # a matching variant
+        "schema_on_read+pushdown_off": {
+            "hoodie.schema.on.read.enable": "true",
+            "spark.sql.parquet.filterPushdown": "false",
+        },
+        "schema_on_read+data_skipping_off": {
+            "hoodie.schema.on.read.enable": "true",
+            "hoodie.enable.data.skipping": "false",
+        },
         f"{default}+pushdown_off": {
             "hoodie.schema.on.read.enable": "false",
             "spark.sql.parquet.filterPushdown": "false",
@@ -384,7 +392,8 @@ def test_sparks_filter_controls_each_turn_one_path_off() -> None:
         controls = [
             r for r in reads if r.shape.name == "filter" and "pushdown_off" in r.variant.name
         ]
-        assert len(controls) == 1, name
+        # One for the default variant, one for each that matches columns otherwise.
+        assert len(controls) == 1 + len(engine_class(name).matching_variants), name
 
 
 @pytest.mark.parametrize("name", ["spark", "trino", "hive"])
@@ -407,6 +416,11 @@ def test_filters_and_projections_are_read_in_every_variant_that_matches_columns_
             assert set(engine.matching_variants) | {engine.default_variant_name()} <= shaped
         else:
             assert shaped == {engine.default_variant_name()}
+    # A filter under each of them is read with its controls too (pushdown off, ...).
+    for name in engine.matching_variants:
+        variant = next(v for v in engine.variants if v.name == name)
+        controls = {c.name for c in engine.filter_controls(variant)}
+        assert controls and controls <= {r.variant.name for r in reads if r.shape.name == "filter"}
     alone = table_reads(engine, rename, "cow", variants="default")
     assert {r.variant.name for r in alone if r.shape.name != "all"}.isdisjoint(
         engine.matching_variants

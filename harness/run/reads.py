@@ -101,6 +101,15 @@ def table_reads(
         reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
         if shape.name in PUSHDOWN_SHAPES:
             reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
-        if engine.matching_shapes is None or shape.name in engine.matching_shapes:
-            reads += [Read(SHAPED_QUERY_TYPE, variant, shape) for variant in matching]
+        if engine.matching_shapes is not None and shape.name not in engine.matching_shapes:
+            continue
+        for variant in matching:
+            reads.append(Read(SHAPED_QUERY_TYPE, variant, shape))
+            # With its controls too: a filter that fails under a variant that matches columns
+            # otherwise is told apart by the path whose control reads right.
+            if shape.name in PUSHDOWN_SHAPES:
+                reads += [
+                    Read(SHAPED_QUERY_TYPE, control, shape)
+                    for control in engine.filter_controls(variant)
+                ]
     return reads
