@@ -10,6 +10,7 @@ from typing import Any
 from test_results_report import cell, write_run
 
 from harness.report.overview import overviews
+from harness.report.overview_markdown import asides_text
 from harness.report.render import write_reports
 from harness.results.expectations import Known, judge
 from harness.results.outcomes import BASELINE_NOTE, Cell, Outcome
@@ -366,6 +367,35 @@ def test_each_failing_baseline_table_is_said_once_with_its_name() -> None:
     assert overview.rows[0].engines["spark"].text == "PASS"
     [aside] = overview.asides
     assert (aside.scenarios, aside.left_out) == (["baseline/nested_nulls"], 1)
+
+
+def test_baseline_tables_that_fail_alike_are_said_once_no_change_first() -> None:
+    """Three baseline tables meet the same changelog limit and a fourth fails its own way:
+    two lines under the table, the first naming `baseline/no_change` first."""
+    limit = "UnsupportedOperationException: Delete files are currently not supported"
+    cells = [
+        replace(
+            baseline("spark", "off", "mor", "snapshot", Outcome.ERROR), scenario=name, reason=why
+        )
+        for name, why in [
+            ("baseline/structs", limit),
+            ("baseline/arrays", limit),
+            ("baseline/no_change", limit),
+            ("baseline/maps", "IllegalArgumentException: unorderable columns: [counts]"),
+        ]
+    ]
+    cells.append(read("spark", "off", "cow", "snapshot", Outcome.PASS))
+    overview = the_overview(cells)
+    assert [a.scenarios for a in overview.asides] == [
+        ["baseline/no_change", "baseline/arrays", "baseline/structs"],
+        ["baseline/maps"],
+    ]
+    said = asides_text(overview)
+    assert said[0].startswith(
+        "`spark` fails without any schema change too (the baseline tables `baseline/no_change`, "
+        "`baseline/arrays`, `baseline/structs`): "
+    )
+    assert said[1].startswith("`spark` fails without any schema change too (the baseline table ")
 
 
 def test_rows_lost_is_said_only_of_filters_whose_select_star_reads_them() -> None:

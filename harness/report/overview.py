@@ -22,6 +22,7 @@ from harness.results.causes import own_reason, same_failure
 from harness.results.expectations import Judged, Verdict
 from harness.results.outcomes import NOTHING_TO_READ, ROWS_LOST, Cell, Outcome
 from harness.results.plain_reads import missing_rows, plain_cells, plain_key
+from harness.scenario.type_shapes import ALWAYS_BASELINE
 
 #: What no engine reads: the writer refused the change, or the engine has no such query.
 NOT_READ = (Outcome.REJECTED, Outcome.UNSUPPORTED)
@@ -297,14 +298,27 @@ def _baseline_asides(
             for i in found if key[0] == engine else []:
                 by_scenario[judged[i].cell.scenario].append(i)
         left_out = sum(1 for i in shared if judged[i].cell.engine == engine)
-        for scenario, mine in sorted(by_scenario.items()):
+        # Baseline tables that fail alike are said once, `baseline/no_change` named first.
+        alike: dict[tuple[str, tuple[str, ...]], Aside] = {}
+        for scenario, mine in sorted(by_scenario.items(), key=lambda s: _baseline_rank(s[0])):
             summary = _plain_summary([judged[i] for i in mine], defaults.get(engine, ""), {})
             if summary.outcome in (None, Outcome.PASS):
                 continue
-            aside = Aside("baseline", engine, summary.text, summary.reasons, mine)
+            said = (summary.text, tuple(summary.reasons))
+            if said in alike:
+                alike[said].scenarios.append(scenario)
+                alike[said].cells += mine
+                continue
+            aside = Aside("baseline", engine, summary.text, summary.reasons, list(mine))
             aside.scenarios, aside.left_out, left_out = [scenario], left_out, 0
+            alike[said] = aside
             asides.append(aside)
     return asides
+
+
+def _baseline_rank(scenario: str) -> tuple[bool, str]:
+    """`baseline/no_change` (the baseline every run reads) first, then by name."""
+    return (scenario != ALWAYS_BASELINE, scenario)
 
 
 def _nothing_to_read(judged: list[Judged], indexes: list[int], gone: set[str]) -> list[Aside]:

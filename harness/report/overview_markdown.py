@@ -85,9 +85,11 @@ def _aside(table_format: str, aside: Aside) -> str:
             if aside.left_out
             else ""
         )
+        tables = ", ".join(f"`{s}`" for s in aside.scenarios)
+        plural = "s" if len(aside.scenarios) > 1 else ""
         return (
-            f"`{aside.engine}` fails without any schema change too (the baseline table "
-            f"`{aside.scenarios[0]}`): {aside.text} ({reasons}).{left}"
+            f"`{aside.engine}` fails without any schema change too (the baseline table{plural} "
+            f"{tables}): {aside.text} ({reasons}).{left}"
         )
     names = ", ".join(f"`{s}`" for s in aside.scenarios)
     return (
