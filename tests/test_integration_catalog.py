@@ -26,6 +26,7 @@ from engines.table import TABLE_QUERY_TYPES
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
+from harness.run.plan import needed_baselines
 from harness.run.progress import Progress
 from harness.run.reads import table_reads
 from harness.run.runner import Runner
@@ -141,7 +142,11 @@ def test_every_cell_is_there_with_outcome_reason_and_evidence(
 ) -> None:
     _, cells = run
     tables = [(s, t) for s in load_scenarios(SCENARIOS) for t in s.spec.table_types]
-    chosen = [(s, t) for s, t in tables if s.id in SUBSET or s.id == "baseline/no_change"]
+    # The subset's scenarios and the baselines that carry their column types.
+    every = load_scenarios(SCENARIOS)
+    needed = {s.id for s in needed_baselines(every, [s for s in every if s.id in SUBSET])}
+    assert needed == {"baseline/no_change", "baseline/structs"}
+    chosen = [(s, t) for s, t in tables if s.id in SUBSET or s.id in needed]
     plain = sum(len(TABLE_QUERY_TYPES[t]) * VARIANTS for _, t in chosen)
     assert len([c for c in cells if c.shape == "all"]) == plain
     # and the query shapes: the snapshot under each engine's default variant and the
