@@ -15,8 +15,9 @@ each scenario x engine x table type x query type of its format x variant (with `
 x shape x format, at versions inside and outside every bound the entries name. Any cell judged
 otherwise (expected outcome, reason or link) is printed, and the exit code is 1.
 
-Merging keeps "the first entry that matches a cell wins": entries merge only within a file and
-a commented section of it, into a box of values that covers exactly the merged entries' cells,
+Merging keeps "the first entry that matches a cell wins": the entries of one cause merge into
+the entry of the first of them (in load order: files by name, then as listed), whichever file
+and commented section it is in, into a box of values that covers exactly the merged entries' cells,
 and an entry joins an earlier one only when no entry between them could match one of its
 cells with another outcome, reason or link (`_barriers`, which over-approximates "could").
 """
@@ -176,15 +177,44 @@ def read_known(path: Path) -> KnownFile:
 # Merging.
 
 
+#: The files a cause met in several files is written in, best first (then the first of them).
+PREFERRED = ("known.yaml", "iceberg.yaml", "hive-3.1.3.yaml", "presto.yaml", "flink.yaml")
+
+
 def convert(known_file: KnownFile) -> KnownFile:
     """The file with its entries merged, section by section."""
-    flat = [(s, e) for s, section in enumerate(known_file.sections) for e in section.entries]
-    pairs = [(s, fields) for s, item in flat for _, fields in expanded(item)]
+    return convert_all([known_file], across=False)[0]
+
+
+def convert_all(files: list[KnownFile], across: bool = True) -> list[KnownFile]:
+    """The files (in the order they are loaded) with the entries of one cause merged: into
+    one entry at the place of the first of them, in whichever file and section it is (only
+    within a section when not `across`). Sections left without entries are left out."""
+    owners: list[tuple[int, int]] = []  # (file, section) of each section of all the files
+    pairs: list[tuple[int, dict[str, Any]]] = []
+    for f, known_file in enumerate(files):
+        for s, section in enumerate(known_file.sections):
+            owners.append((f, s))
+            pairs += [
+                (len(owners) - 1, fields) for e in section.entries for _, fields in expanded(e)
+            ]
     entries = [Known.model_validate(fields) for _, fields in pairs]
-    sections = [Section(s.comment) for s in known_file.sections]
-    for section, cases in by_cause(merged(entries, [s for s, _ in pairs])):
-        sections[section].entries.append(cause_item(cases))
-    return KnownFile(known_file.name, known_file.header, sections)
+    out = [KnownFile(k.name, k.header, [Section(s.comment) for s in k.sections]) for k in files]
+    sections = [s for s, _ in pairs]
+    names = [files[f].name for f, _ in owners]
+
+    def rank(section: int) -> int:
+        """Where a cause met in several files is written: the file of the default releases
+        first, then the format's and the engines' files, then the version points' files."""
+        name = names[section]
+        return PREFERRED.index(name) if name in PREFERRED else len(PREFERRED)
+
+    for section, cases in by_cause(merged(entries, sections, across), across, rank):
+        f, s = owners[section]
+        out[f].sections[s].entries.append(cause_item(cases))
+    for known_file in out:
+        known_file.sections = [s for s in known_file.sections if s.entries]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,19 +493,29 @@ def _export(rev: str, folder: Path) -> None:
 
 def _rewrite(merge: bool, scratch: Path) -> Path:
     """Rewrite expectations/ (corrected, and merged unless `merge` is False); return a folder
-    holding the files before, with the corrections applied (what the merge must preserve)."""
-    for path in sorted(FOLDER.glob("*.yaml")):
-        known_file = read_known(path)
+    holding the files before, with the corrections applied (what the merge must preserve).
+    A file left without entries (each moved to an earlier file's entry of its cause) goes."""
+    paths = sorted(FOLDER.glob("*.yaml"))
+    files = [read_known(path) for path in paths]
+    for path, known_file in zip(paths, files, strict=True):
         corrected = False
         for section in known_file.sections:
             entries = [_correct(e) for e in section.entries]
             corrected = corrected or entries != section.entries
             section.entries = entries
         (scratch / path.name).write_text(known_file.text(), encoding="utf-8")
-        if merge:
-            path.write_text(convert(known_file).text(), encoding="utf-8")
-        elif corrected:
+        if corrected and not merge:
             path.write_text(known_file.text(), encoding="utf-8")
+    if merge:
+        # A merge can take away what kept two entries apart: merge again until nothing moves.
+        done, again = files, convert_all(files)
+        while [f.text() for f in again] != [f.text() for f in done]:
+            done, again = again, convert_all(again)
+        for path, known_file in zip(paths, done, strict=True):
+            if known_file.sections:
+                path.write_text(known_file.text(), encoding="utf-8")
+            else:
+                path.unlink()
     return scratch
 
 

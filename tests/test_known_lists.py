@@ -110,16 +110,88 @@ def test_no_merge_moves_a_cell_past_an_entry_that_judged_it_first(tmp_path: Path
 
 
 def test_the_shipped_known_outcomes_are_written_once_per_cause() -> None:
-    """After the conversion: no two entries of one file section say the same thing about the
-    same scope where one list could hold both (the script would merge them: it leaves nothing
-    to merge)."""
+    """After the conversion: no two entries of the files say the same thing where one entry
+    could hold both (the script would merge them, across files and sections: it leaves
+    nothing to merge), and there are about as many entries as distinct reasons."""
     convert = script()
-    for path in sorted((ROOT / "expectations").glob("*.yaml")):
-        known_file = convert.read_known(path)
-        again = convert.convert(known_file)
-        assert sum(len(s.entries) for s in again.sections) == sum(
-            len(s.entries) for s in known_file.sections
-        ), path.name
+    paths = sorted((ROOT / "expectations").glob("*.yaml"))
+    files = [convert.read_known(path) for path in paths]
+    again = convert.convert_all(files)
+    for before, after in zip(files, again, strict=True):
+        assert [s.entries for s in after.sections] == [s.entries for s in before.sections], (
+            before.name
+        )
+    items = sum(len(s.entries) for f in files for s in f.sections)
+    reasons = {e.reason for e in load_expectations(ROOT / "expectations")}
+    assert items <= len(reasons) * 1.1
+
+
+def known_files(tmp_path: Path, files: dict[str, list[dict[str, object]]]) -> Path:
+    """`files` (name -> entries) written into a folder of their own."""
+    folder = tmp_path / "known"
+    folder.mkdir()
+    for name, entries in files.items():
+        text = "# header\nknown:\n" + yaml.safe_dump(entries, sort_keys=False)
+        (folder / name).write_text(text)
+    return folder
+
+
+def converted_all(folder: Path, out: Path) -> Path:
+    """The script's conversion of every file of `folder` (across files), in `out`."""
+    convert = script()
+    out.mkdir()
+    paths = sorted(folder.glob("*.yaml"))
+    for path, known_file in zip(
+        paths, convert.convert_all([convert.read_known(p) for p in paths]), strict=True
+    ):
+        if known_file.sections:
+            (out / path.name).write_text(known_file.text())
+    return out
+
+
+def test_a_cause_met_in_several_files_is_one_entry_in_the_default_releases_file(
+    tmp_path: Path,
+) -> None:
+    """The same reason at Hudi 0.15.0 (its point's file loads first) and with the default
+    releases: one entry in known.yaml, a case per point, the default's first."""
+    older = entry("add_column/after", "cow", "WRONG", "read by position") | {"hudi": "==0.15.0"}
+    before = known_files(
+        tmp_path,
+        {
+            "hudi-0.15.0.yaml": [older],
+            "known.yaml": [entry("add_column/after", "cow", "WRONG", "read by position")],
+        },
+    )
+    after = converted_all(before, tmp_path / "after")
+    assert sorted(p.name for p in after.iterdir()) == ["known.yaml"]
+    items = yaml.safe_load((after / "known.yaml").read_text())["known"]
+    assert [(i["reason"], i["cases"]) for i in items] == [
+        ("read by position", [{"hudi": "==1.2.0"}, {"hudi": "==0.15.0"}])
+    ]
+    assert judgements(after) == judgements(before)
+
+
+def test_a_cause_stays_in_the_first_file_when_an_entry_between_would_judge_it(
+    tmp_path: Path,
+) -> None:
+    """known.yaml judges `add_column/after` by another entry before its own: the point's entry
+    cannot move past it, so the cause is written in the point's file."""
+    older = entry("add_column/after", "cow", "WRONG", "read by position") | {"hudi": ">=0.15.0"}
+    before = known_files(
+        tmp_path,
+        {
+            "hudi-0.15.0.yaml": [older],
+            "known.yaml": [
+                entry("add_column/*", "cow", "ERROR", "fails to open the file"),
+                entry("add_column/at_end", "cow", "WRONG", "read by position"),
+            ],
+        },
+    )
+    after = converted_all(before, tmp_path / "after")
+    assert sorted(p.name for p in after.iterdir()) == ["hudi-0.15.0.yaml", "known.yaml"]
+    first = yaml.safe_load((after / "hudi-0.15.0.yaml").read_text())["known"]
+    assert [i["reason"] for i in first] == ["read by position"]
+    assert judgements(after) == judgements(before)
 
 
 def test_the_entries_of_one_cause_that_no_list_holds_become_the_cases_of_one_entry(

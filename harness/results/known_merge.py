@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -30,15 +30,18 @@ from harness.results.known_lists import (
 )
 
 
-def merged(entries: list[Known], sections: Sequence[int] | None = None) -> list[tuple[int, Known]]:
+def merged(
+    entries: list[Known], sections: Sequence[int] | None = None, across: bool = False
+) -> list[tuple[int, Known]]:
     """`entries` (in the order they are matched) merged by what they say: each merged entry
-    with the section of its first member (entries of different `sections`, the commented
-    parts of a file, never merge), in the order of their first members."""
+    with the section of its first member, in the order of their first members. Entries of
+    different `sections` (the commented parts of the files) merge only when `across`."""
     section_of = list(sections) if sections is not None else [0] * len(entries)
     barriers = _barriers(entries)
     groups: dict[tuple[Any, ...], list[Box]] = defaultdict(list)
     for index, entry in enumerate(entries):
-        groups[(section_of[index], _signature(entry))].append(box_of(entry, index))
+        section = 0 if across else section_of[index]
+        groups[(section, _signature(entry))].append(box_of(entry, index))
 
     def joinable(a: Box, b: Box) -> bool:
         first = min(a.first, b.first)
@@ -158,25 +161,64 @@ def _ranges_meet(x: str, y: str) -> bool:
     return low[0] < high[0] or (low[0] == high[0] and low[1] and high[1])
 
 
-def by_cause(found: list[tuple[int, Known]]) -> list[tuple[int, list[Known]]]:
-    """Merged entries (`merged`) gathered by cause: the entries of one section that say the
-    same thing of the same format (at any versions) become the cases of one entry, at the
-    place of the first of them, where moving them there changes no cell's judgement (no
-    entry between could match one of their cells with other words: `_barriers`)."""
+def by_cause(
+    found: list[tuple[int, Known]],
+    across: bool = False,
+    rank: Callable[[int], int] | None = None,
+) -> list[tuple[int, list[Known]]]:
+    """Merged entries (`merged`) gathered by cause: the entries of one section (of any, when
+    `across`) that say the same thing of the same format (at any versions) become the cases
+    of one entry, where moving them together changes no cell's judgement (no entry between
+    could match one of their cells with other words: `_barriers`). The entry stands at the
+    place of the first of them, or, given `rank` (of a section: lower first), of the one in
+    the best ranked section that they can all move to; its case comes first."""
     entries = [entry for _, entry in found]
     barriers = _barriers(entries)
-    groups: list[tuple[int, list[int]]] = []
+    groups: list[list[int]] = []
     open_groups: dict[tuple[Any, ...], list[int]] = {}
     for index, (section, entry) in enumerate(found):
-        key = (section, entry.outcome, entry.reason, entry.link, entry.values("format"))
+        key = (0 if across else section, entry.outcome, entry.reason, entry.link)
+        key += (entry.values("format"),)
         candidates = open_groups.get(key, [])
-        joined = next((g for g in candidates if barriers[index] < groups[g][1][0]), None)
+        joined = next((g for g in candidates if barriers[index] < groups[g][0]), None)
         if joined is None:
             open_groups.setdefault(key, []).append(len(groups))
-            groups.append((section, [index]))
+            groups.append([index])
         else:
-            groups[joined][1].append(index)
-    return [(section, [entries[i] for i in members]) for section, members in groups]
+            groups[joined].append(index)
+    ahead = _barriers_ahead(entries) if rank is not None else []
+    placed = []
+    for members in groups:
+        at = members[0]
+        if rank is not None and len(members) > 1:
+            order = sorted(members, key=lambda m: (rank(found[m][0]), m))
+            at = next(p for p in order if _movable(members, p, barriers, ahead))
+        placed.append((at, sorted(members, key=lambda m: m != at)))
+    placed.sort()
+    return [(found[at][0], [entries[i] for i in members]) for at, members in placed]
+
+
+def _movable(members: list[int], to: int, barriers: list[int], ahead: list[int]) -> bool:
+    """Whether every member can move to position `to`: no entry between could match one of
+    its cells with other words (`_barriers` before it, `_barriers_ahead` after it)."""
+    return all(barriers[m] < to if m > to else ahead[m] > to for m in members if m != to)
+
+
+def _barriers_ahead(entries: list[Known]) -> list[int]:
+    """For each entry, the position of the first later entry that could match one of its
+    cells with another outcome, reason or link (past the end: none): it may move later only
+    to a position before that."""
+    found = []
+    for index, entry in enumerate(entries):
+        said = (entry.outcome, entry.reason, entry.link)
+        later = (
+            j
+            for j in range(index + 1, len(entries))
+            if (entries[j].outcome, entries[j].reason, entries[j].link) != said
+            and may_meet(entry, entries[j])
+        )
+        found.append(next(later, len(entries)))
+    return found
 
 
 def cause_item(cases: list[Known]) -> dict[str, Any]:
