@@ -19,6 +19,7 @@ known:
 - {engine: hive, scenario: b/two, outcome: ERROR, reason: two causes under one reason}
 - {engine: spark, scenario: a/one, outcome: WRONG, reason: wrong by kind}
 - {engine: trino, scenario: a/one, outcome: ERROR, reason: another point, versions: '<400'}
+- {engine: hive, scenario: c/not_read, outcome: ERROR, reason: a scenario the run did not read}
 """
 
 
@@ -56,11 +57,13 @@ def run_cells() -> list[object]:
             variant="y",
         ),
         cell(engine="trino", engine_version="483", scenario="a/one"),
+        # the failure is gone: the cell passes
+        cell(engine="hive", scenario="a/gone"),
     ]
 
 
 def test_failure_classes_leave_out_what_belongs_to_one_table() -> None:
-    [one, other, _, hoodie, qty, v, _] = run_cells()
+    [one, other, _, hoodie, qty, v, _, _] = run_cells()
     assert failure_class(one) == failure_class(other) == "ERROR: java.lang.ClassCastException"
     assert failure_class(hoodie) == "ERROR: org.apache.hudi.exception.HoodieException"
     assert failure_class(qty) == failure_class(v) == "WRONG: wrong values in"
@@ -80,10 +83,13 @@ def test_stale_and_too_wide_entries_are_found_and_named(tmp_path: Path) -> None:
     found = review(known, [run_cells()])
     assert [e.reason for e in found.stale] == ["fixed long ago"]
     assert [e.reason for e, _ in found.too_wide] == ["two causes under one reason"]
-    # Trino 483 is outside `<400`: not checked, not stale.
-    assert [e.reason for e in found.unchecked] == ["another point"]
+    # Trino 483 is outside `<400`, and the run read no c/not_read: not checked, not stale.
+    assert [e.reason for e in found.unchecked] == [
+        "another point",
+        "a scenario the run did not read",
+    ]
     text = render(found, folder)
-    assert text.startswith("5 entries: 1 stale, 1 too wide, 1 not checked")
+    assert text.startswith("6 entries: 1 stale, 1 too wide, 2 not checked")
     assert "- known.yaml#known[1]: ERROR, fixed long ago" in text
     assert "1 cell(s): ERROR: org.apache.hudi.exception.HoodieException" in text
     assert "(e.g. hive.cow.snapshot.b/two[y])" in text
@@ -101,4 +107,4 @@ def test_the_command_exits_1_on_findings_and_0_without(
     kept = [line for line in FILE.splitlines() if "gone" not in line and "b/two" not in line]
     (folder / "known.yaml").write_text("\n".join(kept) + "\n")
     assert main(["known", str(run_dir), "--check", str(folder)]) == 0
-    assert capsys.readouterr().out.startswith("3 entries: 0 stale, 0 too wide, 1 not checked")
+    assert capsys.readouterr().out.startswith("4 entries: 0 stale, 0 too wide, 2 not checked")

@@ -4,19 +4,22 @@
 version point) with the reviewed entries and reports:
 
 - **stale** entries: their versions include a run's (the run has cells of their format and
-  engine inside their bounds), yet they judge no cell of any run: the failure they describe
-  is gone, or an earlier entry speaks for all their cells;
+  engine inside their bounds, and of their scenarios and shapes), yet no cell of any run that
+  they judge has their outcome: the failure they describe is gone (their cells pass, or fail
+  otherwise), or an earlier entry speaks for all their cells;
 - **too wide** entries: the `WRONG` and `ERROR` cells they judge of one scenario (of a
   `WRONG` cell: and query shape) fail in more than one way (`failure_class`), so one reason
   speaks for several causes and a new failure could hide under it. `UNSUPPORTED` and
   `REJECTED` entries say what an engine or the writer does not do, whatever the attempt met,
   so they are not held to one failure;
 - entries no run could check: their versions are none of the runs' (another version point,
-  an engine the runs did not start).
+  an engine the runs did not start), or the runs read none of their scenarios or query
+  shapes (a run of some scenarios checks the entries about those).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -78,20 +81,22 @@ def review(known: list[Known], runs: list[list[Cell]]) -> Review:
         judge = Judge(known)
         # One cell per format, engine and versions: all an entry's bounds look at.
         by_engine: dict[tuple[str, str], dict[str, Cell]] = defaultdict(dict)
+        covered: dict[tuple[str, str], _Covered] = defaultdict(_Covered)
         for cell in cells:
             entry = judge(cell).known
             if entry is not None:
                 judged[id(entry)].append(cell)
             versions = f"{cell.engine_version} {cell.reader_hudi} {sorted(cell.writer.items())}"
             by_engine[(cell.format, cell.engine)].setdefault(versions, cell)
+            covered[(cell.format, cell.engine)].add(cell)
         for entry in known:
-            if id(entry) not in checked and _checked_by(entry, by_engine):
+            if id(entry) not in checked and _checked_by(entry, by_engine, covered):
                 checked.add(id(entry))
     found = Review(entries=len(known))
     for entry in known:
         if id(entry) not in checked:
             found.unchecked.append(entry)
-        elif not judged.get(id(entry)):
+        elif not any(cell.outcome is entry.outcome for cell in judged.get(id(entry), [])):
             found.stale.append(entry)
         elif entry.outcome in _FINDINGS:
             mixed = _mixed(judged[id(entry)])
@@ -124,15 +129,44 @@ def _mixed(cells: list[Cell]) -> dict[str, tuple[int, str]]:
     return {kind: (count, example[kind]) for kind, count in mixed.most_common()}
 
 
-def _checked_by(entry: Known, by_engine: dict[tuple[str, str], dict[str, Cell]]) -> bool:
+@dataclass
+class _Covered:
+    """The scenarios and query shapes a run read with one engine (a run of some scenarios,
+    or of some shapes, checks no entry about the others)."""
+
+    scenarios: set[str] = field(default_factory=set)
+    shapes: set[str] = field(default_factory=set)
+
+    def add(self, cell: Cell) -> None:
+        self.scenarios.add(cell.scenario)
+        self.shapes.add(cell.shape)
+
+    def names(self, entry: Known) -> bool:
+        """Whether the run has a cell of one of the entry's scenarios and of one of its
+        shapes (not necessarily the same cell)."""
+        return any(_listed_in(entry.values("shape"), self.shapes)) and any(
+            fnmatch.fnmatchcase(scenario, glob)
+            for glob in entry.values("scenario")
+            for scenario in self.scenarios
+        )
+
+
+def _listed_in(values: tuple[str, ...], present: set[str]) -> list[bool]:
+    return [value == "*" or value in present for value in values]
+
+
+def _checked_by(
+    entry: Known,
+    by_engine: dict[tuple[str, str], dict[str, Cell]],
+    covered: dict[tuple[str, str], _Covered],
+) -> bool:
     """Whether the run (a cell of each table format, engine and versions) has a cell of the
-    entry's format and engine inside its bounds."""
+    entry's format and engine inside its bounds, and read one of its scenarios and shapes."""
     formats, engines = entry.values("format"), entry.values("engine")
     return any(
-        entry.in_scope(cell)
-        for (table_format, engine), cells in by_engine.items()
-        if (table_format in formats or "*" in formats) and (engine in engines or "*" in engines)
-        for cell in cells.values()
+        covered[key].names(entry) and any(entry.in_scope(cell) for cell in cells.values())
+        for key, cells in by_engine.items()
+        if (key[0] in formats or "*" in formats) and (key[1] in engines or "*" in engines)
     )
 
 
@@ -141,11 +175,11 @@ def render(found: Review, folder: Path) -> str:
     position (`known.yaml#known[12]`)."""
     lines = [
         f"{found.entries} entries: {len(found.stale)} stale, {len(found.too_wide)} too wide, "
-        f"{len(found.unchecked)} not checked (their versions or engines are in none of the "
-        "runs given)"
+        f"{len(found.unchecked)} not checked (their versions, engines, scenarios or shapes are "
+        "in none of the runs given)"
     ]
     if found.stale:
-        lines += ["", "Stale (their versions are the runs', and they judge no cell):"]
+        lines += ["", "Stale (the runs read their cells, and none has their outcome):"]
         lines += [f"- {_where(entry, folder)}: {_said(entry)}" for entry in found.stale]
     if found.too_wide:
         lines += ["", "Too wide (their cells fail in different ways):"]
