@@ -1,10 +1,10 @@
 """Integration: `lakecompat qualify` runs a small catalog at two Hudi releases with real Spark,
 and Iceberg tables at two format versions with real Spark and Daft.
 
-Hudi 0.15.0 and 1.2.0 read a renamed column differently (time travel after a rename fails on
-0.15.0), so the two points differ. The qualification must list exactly the cells whose outcome
-differs between the two points' own run folders, and its HTML page, opened in headless
-Chromium, must show them with both outcomes.
+Hudi 0.15.0 and 1.2.0 read the catalog differently (an incremental read without schema on
+read fails on 0.15.0), so the two points differ. The qualification must list exactly the cells
+whose outcome differs between the two points' own run folders, and its HTML page, opened in
+headless Chromium, must show them with both outcomes.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from support import SCRIPT, SharedRun, headless_chromium, lakecompat, only_run
 from engines.metastore.service import hive_version
 from harness.report.diff import diff_cells
 from harness.report.junit import case_id
+from harness.results.outcomes import Outcome
 from harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
-SCENARIOS = "rename_column/rename,type_change/int_to_long"
+SCENARIOS = "rename_column/rename,schema_on_write/extra_column,type_change/int_to_long"
 
 
 VERSIONS = "points:\n  - {name: hudi-0.15, hudi: 0.15.0}\n  - {name: hudi-1.2, hudi: 1.2.0}\n"
@@ -72,6 +73,28 @@ def test_report_lists_exactly_the_cells_whose_outcome_differs(
     markdown = (reports / "qualify" / "qualify.md").read_text()
     for cell_id in differing:
         assert f"`{cell_id}`" in markdown
+
+
+def test_each_spark_read_at_hudi_0_15_is_its_own_tables(
+    qualified: tuple[int, Path, str],
+) -> None:
+    """Hudi 0.15.0's Spark reader leaves the schema of a table with schema-on-read history in
+    the Spark context, and prunes every later read against it. `schema_on_write/extra_column`
+    (read after `rename_column/rename`, whose `name` is now `product`) and the rename's own
+    time travel then fail with "cannot prune col: name". Each read must be its own table's."""
+    _, reports, _ = qualified
+    _, cells = load_cells(only_run(reports / "points" / "hudi-0.15"))
+    picked = [
+        c
+        for c in cells
+        if c.shape == "all"
+        and (
+            (c.scenario == "schema_on_write/extra_column" and c.query_type == "snapshot")
+            or (c.scenario == "rename_column/rename" and c.query_type == "time_travel")
+        )
+    ]
+    assert len(picked) == 4  # two variants each
+    assert all(c.outcome is Outcome.PASS for c in picked), [(c.key, c.reason) for c in picked]
 
 
 def test_qualification_page_in_headless_chromium(qualified: tuple[int, Path, str]) -> None:

@@ -66,9 +66,26 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: What Hudi 0.x's Spark reader leaves in the Spark context's Hadoop configuration after a read
+#: with schema on read (the table's evolved schema, its path and its commits), and reads again
+#: in every later read, of any table: a read of another table without schema on read then
+#: prunes its columns against this table's schema ("cannot prune col: ... does not exist in
+#: hudi table"). Cleared before each read, so that a cell's answer is its own table's, whatever
+#: was read before (docs/research/versions.md).
+HUDI_SCHEMA_EVOLUTION_KEYS = (
+    "hoodie.schema.internal.querySchema",
+    "hoodie.tablePath",
+    "hoodie.valid.commits.list",
+)
+
+
 def run_query(spark: Any, sql: str, settings: dict[str, str]) -> pa.Table:
     """Run a reader's statements (`;\n`-separated, the last a SELECT) with `settings` set for
-    them only, and collect the answer."""
+    them only, and collect the answer; Hudi's schema-evolution state from earlier reads is
+    cleared first (`HUDI_SCHEMA_EVOLUTION_KEYS`)."""
+    hadoop_conf = spark.sparkContext._jsc.hadoopConfiguration()
+    for key in HUDI_SCHEMA_EVOLUTION_KEYS:
+        hadoop_conf.unset(key)
     previous = {k: spark.conf.get(k, None) for k in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
