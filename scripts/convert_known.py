@@ -15,11 +15,12 @@ each scenario x engine x table type x query type of its format x variant (with `
 x shape x format, at versions inside and outside every bound the entries name. Any cell judged
 otherwise (expected outcome, reason or link) is printed, and the exit code is 1.
 
-Merging keeps "the first entry that matches a cell wins": the entries of one cause merge into
-the entry of the first of them (in load order: files by name, then as listed), whichever file
-and commented section it is in, into a box of values that covers exactly the merged entries' cells,
-and an entry joins an earlier one only when no entry between them could match one of its
-cells with another outcome, reason or link (`_barriers`, which over-approximates "could").
+Merging keeps "the first entry that matches a cell wins": the entries of one cause, whichever
+files and commented sections they are in, merge into boxes of values that cover exactly their
+cells, and then into one entry with a case per box, written where one of them was
+(`PREFERRED` files first, else the first of them); an entry moves only past entries that could
+not match one of its cells with another outcome, reason or link (`_barriers` and
+`_barriers_ahead`, which over-approximate "could").
 """
 
 from __future__ import annotations
@@ -187,9 +188,10 @@ def convert(known_file: KnownFile) -> KnownFile:
 
 
 def convert_all(files: list[KnownFile], across: bool = True) -> list[KnownFile]:
-    """The files (in the order they are loaded) with the entries of one cause merged: into
-    one entry at the place of the first of them, in whichever file and section it is (only
-    within a section when not `across`). Sections left without entries are left out."""
+    """The files (in the order they are loaded) with the entries of one cause merged into one
+    entry, at the place of one of them (in a `PREFERRED` file where they can all move there,
+    else the first), in whichever file and section it is (only within a section when not
+    `across`). Sections left without entries are left out."""
     owners: list[tuple[int, int]] = []  # (file, section) of each section of all the files
     pairs: list[tuple[int, dict[str, Any]]] = []
     for f, known_file in enumerate(files):

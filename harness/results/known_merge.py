@@ -78,17 +78,31 @@ def _barriers(entries: list[Known]) -> list[int]:
     """For each entry, the position of the last earlier entry that could match one of its
     cells with another outcome, reason or link (-1: none): it may join a merged entry only
     if that entry starts after this position."""
-    barriers = []
-    for index, entry in enumerate(entries):
-        said = (entry.outcome, entry.reason, entry.link)
-        found = -1
-        for earlier in range(index - 1, -1, -1):
-            other = entries[earlier]
-            if (other.outcome, other.reason, other.link) != said and may_meet(entry, other):
-                found = earlier
-                break
-        barriers.append(found)
-    return barriers
+    return [_first_meeting(entries, i, range(i - 1, -1, -1), -1) for i in range(len(entries))]
+
+
+def _barriers_ahead(entries: list[Known]) -> list[int]:
+    """For each entry, the position of the first later entry that could match one of its
+    cells with another outcome, reason or link (past the end: none): it may move later only
+    to a position before that."""
+    end = len(entries)
+    return [_first_meeting(entries, i, range(i + 1, end), end) for i in range(end)]
+
+
+def _first_meeting(entries: list[Known], index: int, positions: range, none: int) -> int:
+    """The first of `positions` whose entry could match one of the cells of entry `index`
+    with another outcome, reason or link (`none` when no such entry)."""
+    entry = entries[index]
+    said = (entry.outcome, entry.reason, entry.link)
+    return next(
+        (
+            j
+            for j in positions
+            if (entries[j].outcome, entries[j].reason, entries[j].link) != said
+            and may_meet(entry, entries[j])
+        ),
+        none,
+    )
 
 
 def may_meet(a: Known, b: Known) -> bool:
@@ -202,23 +216,6 @@ def _movable(members: list[int], to: int, barriers: list[int], ahead: list[int])
     """Whether every member can move to position `to`: no entry between could match one of
     its cells with other words (`_barriers` before it, `_barriers_ahead` after it)."""
     return all(barriers[m] < to if m > to else ahead[m] > to for m in members if m != to)
-
-
-def _barriers_ahead(entries: list[Known]) -> list[int]:
-    """For each entry, the position of the first later entry that could match one of its
-    cells with another outcome, reason or link (past the end: none): it may move later only
-    to a position before that."""
-    found = []
-    for index, entry in enumerate(entries):
-        said = (entry.outcome, entry.reason, entry.link)
-        later = (
-            j
-            for j in range(index + 1, len(entries))
-            if (entries[j].outcome, entries[j].reason, entries[j].link) != said
-            and may_meet(entry, entries[j])
-        )
-        found.append(next(later, len(entries)))
-    return found
 
 
 def cause_item(cases: list[Known]) -> dict[str, Any]:

@@ -144,15 +144,12 @@ class _Covered:
     def names(self, entry: Known) -> bool:
         """Whether the run has a cell of one of the entry's scenarios and of one of its
         shapes (not necessarily the same cell)."""
-        return any(_listed_in(entry.values("shape"), self.shapes)) and any(
+        shapes = entry.values("shape")
+        return any(shape == "*" or shape in self.shapes for shape in shapes) and any(
             fnmatch.fnmatchcase(scenario, glob)
             for glob in entry.values("scenario")
             for scenario in self.scenarios
         )
-
-
-def _listed_in(values: tuple[str, ...], present: set[str]) -> list[bool]:
-    return [value == "*" or value in present for value in values]
 
 
 def _checked_by(
