@@ -73,6 +73,23 @@ def test_failure_classes_leave_out_what_belongs_to_one_table() -> None:
     assert failure_class(arrow) == "ERROR: ArrowInvalid"
     order = cell(outcome=Outcome.WRONG, reason="column order differs: got b, a; expected a, b")
     assert failure_class(order) == "WRONG: column order differs"
+    # The wrappers differ with the path the query took; the cause they carry does not.
+    fetched = error("QueryError: java.io.IOException: java.lang.ClassCastException: class a.B")
+    compiled = error(
+        "QueryError: Error while compiling statement: org.apache.hadoop.hive.ql.metadata."
+        "HiveException: java.lang.ClassCastException: class a.C cannot be cast to class a.D"
+    )
+    cast = "ERROR: java.lang.ClassCastException"
+    assert failure_class(fetched) == failure_class(compiled) == cast
+    hive4 = error(
+        "QueryError: Error while compiling statement: 'java.util.ArrayList org.apache.hadoop."
+        "hive.serde2.typeinfo.StructTypeInfo.getAllStructFieldTypeInfos()'"
+    )
+    mapreduce = error("QueryError: java.lang.NoSuchMethodError: 'java.util.ArrayList a.B.c()'")
+    assert failure_class(hive4) == failure_class(mapreduce) == "ERROR: java.lang.NoSuchMethodError"
+    assert failure_class(error("QueryError: java.lang.IllegalArgumentException: x")) != (
+        failure_class(error("QueryError: java.io.IOException: java.lang.ClassCastException: y"))
+    )
 
 
 def test_stale_and_too_wide_entries_are_found_and_named(tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ _CLASS = re.compile(
     r"\b(?:[a-z_][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error)\b"
     r"|\b[A-Z][a-z]+(?:[A-Z][a-z]*)+(?=: )|\b[A-Z][A-Z_]{3,}\b(?=:)"
 )
+#: How the JVM words a NoSuchMethodError: the missing method's signature, quoted.
+_MISSING_METHOD = re.compile(r"'[\w.$<>\[\]]+ [\w.$]+\.[\w$<>]+\([^)]*\)'")
 #: What belongs to one table in a reason: column names, literals, counts, examples.
 _OWN = re.compile(r"`[^`]*`|'[^']*'|\([^)]*\)|\b\d+(?:\.\d+)?\b")
 #: The project's own wrapper of every failed query.
@@ -44,8 +46,9 @@ _FINDINGS = (Outcome.WRONG, Outcome.ERROR)
 
 def failure_class(cell: Cell) -> str:
     """How a failing cell fails, comparable across tables and scenarios: for an `ERROR`, the
-    exceptions (or error codes) its reason names, in order; for a `WRONG`, its kinds of
-    difference without the columns, values and counts."""
+    innermost exception (or error code) its reason names, the cause its wrappers carry (they
+    differ with the path a query took: HiveServer2's fetch, a MapReduce task, the compiler);
+    for a `WRONG`, its kinds of difference without the columns, values and counts."""
     reason = own_reason(cell.reason)
     if cell.outcome is Outcome.WRONG:
         parts = [" ".join(_OWN.sub("", p).split(":")[0].split()) for p in reason.split("; ")]
@@ -53,8 +56,10 @@ def failure_class(cell: Cell) -> str:
         kinds = {p for p in parts if not p.startswith(("expected ", "got "))}
         return "WRONG: " + "; ".join(sorted(kinds))
     first = reason.splitlines()[0] if reason else ""
-    names = [n for n in dict.fromkeys(_CLASS.findall(first)) if n != _WRAPPER]
-    said = " > ".join(names) if names else " ".join(_OWN.sub("", first).split())
+    names = [n for n in _CLASS.findall(first) if n != _WRAPPER]
+    if not names and _MISSING_METHOD.search(first):
+        names = ["java.lang.NoSuchMethodError"]  # Hive 4 gives the message without the class
+    said = names[-1] if names else " ".join(_OWN.sub("", first).split())
     return f"{cell.outcome.value}: {said}"
 
 
