@@ -188,6 +188,11 @@ class Engine(ABC):
         from the same query on the plain read path; None: the engine has no such setting."""
         return None
 
+    def control_variant(self) -> Variant:
+        """The variant the run's control check reads its plain Parquet table under (before
+        any cell counts): by default the engine's first."""
+        return self.variants[0]
+
     @classmethod
     def filter_controls(cls, variant: Variant) -> list[Variant]:
         """The variants a filter is read in besides `variant`, each turning one of the

@@ -34,6 +34,7 @@ from harness.results.expectations import Judged
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
+from harness.run.progress import Progress
 from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
@@ -377,3 +378,21 @@ def test_an_iceberg_cell_is_reproduced_without_lakecompat(
         assert f"{table}_mor/metadata/" in code and code.endswith("print(answer)\n")
         assert "python reader.py" in issue and f"{table}_mor/metadata/" in issue
     assert not (out / "work" / "script-table").exists()
+
+
+def test_trino_reads_a_run_of_iceberg_tables_alone(tmp_path: Path) -> None:
+    """Trino has its Hudi catalogs only in runs of Hudi tables: the control check of a run of
+    Iceberg tables alone reads its plain Parquet table through the Hive catalog, and the
+    cells are read (not failed as an engine that could not start)."""
+    run = RunOptions(
+        scenarios_dir=SCENARIOS,
+        pattern="baseline/arrays",
+        engines=("trino",),
+        formats=("iceberg",),
+        table_types=("cow",),
+        shapes=("all",),
+        reports_dir=tmp_path,
+    )
+    cells = Runner(run, Progress(quiet=True)).run().cells
+    assert cells and not [c.reason for c in cells if c.outcome is Outcome.ENGINE_FAILED]
+    assert Outcome.PASS in {c.outcome for c in cells}

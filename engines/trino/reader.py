@@ -446,6 +446,11 @@ class TrinoEngine(MetastoreReader):
                 query.append(text)
         return ";\n".join(query), Variant("reproduction", settings)
 
+    def control_variant(self) -> Variant:
+        """The Hive catalog: every run has it (the Hudi catalogs only a run of Hudi tables),
+        and a plain Parquet table is the Hive connector's."""
+        return Variant("control", {CATALOG: "hive"})
+
     def variant_unsupported(self, variant: Variant) -> str | None:
         """An attached coordinator without the catalog that ignores Parquet statistics (it is
         optional there): the filter is not read with pushdown off."""

@@ -244,7 +244,7 @@ class Fleet:
         def query(state: EngineState) -> None:
             engine = state.engine
             sql = engine.read_sql(table, "snapshot")
-            answer = self._check_step(state, partial(engine.query, sql, engine.variants[0]))
+            answer = self._check_step(state, partial(engine.query, sql, engine.control_variant()))
             if answer is not None:
                 verdict = compare(expected, answer, CONTROL_KEY)
                 if not verdict.equal:
