@@ -9,11 +9,14 @@ left behind.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from support import SCENARIOS, SignalAfter, processes_mentioning
+from support import SCENARIOS, SCRIPT, SignalAfter, descendants, processes_mentioning
 
 from engines.hive.reader import HiveEngine
 from harness.results.outcomes import Cell, Outcome
@@ -128,3 +131,58 @@ def test_a_frozen_trino_that_fails_the_query_itself_is_restarted(tmp_path: Path)
     run_dir, cells = faulty_run(tmp_path, ("trino",), progress, query_timeout=300)
     errors = check_recovered(run_dir, cells, "trino", 3)
     assert len(errors) == 1 and "trino stopped answering" in errors[0].reason
+
+
+def test_kill_9_of_the_run_itself_leaves_none_of_its_processes(tmp_path: Path) -> None:
+    """`kill -9` of `lakecompat run`: the run stops nothing, its reaper ends its services
+    (Trino, a library's worker), and its Spark ends with it."""
+    log = tmp_path / "run.log"
+    options = ("--formats", "hudi", "--table-types", "cow", "--reports", str(tmp_path / "r"))
+    with open(log, "w") as out:
+        run = subprocess.Popen(
+            [SCRIPT, "run", "--scenarios", PATTERN, "--engines", "trino,hudi-rs", *options],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    started: set[int] = set()
+    commands: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + 900
+        while not (
+            any(TRINO in c for c in commands.values())
+            and any("worker.py" in c for c in commands.values())
+        ):
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)
+            started = descendants(run.pid)
+            commands = {pid: _command(pid) for pid in started}
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(30)
+        deadline = time.monotonic() + 60
+        while (left := [p for p in started if _running(p)]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left == [], {pid: commands[pid] for pid in left}
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        for pid in started:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

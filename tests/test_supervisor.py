@@ -12,12 +12,15 @@ import textwrap
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from engines.infra.jdk import find_jdk
+from engines.infra.reaper import MARKER as REAPER_MARKER
+from engines.infra.reaper import Reaper
 from engines.infra.supervisor import (
     AllOf,
     FutureDone,
@@ -465,6 +468,98 @@ def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> 
     else:
         assert parent.returncode != 0
         assert "KeyboardInterrupt" in err
+
+
+def test_a_parent_killed_with_sigkill_leaves_no_service_behind(log_dir: Path) -> None:
+    """`kill -9` of a run: it cannot stop its services, its reaper does."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_SCRIPT, str(log_dir), SPAWNS_GRANDCHILD],
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    pgid = None
+    try:
+        readable, _, _ = select.select([parent.stdout], [], [], 120)
+        assert readable, "parent script did not start its service in time"
+        pgid = int(parent.stdout.readline())
+        assert len(live_members(pgid)) == 2  # the service and its grandchild
+        reapers = until_found(lambda: [p for p in reaper_pids() if parent_of(p) == parent.pid])
+        assert len(reapers) == 1
+        os.killpg(parent.pid, signal.SIGKILL)  # the run's whole group: not the reaper's
+        parent.wait(30)
+        deadline = time.monotonic() + 30
+        while live_members(pgid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert_group_gone(pgid)
+        gone_within(reapers[0], 30)  # and the reaper ends once its work is done
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+            parent.wait()
+        if pgid is not None and live_members(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def test_the_reaper_ends_only_the_groups_still_listed(log_dir: Path) -> None:
+    kept = subprocess.Popen(py("import time; time.sleep(60)"), start_new_session=True)
+    ended = subprocess.Popen(py("import time; time.sleep(60)"), start_new_session=True)
+    reaper = Reaper(grace_s=5)
+    try:
+        reaper.watch(kept.pid)
+        reaper.watch(ended.pid)
+        reaper.release(kept.pid)  # stopped by its owner, say; the number may be reused
+        assert reaper.pid is not None
+        assert until_found(lambda: [p for p in reaper_pids() if p == reaper.pid])
+        reaper._proc.stdin.close()  # as when its owner dies
+        assert ended.wait(30) == -signal.SIGTERM
+        assert kept.poll() is None
+        gone_within(reaper.pid, 30)
+    finally:
+        for proc in (kept, ended):
+            proc.kill()
+            proc.wait()
+
+
+def reaper_pids() -> list[int]:
+    return [
+        int(cmd.parent.name)
+        for cmd in Path("/proc").glob("[0-9]*/cmdline")
+        if _reads(cmd) and REAPER_MARKER in _reads(cmd)
+    ]
+
+
+def until_found(find: Callable[[], list[int]], seconds: float = 30) -> list[int]:
+    """What `find` finds once it finds something (a process started a moment ago runs
+    Python's command line until it has run its own), or [] after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (found := find()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def _reads(path: Path) -> str:
+    try:
+        return path.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def gone_within(pid: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while Path(f"/proc/{pid}").exists():
+        state = _reads(Path(f"/proc/{pid}/stat")).rsplit(")", 1)[-1].split()[:1]
+        if state in (["Z"], ["X"]):
+            return
+        assert time.monotonic() < deadline, f"process {pid} still runs"
+        time.sleep(0.1)
 
 
 # Exits by itself two seconds after SIGTERM, as a JVM writing its class archive at exit does.

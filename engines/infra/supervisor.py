@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from engines.infra.reaper import Reaper
+
 POLL_INTERVAL_S = 0.2
 LOG_TAIL_LINES = 40
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost"})
@@ -225,6 +227,7 @@ class Service:
             except OSError as exc:
                 raise ServiceError(self._failure(f"could not be launched: {exc}")) from exc
         self._group_live = True
+        _reaper.watch(self._proc.pid)  # ended by the reaper should this process be killed
         with _registry_lock:
             _registry.append(self)
 
@@ -281,6 +284,7 @@ class Service:
             _wait_group_gone(pgid, time.monotonic() + 5.0)
         # Never signal this pgid again: once the group is gone the number can be reused.
         self._group_live = False
+        _reaper.release(pgid)
         with _registry_lock:
             if self in _registry:
                 _registry.remove(self)
@@ -413,6 +417,8 @@ def _group_alive(pgid: int) -> bool:
 
 
 _registry: list[Service] = []
+#: Ends the services' groups if this process is killed before it can stop them (`kill -9`).
+_reaper = Reaper()
 # Re-entrant: the SIGTERM handler may run in the main thread while it holds the lock.
 _registry_lock = threading.RLock()
 _sigterm_installed = False

@@ -65,9 +65,12 @@ WRITER_CODE = (
 #: reading of YAML files (what it reads of a scenario is in the key as `scenario_content`), the
 #: choice of the readers' services' ports, the Hadoop configuration files of the Hive
 #: services (the Metastore and HiveServer2 only), and the reading of the keys a jar defines
-#: (for checking `--set` keys).
+#: (for checking `--set` keys), and the starting and stopping of processes (the supervisor
+#: and the reaper that ends a killed run's services).
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
+    "engines/infra/supervisor.py",
+    "engines/infra/reaper.py",
     "engines/infra/ports.py",
     "engines/infra/jar_strings.py",
     "engines/spark/settings.py",
