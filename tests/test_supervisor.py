@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
@@ -12,7 +13,7 @@ import textwrap
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -434,8 +435,11 @@ time.sleep(60)
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> None:
+@contextlib.contextmanager
+def parent_with_a_service(log_dir: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """A Python process (`PARENT_SCRIPT`) that started a service with a grandchild, in a
+    session of its own: (the process, the service's group). Whatever of them is left when the
+    block ends (a test that already failed) is killed."""
     parent = subprocess.Popen(
         [sys.executable, "-c", PARENT_SCRIPT, str(log_dir), SPAWNS_GRANDCHILD],
         cwd=REPO_ROOT,
@@ -450,17 +454,22 @@ def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> 
         readable, _, _ = select.select([parent.stdout], [], [], 120)
         assert readable, "parent script did not start its service in time"
         pgid = int(parent.stdout.readline())
-        assert live_members(pgid)
-        parent.send_signal(sig)
-        out, err = parent.communicate(timeout=120)
-        assert_group_gone(pgid)
+        yield parent, pgid
     finally:
-        # Only reached with something alive when the test already failed: don't leak it.
         if parent.poll() is None:
             os.killpg(parent.pid, signal.SIGKILL)
             parent.wait()
         if pgid is not None and live_members(pgid):
             os.killpg(pgid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> None:
+    with parent_with_a_service(log_dir) as (parent, pgid):
+        assert live_members(pgid)
+        parent.send_signal(sig)
+        out, err = parent.communicate(timeout=120)
+        assert_group_gone(pgid)
     if sig == signal.SIGTERM:
         assert parent.returncode == 143, err
         assert "PREVIOUS-HANDLER" in out  # chained to the handler that was there before
@@ -472,20 +481,7 @@ def test_signal_to_parent_stops_services(log_dir: Path, sig: signal.Signals) -> 
 
 def test_a_parent_killed_with_sigkill_leaves_no_service_behind(log_dir: Path) -> None:
     """`kill -9` of a run: it cannot stop its services, its reaper does."""
-    parent = subprocess.Popen(
-        [sys.executable, "-c", PARENT_SCRIPT, str(log_dir), SPAWNS_GRANDCHILD],
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    pgid = None
-    try:
-        readable, _, _ = select.select([parent.stdout], [], [], 120)
-        assert readable, "parent script did not start its service in time"
-        pgid = int(parent.stdout.readline())
+    with parent_with_a_service(log_dir) as (parent, pgid):
         assert len(live_members(pgid)) == 2  # the service and its grandchild
         reapers = until_found(lambda: [p for p in reaper_pids() if parent_of(p) == parent.pid])
         assert len(reapers) == 1
@@ -496,12 +492,6 @@ def test_a_parent_killed_with_sigkill_leaves_no_service_behind(log_dir: Path) ->
             time.sleep(0.1)
         assert_group_gone(pgid)
         gone_within(reapers[0], 30)  # and the reaper ends once its work is done
-    finally:
-        if parent.poll() is None:
-            os.killpg(parent.pid, signal.SIGKILL)
-            parent.wait()
-        if pgid is not None and live_members(pgid):
-            os.killpg(pgid, signal.SIGKILL)
 
 
 def test_the_reaper_ends_only_the_groups_still_listed(log_dir: Path) -> None:
