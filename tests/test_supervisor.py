@@ -18,6 +18,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
+from support import gone
 
 from engines.infra.jdk import find_jdk
 from engines.infra.reaper import MARKER as REAPER_MARKER
@@ -491,7 +492,7 @@ def test_a_parent_killed_with_sigkill_leaves_no_service_behind(log_dir: Path) ->
         while live_members(pgid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert_group_gone(pgid)
-        gone_within(reapers[0], 30)  # and the reaper ends once its work is done
+        gone(reapers[0], 30)  # and the reaper ends once its work is done
 
 
 def test_the_reaper_ends_only_the_groups_still_listed(log_dir: Path) -> None:
@@ -507,7 +508,7 @@ def test_the_reaper_ends_only_the_groups_still_listed(log_dir: Path) -> None:
         reaper._proc.stdin.close()  # as when its owner dies
         assert ended.wait(30) == -signal.SIGTERM
         assert kept.poll() is None
-        gone_within(reaper.pid, 30)
+        gone(reaper.pid, 30)
     finally:
         for proc in (kept, ended):
             proc.kill()
@@ -540,16 +541,6 @@ def _reads(path: Path) -> str:
 
 def parent_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def gone_within(pid: int, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while Path(f"/proc/{pid}").exists():
-        state = _reads(Path(f"/proc/{pid}/stat")).rsplit(")", 1)[-1].split()[:1]
-        if state in (["Z"], ["X"]):
-            return
-        assert time.monotonic() < deadline, f"process {pid} still runs"
-        time.sleep(0.1)
 
 
 # Exits by itself two seconds after SIGTERM, as a JVM writing its class archive at exit does.
