@@ -60,3 +60,43 @@ def test_a_lost_output_stops_the_watched_run_and_says_why() -> None:
         "stopped: its standard output was closed",
         "printed after the loss",
     ]
+
+
+def test_a_ctrl_c_that_also_ended_the_reader_is_told_as_a_ctrl_c() -> None:
+    """`lakecompat run | tee log`, Ctrl-C: the signal reaches the run and tee at once, and the
+    run may notice tee's end before its main thread handles the signal. The stop is the Ctrl-C
+    (no cause named), not a closed output. Here the main thread sleeps in a system call while
+    the signal arrives and then the reader goes."""
+    script = textwrap.dedent(
+        """
+        import os, signal, sys, threading, time
+        from harness.run import console
+        from harness.run.interrupt import LOST_OUTPUT, Stop, watching
+
+        read, write = os.pipe()
+        os.dup2(write, 1)
+
+        def ctrl_c_then_tee_ends():
+            time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGINT)  # taken by a thread other than the main one
+            time.sleep(0.3)
+            os.close(read)
+
+        with console.guarded():
+            stop = Stop()
+            try:
+                with watching(threading.Event(), stop):
+                    threading.Thread(target=ctrl_c_then_tee_ends).start()
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, LOST_OUTPUT})
+                    time.sleep(2)  # neither signal ends this sleep
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, LOST_OUTPUT})
+                    time.sleep(5)
+            except KeyboardInterrupt:
+                print("stopped:", repr(stop.cause), stop.lost, file=sys.stderr)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["stopped: '' its standard output was closed"]

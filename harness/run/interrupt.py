@@ -25,6 +25,11 @@ CAUSES = {
     signal.SIGTERM: "SIGTERM",
     signal.SIGHUP: "SIGHUP: the terminal closed",
 }
+#: How a lost output stream stops the main thread: a signal of its own, not SIGINT. A Ctrl-C
+#: that also ended the reader of the output (`lakecompat run | tee log`) is pending before
+#: the loss is noticed, and Python runs the handlers of pending signals in the order of their
+#: numbers: SIGINT's first, so that the stop is told as the Ctrl-C it was.
+LOST_OUTPUT = signal.SIGUSR2
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -58,6 +63,8 @@ class Stop:
     """Why a watched run stopped ("" for Ctrl-C, or before it stopped)."""
 
     cause: str = ""
+    #: What a lost output stream would name as the cause (`LOST_OUTPUT`), until a stop.
+    lost: str = ""
     #: Set by the first stop signal, before anything else it does: a second signal that comes
     #: while the first is still being handled (two Ctrl-C, a wrapper forwarding its own) must
     #: not wait on the event's lock the first one holds.
@@ -88,20 +95,23 @@ def watching(stopped: threading.Event, stop: Stop | None = None) -> Iterator[Sto
         # Only this handler sets the event, once: taking its lock cannot wait on the main
         # thread, nor on a handler of an earlier signal.
         stopped.set()
-        stop.cause = stop.cause or CAUSES.get(signal.Signals(number), "")
+        if number == LOST_OUTPUT:
+            stop.cause = stop.lost
+        else:
+            stop.cause = CAUSES.get(signal.Signals(number), "")
         # What the libraries log from here on is about connections the stop breaks (Py4J's
         # tracebacks of the interrupted call, the Trino client's retries): not for the user.
         logging.disable(logging.CRITICAL)
         raise KeyboardInterrupt
 
     def on_lost(name: str) -> None:
-        if stopped.is_set() or stop.cause or stop.finished:
+        if stopped.is_set() or stop.lost or stop.finished:
             return
-        stop.cause = f"its {'standard output' if name == 'stdout' else 'error output'} was closed"
+        stop.lost = f"its {'standard output' if name == 'stdout' else 'error output'} was closed"
         # A signal, not a flag: it also ends a system call the main thread waits in.
-        signal.pthread_kill(main, signal.SIGINT)  # type: ignore[arg-type]
+        signal.pthread_kill(main, LOST_OUTPUT)  # type: ignore[arg-type]
 
-    with _handled(on_signal), console.listening(on_lost):
+    with _handled(on_signal, LOST_OUTPUT), console.listening(on_lost):
         yield stop
 
 
@@ -117,12 +127,14 @@ def holding() -> Iterator[None]:
 
 
 @contextmanager
-def _handled(handler: Callable[[int, FrameType | None], None]) -> Iterator[None]:
-    """`handler` handles every stop signal while the block runs; SIGHUP stays ignored where
-    the process was started to ignore it (`nohup`: the run outlives its terminal)."""
-    previous = {
-        number: signal.getsignal(number) for number in STOP_SIGNALS if not stays_ignored(number)
-    }
+def _handled(
+    handler: Callable[[int, FrameType | None], None], *more: signal.Signals
+) -> Iterator[None]:
+    """`handler` handles every stop signal (and `more`) while the block runs; SIGHUP stays
+    ignored where the process was started to ignore it (`nohup`: the run outlives its
+    terminal)."""
+    signals = (*STOP_SIGNALS, *more)
+    previous = {number: signal.getsignal(number) for number in signals if not stays_ignored(number)}
     for number in previous:
         signal.signal(number, handler)
     try:
