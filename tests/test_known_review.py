@@ -10,7 +10,7 @@ from test_results_report import INFO, cell, write_run
 from harness.cli import main
 from harness.results.expectations import load_expectations
 from harness.results.known_review import failure_class, render, review
-from harness.results.outcomes import Outcome
+from harness.results.outcomes import Evidence, Outcome
 
 FILE = """\
 known:
@@ -87,6 +87,19 @@ def test_failure_classes_leave_out_what_belongs_to_one_table() -> None:
     )
     mapreduce = error("QueryError: java.lang.NoSuchMethodError: 'java.util.ArrayList a.B.c()'")
     assert failure_class(hive4) == failure_class(mapreduce) == "ERROR: java.lang.NoSuchMethodError"
+    # Spark's wrapper of a failed file read names no cause; its evidence's chain does.
+    nested = "java.lang.IllegalArgumentException: Nested types with type changes"
+    inline = error(f"org.apache.spark.SparkException: Job aborted: Lost task 1.0: {nested}")
+    wrapped = error(
+        "org.apache.spark.SparkException: Job aborted: Lost task 0.0: org.apache.spark."
+        "SparkException: Encountered error while reading file file:/t/a.parquet",
+        evidence=Evidence(
+            error="org.apache.spark.SparkException: Job aborted\n    at a.B.c(B.scala:1)\n"
+            "Caused by: org.apache.spark.SparkException: Encountered error while reading file\n"
+            f"Caused by: {nested}\n    at a.B.d(B.scala:2)"
+        ),
+    )
+    assert failure_class(inline) == failure_class(wrapped) == "ERROR: " + nested.split(":")[0]
     assert failure_class(error("QueryError: java.lang.IllegalArgumentException: x")) != (
         failure_class(error("QueryError: java.io.IOException: java.lang.ClassCastException: y"))
     )

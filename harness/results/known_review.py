@@ -40,6 +40,10 @@ _MISSING_METHOD = re.compile(r"'[\w.$<>\[\]]+ [\w.$]+\.[\w$<>]+\([^)]*\)'")
 _OWN = re.compile(r"`[^`]*`|'[^']*'|\([^)]*\)|\b\d+(?:\.\d+)?\b")
 #: The project's own wrapper of every failed query.
 _WRAPPER = "QueryError"
+#: Wrappers whose first line may carry no cause of their own (Spark's "Encountered error
+#: while reading file ..."): the cause is then the innermost `Caused by:` of the evidence.
+_BARE_WRAPPERS = ("org.apache.spark.SparkException",)
+_CAUSED_BY = re.compile(r"^Caused by: ([\w.$]+)", re.MULTILINE)
 #: The outcomes an entry is checked to give one cause for.
 _FINDINGS = (Outcome.WRONG, Outcome.ERROR)
 
@@ -60,6 +64,9 @@ def failure_class(cell: Cell) -> str:
     if not names and _MISSING_METHOD.search(first):
         names = ["java.lang.NoSuchMethodError"]  # Hive 4 gives the message without the class
     said = names[-1] if names else " ".join(_OWN.sub("", first).split())
+    causes = _CAUSED_BY.findall(cell.evidence.error or "")
+    if said in _BARE_WRAPPERS and causes:
+        said = causes[-1]
     return f"{cell.outcome.value}: {said}"
 
 
