@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines.errors import QueryError
+from engines.formats import FORMATS, table_format
 
 QUERY_TYPES = (
     "snapshot",
@@ -24,39 +25,13 @@ CHANGE_TYPE = "_change_type"
 CHANGE_ORDINAL = "_change_ordinal"
 
 
-#: The query types Hudi defines per table type (copy-on-write has no separate read-optimized
-#: view); every engine gets a cell for each, UNSUPPORTED where it lacks one.
-TABLE_QUERY_TYPES = {
-    "cow": ("snapshot", "incremental", "time_travel"),
-    "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-}
-
-#: The query types of Iceberg tables. Iceberg has no read-optimized view (a merge-on-read
-#: table's delete files always apply). Its incremental read is an append scan (Spark's
-#: `start-snapshot-id`, PyIceberg's `incremental_append_scan`): the rows the `append`
-#: snapshots after the reference added, as they were written, not Hudi's "every row written
-#: since". Time travel goes to a snapshot by its id (`time_travel`) or by a time
-#: (`time_travel_timestamp`: the table as it was at a moment after the reference commit).
-#: A changelog read (Spark's `create_changelog_view`, Trino's `table_changes`) returns each
-#: row every snapshot after the reference inserted or deleted, an update as both.
-ICEBERG_QUERY_TYPES = (
-    "snapshot",
-    "incremental",
-    "time_travel",
-    "time_travel_timestamp",
-    "changelog",
-)
-
-#: The query types of each table format, per table type.
-FORMAT_QUERY_TYPES = {
-    "hudi": TABLE_QUERY_TYPES,
-    "iceberg": {"cow": ICEBERG_QUERY_TYPES, "mor": ICEBERG_QUERY_TYPES},
-}
+#: The query types of each table format, per table type (`engines.formats`).
+FORMAT_QUERY_TYPES = {name: dict(f.query_types) for name, f in FORMATS.items()}
 
 
-def table_query_types(table_format: str, table_type: str) -> tuple[str, ...]:
-    """The query types a table of `table_format` and `table_type` is read with."""
-    return FORMAT_QUERY_TYPES[table_format][table_type]
+def table_query_types(format_name: str, table_type: str) -> tuple[str, ...]:
+    """The query types a table of format `format_name` and `table_type` is read with."""
+    return table_format(format_name).query_types[table_type]
 
 
 @dataclass(frozen=True)
@@ -116,12 +91,12 @@ def current_snapshot_id(table: Path) -> str:
     return str(current)
 
 
-def query_types_except(table_format: str, *left_out: str) -> dict[str, tuple[str, ...]]:
-    """The query types of `table_format` per table type, without `left_out` (what an engine
-    lacks)."""
+def query_types_except(format_name: str, *left_out: str) -> dict[str, tuple[str, ...]]:
+    """The query types of format `format_name` per table type, without `left_out` (what an
+    engine lacks)."""
     return {
         table_type: tuple(q for q in types if q not in left_out)
-        for table_type, types in FORMAT_QUERY_TYPES[table_format].items()
+        for table_type, types in table_format(format_name).query_types.items()
     }
 
 
@@ -145,6 +120,6 @@ def reference_instant(table: TableRef) -> tuple[str, str]:
     ranges by completion time and time travel by requested (instant) time.
     """
     if table.reference_instant is None:
-        where = table.path / (".hoodie" if table.format == "hudi" else "metadata")
+        where = table.path / table_format(table.format).metadata_folder
         raise QueryError(f"no completed commit found in {where}")
     return table.reference_instant

@@ -22,7 +22,7 @@ from support import (
 )
 
 from engines import engine_class
-from engines.table import TABLE_QUERY_TYPES
+from engines.formats.hudi import HUDI
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 from harness.run.options import RunOptions
@@ -147,7 +147,7 @@ def test_every_cell_is_there_with_outcome_reason_and_evidence(
     needed = {s.id for s in needed_baselines(every, [s for s in every if s.id in SUBSET])}
     assert needed == {"baseline/no_change", "baseline/structs"}
     chosen = [(s, t) for s, t in tables if s.id in SUBSET or s.id in needed]
-    plain = sum(len(TABLE_QUERY_TYPES[t]) * VARIANTS for _, t in chosen)
+    plain = sum(len(HUDI.query_types[t]) * VARIANTS for _, t in chosen)
     assert len([c for c in cells if c.shape == "all"]) == plain
     # and the query shapes: the snapshot under each engine's default variant and the
     # variants that match columns otherwise

@@ -111,9 +111,9 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
     part of the run that counts a table's cells (plan, resume, merge) counts the same reads."""
     from dataclasses import replace
 
+    from engines.formats.hudi import HUDI
     from engines.shape import base_variant
     from engines.spark.reader import SparkEngine
-    from engines.table import TABLE_QUERY_TYPES
     from harness.run.reads import table_reads
     from harness.scenario.load import load_scenario
 
@@ -126,7 +126,7 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
     reads = table_reads(SparkEngine, scenario, "cow", variants="default")
     plain = [r for r in reads if r.shape.name == "all"]
     assert [(r.query_type, r.variant.name) for r in plain] == [
-        (query_type, SparkEngine.default_variant_name()) for query_type in TABLE_QUERY_TYPES["cow"]
+        (query_type, SparkEngine.default_variant_name()) for query_type in HUDI.query_types["cow"]
     ]
     assert len(SparkEngine.variants) > 1 and len(every) > len(reads)
     # The shaped reads are those under the default variant and its controls, without those

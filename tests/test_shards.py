@@ -12,7 +12,7 @@ import pytest
 from test_results_report import cell, write_run
 
 from engines import engine_class
-from engines.table import TABLE_QUERY_TYPES
+from engines.formats.hudi import HUDI
 from harness.cli import main
 from harness.run.merge import MergeError, merge
 from harness.run.options import RunOptions
@@ -51,7 +51,7 @@ def test_the_catalog_is_dealt_once_and_evenly_over_four_shards() -> None:
     # Iceberg's partition evolution has no Hudi table: not dealt in a Hudi run.
     assert "keys_partitions/partition_evolution_add_field (cow)" not in every
     cells = sum(len(engine_class(e).variants) for e in options.engines)
-    cost = {table_id(s, t): estimate(s, t, cells * len(TABLE_QUERY_TYPES[t])) for s, t in hudi}
+    cost = {table_id(s, t): estimate(s, t, cells * len(HUDI.query_types[t])) for s, t in hudi}
     loads = [sum(cost[name] for name in share) for share in shares]
     assert max(loads) <= 1.15 * min(loads), loads
 
@@ -95,7 +95,7 @@ def _cells(scenario: str, table_type: str, category: str, reason: str = "") -> l
             variant=variant.name,
             reason=reason,
         )
-        for query_type in TABLE_QUERY_TYPES[table_type]
+        for query_type in HUDI.query_types[table_type]
         for variant in engine.variants
     ]
 

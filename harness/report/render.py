@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from engines import formats
 from engines.table import QUERY_TYPES
 from harness.report.grouping import TABLE_TYPE_NAMES
 from harness.report.html import render_html
@@ -131,9 +132,10 @@ def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str, str], list[Ce
 
 
 def _kind(table_format: str, table_type: str) -> str:
-    """`copy-on-write`, and `Iceberg copy-on-write` for a table of another format than Hudi."""
+    """`copy-on-write`, and `Iceberg copy-on-write` where the format is named in kinds."""
     name = TABLE_TYPE_NAMES[table_type]
-    return name if table_format == "hudi" else f"{table_format.capitalize()} {name}"
+    kind = formats.table_format(table_format)
+    return f"{kind.title} {name}" if kind.named_in_kinds else name
 
 
 def _column(cell: Cell) -> str:

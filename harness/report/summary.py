@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines import formats
 from harness.report.junit import case_id
 from harness.results.expectations import Judged, Verdict
 from harness.results.hints import recorded
@@ -33,13 +34,7 @@ def writer_text(info: dict[str, Any]) -> str:
 
 
 def _one_writer(table_format: str, writer: dict[str, Any]) -> str:
-    if table_format == "iceberg":
-        text = f"Spark {writer.get('spark', '?')} + Iceberg {writer.get('iceberg', '?')}"
-        return text + f" writing format version {writer.get('format_version', '?')}"
-    text = f"Spark {writer.get('spark', '?')} + Hudi {writer.get('hudi', '?')}"
-    if writer.get("table_version"):
-        text += f" writing table version {writer['table_version']}"
-    return text
+    return formats.table_format(table_format).writer_words(writer)
 
 
 def settings_notes(info: dict[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from engines import formats
 from engines.base import Engine
 from engines.infra.artifacts import MavenArtifact
 from engines.infra.jdk import find_jdk
@@ -101,7 +102,7 @@ def write_issue(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> 
 
 def _format_name(cell: Any) -> str:
     """`Hudi` or `Iceberg`: the table format in the report's words."""
-    return "Iceberg" if cell.format == "iceberg" else "Hudi"
+    return formats.table_format(cell.format).title
 
 
 def _writer_release(cell: Any) -> str:
@@ -213,11 +214,7 @@ def _steps(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> list[
     cell = result.cell
     bundle = _writer_jar(cell)
     made = ", ".join(f"`{name}`" for name in sorted({*facts.files, "writer.py"}))
-    each = (
-        "one Iceberg snapshot for each write (a schema change commits none)"
-        if cell.format == "iceberg"
-        else "one Hudi commit each"
-    )
+    each = formats.table_format(cell.format).commit_words
     lines = [
         f"The files named here are in the folder of this report ({made}); run the commands there.",
         "",
@@ -244,11 +241,7 @@ def _history(scenario: Scenario, table_type: str, table_format: str = "hudi") ->
     """The seed rows and each step in words, schema changes as their Spark SQL."""
     spec = scenario.spec
     table = sc.table_name(scenario.id, table_type)
-    first = (
-        f"create the table and append {len(spec.rows)} rows"
-        if table_format == "iceberg"
-        else f"insert {len(spec.rows)} rows (a bulk insert creates the table)"
-    )
+    first = formats.table_format(table_format).create_words.format(rows=len(spec.rows))
     said = [first]
     for step in spec.steps:
         match step:
@@ -325,21 +318,9 @@ def _reader_steps(files: dict[str, str], query_type: str, table_format: str = "h
         ]
     else:
         lines += ["   (No query file: the reader could not spell this read.)"]
-    if table_format == "iceberg" and query_type != "snapshot":
-        lines += [
-            "",
-            "   The query names a snapshot of the table as it was first written (its id, or a "
-            "moment after its commit); a table written again has snapshots of its own: take "
-            "them from its `snapshots` metadata table, the snapshot before the first schema "
-            "change (a changelog query also names the current snapshot, where it ends).",
-        ]
-    elif query_type in ("incremental", "time_travel"):
-        lines += [
-            "",
-            "   The query names a commit time of the table as it was first written; a table "
-            "written again has commits of its own: take the time from its timeline "
-            "(`.hoodie/timeline/` in Hudi 1.x), the commit before the first schema change.",
-        ]
+    kind = formats.table_format(table_format)
+    if query_type in kind.history_query_types:
+        lines += ["", "   " + kind.reference_words]
     return lines
 
 

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from engines import formats
+
 #: Added to the reason of a cell whose engine, table type and query type fail already on the
 #: baseline (a table without any schema change).
 BASELINE_NOTE = "fails without any schema change"
@@ -21,9 +23,9 @@ NOTHING_TO_READ = "nothing to read"
 
 
 def table_kind(table_format: str, table_type: str, separator: str = " ") -> str:
-    """How a table is named to users: its table type (`mor`), after its format where that is
-    not Hudi (`iceberg mor`; `iceberg.mor` with `separator` "." in ids)."""
-    return table_type if table_format == "hudi" else f"{table_format}{separator}{table_type}"
+    """How a table is named to users: its table type (`mor`), after its format where the
+    format is named in kinds (`iceberg mor`; `iceberg.mor` with `separator` "." in ids)."""
+    return formats.table_format(table_format).kind(table_type, separator)
 
 
 class Outcome(StrEnum):

@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from engines import engine_class
+from engines import engine_class, formats
 from engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
 from engines.context import RunContext
 from engines.errors import describe_error
@@ -69,9 +69,10 @@ Measured = tuple[EngineState, Cell]
 
 
 def tables_folder(context: RunContext, table_format: str) -> Path:
-    """Where a format's tables are written: the run's table folder for Hudi, a folder of its
-    own below it for each other format (a scenario's tables have the same name in each)."""
-    return context.tables_dir if table_format == "hudi" else context.tables_dir / table_format
+    """Where a format's tables are written: the run's table folder, or a folder of the
+    format's own below it (a scenario's tables have the same name in each format)."""
+    subfolder = formats.table_format(table_format).tables_subfolder
+    return context.tables_dir / subfolder if subfolder else context.tables_dir
 
 
 class Runner:

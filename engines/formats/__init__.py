@@ -1,0 +1,31 @@
+"""Table formats as everything else knows them: one module per format (`hudi.py`,
+`iceberg.py`), each a `TableFormat` value, registered in `FORMATS` in the order runs write
+and reports list them. Generic code asks the registry (`table_format(name)`) instead of
+naming a format; a new format is a module here, its writer (`harness/writer/<format>/`) and
+one line in `FORMATS`.
+"""
+
+from __future__ import annotations
+
+from engines.formats.hudi import HUDI
+from engines.formats.iceberg import ICEBERG
+from engines.formats.model import TableFormat
+
+__all__ = ["FORMATS", "TableFormat", "format_names", "table_format"]
+
+#: Every table format lakecompat writes and reads, by name, in the order runs write them.
+FORMATS: dict[str, TableFormat] = {f.name: f for f in (HUDI, ICEBERG)}
+
+
+def table_format(name: str) -> TableFormat:
+    """The format called `name`; ValueError names the known formats."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        known = ", ".join(FORMATS)
+        raise ValueError(f"unknown table format {name!r}; known formats: {known}") from None
+
+
+def format_names() -> tuple[str, ...]:
+    """The names of every registered format, in registry order."""
+    return tuple(FORMATS)

@@ -1,0 +1,49 @@
+"""What lakecompat knows of one table format, as a value (`engines.formats` registers them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """One table format: its names, its tables' query types and layout, and the words that
+    reports and reproductions use for it."""
+
+    #: The name in options, results and known outcomes (`hudi`).
+    name: str
+    #: The name in report text (`Hudi`).
+    title: str
+    #: The query types of each table type (`cow`, `mor`): every engine gets a cell for each,
+    #: UNSUPPORTED where it lacks one.
+    query_types: Mapping[str, tuple[str, ...]]
+    #: The folder of a table's metadata, below the table's folder (`.hoodie`).
+    metadata_folder: str
+    #: Whether a table's kind names the format (`iceberg mor`) in reports and cell ids. The
+    #: matrix began with Hudi alone: its kinds stay bare (`mor`) so that ids keep their meaning.
+    named_in_kinds: bool
+    #: The folder of a run's tables of this format, below the run's table folder ("": the
+    #: folder itself; each other format has its own: a scenario's tables share one name).
+    tables_subfolder: str
+    #: How a table of the format is created, in a reproduction's words (`{rows}`: how many).
+    create_words: str
+    #: What each write commits, in a reproduction's words.
+    commit_words: str
+    #: The query types that name a point of the table's history (a commit, a snapshot).
+    history_query_types: tuple[str, ...]
+    #: How a reproduction finds the point of history such a query names, on a table written
+    #: again (a paragraph of ISSUE.md).
+    reference_words: str
+    #: A writer's releases (a cell's `writer`) in a summary's words (`Spark 3.5.3 + Hudi 1.2.0`).
+    writer_words: Callable[[Mapping[str, Any]], str]
+
+    def table_types(self) -> tuple[str, ...]:
+        """The table types of the format."""
+        return tuple(self.query_types)
+
+    def kind(self, table_type: str, separator: str = " ") -> str:
+        """How a table of `table_type` is named to users: `mor`, or `iceberg mor` where the
+        format is named in kinds (`iceberg.mor` with `separator` "." in ids)."""
+        return f"{self.name}{separator}{table_type}" if self.named_in_kinds else table_type
