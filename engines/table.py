@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines.errors import QueryError
-from engines.formats import FORMATS, table_format
+from engines.formats import FORMATS, format_named
 
 QUERY_TYPES = (
     "snapshot",
@@ -31,7 +31,7 @@ FORMAT_QUERY_TYPES = {name: dict(f.query_types) for name, f in FORMATS.items()}
 
 def table_query_types(format_name: str, table_type: str) -> tuple[str, ...]:
     """The query types a table of format `format_name` and `table_type` is read with."""
-    return table_format(format_name).query_types[table_type]
+    return format_named(format_name).query_types[table_type]
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def query_types_except(format_name: str, *left_out: str) -> dict[str, tuple[str,
     engine lacks)."""
     return {
         table_type: tuple(q for q in types if q not in left_out)
-        for table_type, types in table_format(format_name).query_types.items()
+        for table_type, types in format_named(format_name).query_types.items()
     }
 
 
@@ -120,6 +120,6 @@ def reference_instant(table: TableRef) -> tuple[str, str]:
     ranges by completion time and time travel by requested (instant) time.
     """
     if table.reference_instant is None:
-        where = table.path / table_format(table.format).metadata_folder
+        where = table.path / format_named(table.format).metadata_folder
         raise QueryError(f"no completed commit found in {where}")
     return table.reference_instant

@@ -1,6 +1,6 @@
 """Table formats as everything else knows them: one module per format (`hudi.py`,
 `iceberg.py`), each a `TableFormat` value, registered in `FORMATS` in the order runs write
-and reports list them. Generic code asks the registry (`table_format(name)`) instead of
+and reports list them. Generic code asks the registry (`format_named(name)`) instead of
 naming a format; a new format is a module here, its writer (`harness/writer/<format>/`) and
 one line in `FORMATS`.
 """
@@ -11,13 +11,16 @@ from engines.formats.hudi import HUDI
 from engines.formats.iceberg import ICEBERG
 from engines.formats.model import TableFormat
 
-__all__ = ["FORMATS", "TableFormat", "format_names", "table_format"]
+__all__ = ["FORMATS", "ORIGINAL", "TableFormat", "format_named", "format_names"]
 
 #: Every table format lakecompat writes and reads, by name, in the order runs write them.
 FORMATS: dict[str, TableFormat] = {f.name: f for f in (HUDI, ICEBERG)}
+#: The format lakecompat began with: a run record, an option or a cell that names no format
+#: (written before there were others) means this one.
+ORIGINAL = HUDI.name
 
 
-def table_format(name: str) -> TableFormat:
+def format_named(name: str) -> TableFormat:
     """The format called `name`; ValueError names the known formats."""
     try:
         return FORMATS[name]

@@ -24,6 +24,15 @@ class TableFormat:
     #: Whether a table's kind names the format (`iceberg mor`) in reports and cell ids. The
     #: matrix began with Hudi alone: its kinds stay bare (`mor`) so that ids keep their meaning.
     named_in_kinds: bool
+    #: The field of a run's options, results and known outcomes that names the format's own
+    #: version of its tables (Hudi's table version, Iceberg's format version).
+    version_option: str
+    #: Whether readers see the table in the Hive layout, partition columns after the data
+    #: columns (Hudi's tables are synced to the Metastore so); else in the table's own order.
+    partitions_last: bool
+    #: Whether engines a user runs (`--spark-master`, `--trino`, ...) read the format: their
+    #: catalogs are configured for it.
+    attachable: bool
     #: The folder of a run's tables of this format, below the run's table folder ("": the
     #: folder itself; each other format has its own: a scenario's tables share one name).
     tables_subfolder: str

@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from engines import formats
+from engines.formats import format_named
 from engines.table import QUERY_TYPES
 from harness.report.grouping import TABLE_TYPE_NAMES
 from harness.report.html import render_html
@@ -134,7 +134,7 @@ def _sections(cells: list[Cell]) -> dict[tuple[str, str, str, str, str], list[Ce
 def _kind(table_format: str, table_type: str) -> str:
     """`copy-on-write`, and `Iceberg copy-on-write` where the format is named in kinds."""
     name = TABLE_TYPE_NAMES[table_type]
-    kind = formats.table_format(table_format)
+    kind = format_named(table_format)
     return f"{kind.title} {name}" if kind.named_in_kinds else name
 
 

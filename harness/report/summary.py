@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engines import formats
+from engines.formats import ORIGINAL, format_named
 from harness.report.junit import case_id
 from harness.results.expectations import Judged, Verdict
 from harness.results.hints import recorded
@@ -29,12 +29,12 @@ def engine_versions(info: dict[str, Any]) -> str:
 def writer_text(info: dict[str, Any]) -> str:
     """`Spark 3.5.3 + Hudi 1.2.0`, and `writing table version 6` where the run chose one; for
     a run of several table formats (`writers`), each format's writer."""
-    writers = info.get("writers") or {"hudi": info.get("writer", {})}
+    writers = info.get("writers") or {ORIGINAL: info.get("writer", {})}
     return "; ".join(_one_writer(f, writer) for f, writer in writers.items())
 
 
 def _one_writer(table_format: str, writer: dict[str, Any]) -> str:
-    return formats.table_format(table_format).writer_words(writer)
+    return format_named(table_format).writer_words(writer)
 
 
 def settings_notes(info: dict[str, Any]) -> list[str]:

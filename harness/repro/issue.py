@@ -15,8 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from engines import formats
 from engines.base import Engine
+from engines.formats import format_named
 from engines.infra.artifacts import MavenArtifact
 from engines.infra.jdk import find_jdk
 from engines.spark.runtime import SPARK_JAVA_VERSIONS
@@ -102,7 +102,7 @@ def write_issue(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> 
 
 def _format_name(cell: Any) -> str:
     """`Hudi` or `Iceberg`: the table format in the report's words."""
-    return formats.table_format(cell.format).title
+    return format_named(cell.format).title
 
 
 def _writer_release(cell: Any) -> str:
@@ -214,7 +214,7 @@ def _steps(result: Reproduction, scenario: Scenario, facts: IssueFacts) -> list[
     cell = result.cell
     bundle = _writer_jar(cell)
     made = ", ".join(f"`{name}`" for name in sorted({*facts.files, "writer.py"}))
-    each = formats.table_format(cell.format).commit_words
+    each = format_named(cell.format).commit_words
     lines = [
         f"The files named here are in the folder of this report ({made}); run the commands there.",
         "",
@@ -241,7 +241,7 @@ def _history(scenario: Scenario, table_type: str, table_format: str = "hudi") ->
     """The seed rows and each step in words, schema changes as their Spark SQL."""
     spec = scenario.spec
     table = sc.table_name(scenario.id, table_type)
-    first = formats.table_format(table_format).create_words.format(rows=len(spec.rows))
+    first = format_named(table_format).create_words.format(rows=len(spec.rows))
     said = [first]
     for step in spec.steps:
         match step:
@@ -318,7 +318,7 @@ def _reader_steps(files: dict[str, str], query_type: str, table_format: str = "h
         ]
     else:
         lines += ["   (No query file: the reader could not spell this read.)"]
-    kind = formats.table_format(table_format)
+    kind = format_named(table_format)
     if query_type in kind.history_query_types:
         lines += ["", "   " + kind.reference_words]
     return lines

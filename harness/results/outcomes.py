@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from engines import formats
+from engines.formats import format_named
 
 #: Added to the reason of a cell whose engine, table type and query type fail already on the
 #: baseline (a table without any schema change).
@@ -25,7 +25,7 @@ NOTHING_TO_READ = "nothing to read"
 def table_kind(table_format: str, table_type: str, separator: str = " ") -> str:
     """How a table is named to users: its table type (`mor`), after its format where the
     format is named in kinds (`iceberg mor`; `iceberg.mor` with `separator` "." in ids)."""
-    return formats.table_format(table_format).kind(table_type, separator)
+    return format_named(table_format).kind(table_type, separator)
 
 
 class Outcome(StrEnum):

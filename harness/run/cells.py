@@ -19,6 +19,7 @@ from engines.errors import (
     log_since,
     log_size,
 )
+from engines.formats import format_named
 from engines.infra.watchdog import Watchdog
 from engines.shape import ALL, COUNT_COLUMN, Shape, base_variant
 from engines.table import TableRef
@@ -144,8 +145,9 @@ def measure(
             return verdict(cell, Outcome.UNSUPPORTED, reason, evidence)
         return verdict(cell, Outcome.ERROR, error, evidence)
     cell.seconds = round(time.monotonic() - started, 3)
-    # The Hive table layout lists partition columns last; an Iceberg table keeps its order.
-    last = partitions_last(engine, table.partition_by, shape) if table.format == "hudi" else ()
+    # The Hive table layout lists partition columns last; other tables keep their order.
+    hive_layout = format_named(table.format).partitions_last
+    last = partitions_last(engine, table.partition_by, shape) if hive_layout else ()
     cell = judge(cell, scenario, table, query_type, answer, shown, last, shape, plain)
     if probe is not None:
         found = "returned the expected rows" if cell.outcome is Outcome.PASS else cell.reason

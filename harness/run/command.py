@@ -9,6 +9,7 @@ from typing import Any
 
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments, warehouse_folder
+from engines.formats import ORIGINAL
 from engines.infra.iceberg_jars import DEFAULT_ICEBERG_VERSION, ICEBERG_VERSION_ENV
 from harness.options import (
     DEFAULT_SCENARIOS,
@@ -294,7 +295,7 @@ def _formats(args: argparse.Namespace) -> tuple[str, ...]:
     """`--formats`, or the formats written without it: Hudi's alone for `qualify` (its version
     points set Hudi releases), else `default_formats`."""
     if not hasattr(args, "formats"):
-        return ("hudi",)
+        return (ORIGINAL,)
     if args.formats is None:
         return default_formats(args.engines, _attachments(args).any)
     formats = tuple(args.formats)

@@ -20,6 +20,7 @@ from harness.results.store import record_event
 from harness.run.control import CONTROL_KEY, control_table
 from harness.run.progress import Progress
 from harness.scenario.compare import compare
+from harness.writer import writer_class
 from harness.writer.base import TableWriter, WriteResult
 
 T = TypeVar("T")
@@ -198,9 +199,11 @@ class Fleet:
         """
 
         def writer() -> None:
-            hudi = context is not None and "hudi" in context.formats
-            if hudi and not any(s.engine.shares_writer for s in states):
-                # Hudi's writer works in this session; Iceberg's writes in a process of its own.
+            in_session = context is not None and any(
+                writer_class(f).writes_in_run_session for f in context.formats
+            )
+            if in_session and not any(s.engine.shares_writer for s in states):
+                # A writer that works in the run's own Spark session (Hudi's) warms it up.
                 with contextlib.suppress(Exception):  # the writer's first job says why
                     context.spark.session()
 

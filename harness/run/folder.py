@@ -12,6 +12,7 @@ from typing import Any
 from engines import engine_class, hudi_carriers, known_engines
 from engines.attached import Attachments
 from engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
+from engines.formats import ORIGINAL
 from harness.results.expectations import Known, to_records
 from harness.results.hints import invocation
 from harness.results.store import RUN_FILE, ResultsError, load_run, write_run_info
@@ -175,7 +176,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         pattern=info.get("pattern"),
         engines=tuple(info.get("engine_order") or info["engines"]),
         # A run from before other table formats wrote Hudi only.
-        formats=tuple(info.get("formats") or ("hudi",)),
+        formats=tuple(info.get("formats") or (ORIGINAL,)),
         table_types=tuple(info["table_types"]),
         # A run from before query shapes read `SELECT *` only.
         shapes=tuple(info.get("shapes") or ("all",)),

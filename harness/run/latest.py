@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engines.formats import ORIGINAL
 from harness.locks import locked
 from harness.options import DEFAULT_SCENARIOS
 from harness.report.render import REPORT_FILES
@@ -64,14 +65,14 @@ def narrowing(info: dict[str, Any], scenarios_dir: Path) -> list[str]:
     (`--hudi-version`, `$LAKECOMPAT_*_VERSION`, ...) and attached services do not narrow it:
     the reports name them.
     """
-    formats = tuple(info.get("formats") or ("hudi",))
+    written = tuple(info.get("formats") or (ORIGINAL,))
     engines = info.get("engine_order") or list(info.get("engines") or {})
     checks = [
         ("--scenario-dir", scenarios_dir.resolve() != DEFAULT_SCENARIOS.resolve()),
         ("--scenarios", bool(info.get("pattern"))),
-        ("--formats", set(formats) != set(DEFAULT_FORMATS)),
+        ("--formats", set(written) != set(DEFAULT_FORMATS)),
         # Against the engines of the run's formats: `--formats hudi` alone narrows by format.
-        ("--engines", set(engines) != set(default_engines(formats))),
+        ("--engines", set(engines) != set(default_engines(written))),
         ("--table-types", set(info.get("table_types") or ()) != set(TABLE_TYPES)),
         ("--shapes", set(info.get("shapes") or ("all",)) != set(DEFAULT_SHAPES)),
         ("--variants default", (info.get("variants") or "all") != "all"),

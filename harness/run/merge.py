@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engines import engine_class, hudi_carriers
+from engines.formats import ORIGINAL
 from harness.report.render import write_reports
 from harness.results.hints import invocation, resume_command
 from harness.results.outcomes import Cell
@@ -118,7 +119,7 @@ def _tables(info: dict[str, Any], scenarios_dir: Path) -> list[tuple[Scenario, s
     if missing:
         raise MergeError(f"{scenarios_dir}: the shards ran scenario {missing[0]!r}, not found here")
     chosen = [known[name] for name in info["scenarios"]]
-    return list(format_tables(chosen, info["table_types"], info.get("formats") or ["hudi"]))
+    return list(format_tables(chosen, info["table_types"], info.get("formats") or [ORIGINAL]))
 
 
 def _expected_keys(

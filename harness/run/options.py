@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines import UnknownEngineError, engine_class
 from engines.attached import Attachments
+from engines.formats import format_named
 from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
 from harness.run.shards import Shard
@@ -38,7 +39,7 @@ def default_formats(engines: tuple[str, ...] | None, attached: bool = False) -> 
     to engines a user runs (their catalogs know no other format yet), else the default
     formats that one of `engines` reads (None: every default format)."""
     if attached:
-        return ("hudi",)
+        return tuple(f for f in DEFAULT_FORMATS if format_named(f).attachable)
     if engines is None:
         return DEFAULT_FORMATS
 

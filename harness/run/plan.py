@@ -9,6 +9,7 @@ from typing import Any
 
 from engines import engine_class, known_engines
 from engines.base import Engine
+from engines.formats import format_named
 from harness.results.expectations import Known, check_references, from_records, load_expectations
 from harness.results.hints import program
 from harness.results.outcomes import Cell
@@ -153,12 +154,12 @@ def check_formats(options: RunOptions) -> None:
                 f"({', '.join(options.engines)}) reads: add a reader of it to --engines "
                 f"(`{program()} run --help` lists them) or leave it out of --formats"
             )
-    if options.formats == ("hudi",):
-        return
-    if options.attachments.any:
+    unattachable = [f for f in options.formats if not format_named(f).attachable]
+    if unattachable and options.attachments.any:
+        titles = " and ".join(format_named(f).title for f in unattachable)
         raise ValueError(
-            "Iceberg tables are read by the engines lakecompat starts only, for now: leave out "
-            "--formats, or the options that attach engines (--spark-master, --trino, ...)"
+            f"{titles} tables are read by the engines lakecompat starts only, for now: leave "
+            "out --formats, or the options that attach engines (--spark-master, --trino, ...)"
         )
 
 

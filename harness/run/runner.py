@@ -21,10 +21,11 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from engines import engine_class, formats
+from engines import engine_class
 from engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
 from engines.context import RunContext
 from engines.errors import describe_error
+from engines.formats import ORIGINAL, format_named
 from engines.spark.runtime import SparkRuntime
 from harness.report.render import write_reports
 from harness.results.outcomes import Cell, table_kind
@@ -71,7 +72,7 @@ Measured = tuple[EngineState, Cell]
 def tables_folder(context: RunContext, table_format: str) -> Path:
     """Where a format's tables are written: the run's table folder, or a folder of the
     format's own below it (a scenario's tables have the same name in each format)."""
-    subfolder = formats.table_format(table_format).tables_subfolder
+    subfolder = format_named(table_format).tables_subfolder
     return context.tables_dir / subfolder if subfolder else context.tables_dir
 
 
@@ -166,9 +167,7 @@ class Runner:
                 options.step_timeout,
                 table_format=table_format,
                 cache=options.table_cache,
-                table_version=(
-                    options.table_version if table_format == "hudi" else options.format_version
-                ),
+                table_version=getattr(options, format_named(table_format).version_option),
             )
             for table_format in options.formats
         }
@@ -333,7 +332,7 @@ class Runner:
         info = run_folder.run_info(
             outlet.run_dir, outlet.options, first.versions, versions, self.scenarios, outlet.known
         )
-        if len(writers) > 1 or "hudi" not in writers:
+        if list(writers) != [ORIGINAL]:  # a record's `writer` alone: the original's
             info["writers"] = {f: writer.versions for f, writer in writers.items()}
         info["default_variants"] = {s.engine.name: s.engine.default_variant_name() for s in mine}
         info["default_variants_by_format"] = {

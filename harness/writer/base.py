@@ -77,6 +77,9 @@ class TableWriter(ABC):
     #: relative to the table; Iceberg's metadata names them by absolute path, so the table
     #: cache keeps an Iceberg table where it was written and runs read it there).
     relocatable: ClassVar[bool] = True
+    #: Whether the writer writes in the run's own Spark session (`RunContext.spark`), which a
+    #: Spark reader may share; else in a Spark process of its own.
+    writes_in_run_session: ClassVar[bool] = False
 
     def __init__(self, tables_dir: Path, step_timeout: float = 0) -> None:
         self.tables_dir = tables_dir

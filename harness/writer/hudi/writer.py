@@ -82,6 +82,7 @@ class HudiWriter(TableWriter):
     the run's Spark (and, for `upgrade_writer` scenarios, Spark with the older release)."""
 
     format = "hudi"
+    writes_in_run_session = True
 
     def __init__(
         self,
