@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
+from engines.formats import format_named
 from engines.infra.artifacts import MavenArtifact, check_release
 from engines.settings import SettingsScope
 from engines.shape import ALL, Dialect, Shape, shape_sql
@@ -327,7 +328,7 @@ class Engine(ABC):
         cls, table_type: str, query_type: str, table_format: str | None = None
     ) -> str:
         """The reason of an UNSUPPORTED cell."""
-        kind = f"{table_format} {table_type}" if table_format not in (None, "hudi") else table_type
+        kind = format_named(table_format or cls.formats[0]).kind(table_type)
         default = f"{cls.name} has no {query_type} query for {kind} tables"
         if table_format not in (None, cls.formats[0]):
             return cls.format_unsupported.get(table_format, {}).get(query_type, default)
