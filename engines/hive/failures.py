@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from engines.errors import QueryError
+from engines.reasons import stable_reason
 
 #: What `with_job_cause` puts between HiveServer2's message and the MapReduce job's cause.
 JOB_FAILED = "; the MapReduce job failed with "
@@ -147,7 +148,7 @@ def causes_line(message: str, causes: Iterable[tuple[str, bool]]) -> str:
     Hive meets them in any order of file groups, while it reaches another file group's rows
     only when none of those comes first (and a file group read alone by its rows is read after
     them too)."""
-    found = set(causes)
+    found = {(stable_reason(cause), rows) for cause, rows in causes}
     unopened = {cause for cause, rows in found if not rows}
     ordered = sorted(unopened or {cause for cause, _ in found})
     lead = JOB_FAILED.removeprefix("; ") if JOB_FAILED in message else ""

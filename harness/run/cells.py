@@ -21,6 +21,7 @@ from engines.errors import (
 )
 from engines.formats import format_named
 from engines.infra.watchdog import Watchdog
+from engines.reasons import stable_reason
 from engines.shape import ALL, COUNT_COLUMN, Shape, base_variant
 from engines.table import TableRef
 from harness.results.causes import failure_kind, own_reason, same_failure, without_run_names
@@ -124,7 +125,7 @@ def measure(
     if dog.fired or (failure is not None and not engine.responsive()):
         # A hung or crashed engine: the cell says so, the engine starts again.
         cell.seconds = round(time.monotonic() - started, 3)
-        error = describe_error(failure) if failure is not None else None
+        error = stable_reason(describe_error(failure)) if failure is not None else None
         if dog.fired:
             reason = dog.reason
         elif engine.alive():
@@ -137,7 +138,7 @@ def measure(
         return verdict(cell, Outcome.ERROR, reason, evidence)
     if failure is not None:
         cell.seconds = round(time.monotonic() - started, 3)
-        error = describe_error(failure)
+        error = stable_reason(describe_error(failure))
         log = failure_log(engine, log_start, failure)
         evidence = Evidence(sql=shown, error=error_text(failure), log=log)
         if probe is not None:
@@ -292,7 +293,7 @@ def verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Ce
 def writer_verdict(cell: Cell, written: WriteResult) -> Cell:
     """REJECTED when the writer refused the scenario's change, else ERROR: nothing to read."""
     sql = ";\n".join(written.sql or []) or None
-    said = without_run_names(written.message or "")
+    said = stable_reason(without_run_names(written.message or ""))
     if written.rejected:
         reason = f"the writer refused {written.failed_at}: {said}"
         return verdict(cell, Outcome.REJECTED, reason, Evidence(sql=sql, error=written.message))

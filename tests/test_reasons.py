@@ -1,0 +1,50 @@
+"""A failure's reason is the same text on every run: what belongs to one execution (Spark's
+task numbers, Java identity hashes, Iceberg snapshot ids) is taken out."""
+
+from __future__ import annotations
+
+from engines.hive.failures import causes_line
+from engines.reasons import stable_reason
+
+CAST = "org.apache.spark.SparkArithmeticException: [CAST_OVERFLOW_IN_TABLE_INSERT] Fail"
+
+
+def _spark(stage: int, tid: int) -> str:
+    return (
+        f"org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage "
+        f"{stage}.0 failed 1 times, most recent failure: Lost task 0.0 in stage {stage}.0 "
+        f"(TID {tid}) (localhost executor driver): {CAST}"
+    )
+
+
+def test_two_runs_of_one_failure_give_one_reason() -> None:
+    aborted = "org.apache.spark.SparkException: Job aborted due to stage failure: a task failed"
+    assert stable_reason(_spark(1005, 891)) == stable_reason(_spark(749, 661))
+    assert stable_reason(_spark(1005, 891)) == f"{aborted}: {CAST}"
+    hashed = "QueryError: java.lang.IllegalArgumentException: java.lang.ClassCastException@{}"
+    assert stable_reason(hashed.format("3c7214b8")) == stable_reason(hashed.format("e7ebb5c"))
+    assert stable_reason(hashed.format("3c7214b8")).endswith("java.lang.ClassCastException")
+    snapshots = "Starting snapshot (exclusive) {0} is not a parent ancestor of end snapshot {0}"
+    assert stable_reason(snapshots.format("8281764459326001901")) == snapshots.format("<id>")
+    assert stable_reason("Cannot find snapshot with ID 4480472831595249188").endswith("ID <id>")
+
+
+def test_what_belongs_to_the_failure_stays() -> None:
+    for text in (
+        "java.lang.ClassCastException: class a.B cannot be cast to class c.D",
+        "HUDI_BAD_DATA: Column id 3 of file 20261202143005615.parquet",
+        "Fail to insert a value of BIGINT into `qty` due to an overflow at 12",
+    ):
+        assert stable_reason(text) == text
+
+
+def test_hive_names_each_cause_once_whatever_its_objects_hash() -> None:
+    """Hive's causes per file group: four file groups failing with one exception whose
+    message is its identity are one cause, in one place."""
+    causes = [(f"java.lang.ClassCastException@{h}", True) for h in ("3c72", "61d3", "6383")]
+    causes.append(("java.lang.IllegalArgumentException: object is not an instance", True))
+    line = causes_line("java.io.IOException", causes)
+    assert line == (
+        "java.lang.ClassCastException; in other file groups: "
+        "java.lang.IllegalArgumentException: object is not an instance"
+    )
