@@ -260,6 +260,10 @@ class HiveEngine(MetastoreReader):
         opens = OPENS + (HIVE3_OPENS if is_hive3(self.version) else ())
         jvm = [
             "-Xmx2g",
+            # A HiveServer2 whose heap ran out answers every later query with the same
+            # OutOfMemoryError, a cause that is not the cell's: it exits instead, and the run
+            # restarts it (the cell says that Hive died during its query).
+            "-XX:+ExitOnOutOfMemoryError",
             QUICK_JIT,
             *huge_pages(),
             "-XX:+UseParallelGC",

@@ -96,7 +96,14 @@ class HiveMetastore(ServiceHolder):
                 "metastore-log4j2.properties": LOG4J2_CONSOLE,
             },
         )
-        jvm = ["-Xmx1g", QUICK_JIT, *huge_pages(), "-Duser.timezone=UTC"]
+        # Out of heap, it exits (and the run restarts it) rather than failing every later call.
+        jvm = [
+            "-Xmx1g",
+            "-XX:+ExitOnOutOfMemoryError",
+            QUICK_JIT,
+            *huge_pages(),
+            "-Duser.timezone=UTC",
+        ]
         if is_hive3(self.version):  # lakecompat's socket helper binds to this (see hive3.py)
             jvm.append(f"-D{BIND_HOST_PROPERTY}=127.0.0.1")
         jars = [str(path) for path in classpath]
