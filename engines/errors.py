@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from engines.reasons import stable_reason
+
 #: Bounds of one cell's evidence: the full matrix has thousands of ERROR cells.
 ERROR_LIMIT = 4000
 LOG_LIMIT = 3000
@@ -33,9 +35,11 @@ class QueryError(RuntimeError):
 
 
 def describe_error(exc: BaseException, limit: int = 400) -> str:
-    """`ExceptionClass: first line of the message`, using the Java exception behind Py4J errors."""
+    """`ExceptionClass: first line of the message`, using the Java exception behind Py4J errors,
+    the same text on every run (`engines.reasons`; taken out before the line is cut, so that
+    it is cut in the same place)."""
     lines = _error_lines(exc)
-    first = lines[0] if lines else type(exc).__name__
+    first = stable_reason(lines[0]) if lines else type(exc).__name__
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 

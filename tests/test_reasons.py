@@ -3,6 +3,7 @@ task numbers, Java identity hashes, Iceberg snapshot ids) is taken out."""
 
 from __future__ import annotations
 
+from engines.errors import QueryError, describe_error
 from engines.hive.failures import causes_line
 from engines.reasons import stable_reason
 
@@ -48,3 +49,12 @@ def test_hive_names_each_cause_once_whatever_its_objects_hash() -> None:
         "java.lang.ClassCastException; in other file groups: "
         "java.lang.IllegalArgumentException: object is not an instance"
     )
+
+
+def test_a_long_reason_is_cut_in_the_same_place_on_every_run() -> None:
+    """The run-specific parts go before the reason is cut to its length: else a shorter stage
+    number moves the cut, and the tails of two runs' reasons differ."""
+    tail = " Use `try_cast` on the input value to tolerate overflow and return NULL instead." * 5
+    one, other = (QueryError(_spark(stage, tid) + tail) for stage, tid in ((1005, 891), (7, 6)))
+    assert describe_error(one) == describe_error(other)
+    assert len(describe_error(one)) == 400 and "a task failed" in describe_error(one)

@@ -125,7 +125,7 @@ def measure(
     if dog.fired or (failure is not None and not engine.responsive()):
         # A hung or crashed engine: the cell says so, the engine starts again.
         cell.seconds = round(time.monotonic() - started, 3)
-        error = stable_reason(describe_error(failure)) if failure is not None else None
+        error = describe_error(failure) if failure is not None else None
         if dog.fired:
             reason = dog.reason
         elif engine.alive():
@@ -138,7 +138,7 @@ def measure(
         return verdict(cell, Outcome.ERROR, reason, evidence)
     if failure is not None:
         cell.seconds = round(time.monotonic() - started, 3)
-        error = stable_reason(describe_error(failure))
+        error = describe_error(failure)
         log = failure_log(engine, log_start, failure)
         evidence = Evidence(sql=shown, error=error_text(failure), log=log)
         if probe is not None:
