@@ -28,6 +28,7 @@ HUDI = TableFormat(
     version_option="table_version",
     partitions_last=True,
     attachable=True,
+    synced_tables={"mor": {"read_optimized": "_ro", "snapshot": "_rt"}},
     named_in_kinds=False,
     tables_subfolder="",
     create_words="insert {rows} rows (a bulk insert creates the table)",

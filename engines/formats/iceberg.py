@@ -32,6 +32,7 @@ ICEBERG = TableFormat(
     version_option="format_version",
     partitions_last=False,
     attachable=False,
+    synced_tables={},
     named_in_kinds=True,
     tables_subfolder="iceberg",
     create_words="create the table and append {rows} rows",

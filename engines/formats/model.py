@@ -33,6 +33,10 @@ class TableFormat:
     #: Whether engines a user runs (`--spark-master`, `--trino`, ...) read the format: their
     #: catalogs are configured for it.
     attachable: bool
+    #: The Metastore tables a table of each table type is synced as, by query type: their
+    #: suffixes after the table's name (Hudi's hive sync: `_ro` and `_rt` for merge-on-read).
+    #: A table type left out is one Metastore table of the table's own name.
+    synced_tables: Mapping[str, Mapping[str, str]]
     #: The folder of a run's tables of this format, below the run's table folder ("": the
     #: folder itself; each other format has its own: a scenario's tables share one name).
     tables_subfolder: str

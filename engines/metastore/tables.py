@@ -15,6 +15,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from engines.formats import FORMATS
 from engines.table import TableRef
 
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
@@ -25,9 +26,12 @@ REALTIME_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeIn
 
 
 def hive_tables(table: TableRef) -> dict[str, str]:
-    """The Metastore table behind each query type, named the way Hudi's hive sync names them."""
-    if table.format == "hudi" and table.table_type == "mor":
-        return {"read_optimized": f"{table.name}_ro", "snapshot": f"{table.name}_rt"}
+    """The Metastore table behind each query type, named as the format syncs them (Hudi's hive
+    sync: `_ro` and `_rt` for a merge-on-read table); a plain Parquet table is one table."""
+    kind = FORMATS.get(table.format)
+    synced = kind.synced_tables.get(table.table_type) if kind else None
+    if synced:
+        return {query_type: f"{table.name}{suffix}" for query_type, suffix in synced.items()}
     return {"snapshot": table.name}
 
 
