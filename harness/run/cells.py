@@ -35,6 +35,7 @@ from harness.results.outcomes import (
     Outcome,
 )
 from harness.results.plain_reads import AS_PLAIN, answer_column, misread
+from harness.results.store import record_event
 from harness.run.fleet import EngineState, Fleet, Stopped
 from harness.run.reads import SHAPED_QUERY_TYPE, Read, table_reads
 from harness.scenario.changelog import compare_changes
@@ -114,28 +115,41 @@ def measure(
         return verdict(cell, Outcome.ERROR, reason, Evidence(error=register_error))
     sql = engine.shaped_sql(table, query_type, shape)
     shown = engine.evidence_sql(table, query_type, variant, shape)
-    log_start = log_size(engine.log_path)
-    started = time.monotonic()
-    failure: Exception | None = None
-    with Watchdog(fleet.query_timeout, engine.kill) as dog:
-        try:
-            answer = engine.query_table(table, sql, variant)
-        except Exception as exc:  # noqa: BLE001 - an engine error is a result
-            failure = exc
-    if dog.fired or (failure is not None and not engine.responsive()):
+    retried: str | None = None  # why the query was asked a second time
+    while True:
+        log_start = log_size(engine.log_path)
+        started = time.monotonic()
+        answer, failure, dog = ask(fleet, engine, table, sql, variant)
+        if not dog.fired and (failure is None or engine.responsive()):
+            break
         # A hung or crashed engine: the cell says so, the engine starts again.
         cell.seconds = round(time.monotonic() - started, 3)
         error = describe_error(failure) if failure is not None else None
+        died = not dog.fired and not engine.alive()
         if dog.fired:
             reason = dog.reason
-        elif engine.alive():
+        elif not died:
             reason = f"{engine.name} stopped answering: {error}"
         else:
             reason = f"{engine.name} died during the query: {error}"
         text = error_text(failure) if failure is not None else None
         evidence = Evidence(sql=shown, error=text, log=failure_log(engine, log_start, failure))
         fleet.recover(state, reason)
+        if died and retried is None and state.failure is None and not engine.attached:
+            # An engine can die of what earlier queries left behind (a heap used up over
+            # thousands of reads): the cell's own answer is the one a fresh engine gives.
+            retried = reason
+            continue
+        if retried is not None:
+            reason = f"{reason} (also when asked again on a freshly started {engine.name})"
         return verdict(cell, Outcome.ERROR, reason, evidence)
+    if retried is not None:
+        # The run's events say which cells were asked twice, and why (`events.jsonl`).
+        asked = {"event": "asked_again", "engine": engine.name, "why": retried}
+        asked.update(scenario=scenario.id, table_type=table.table_type, query_type=query_type)
+        record_event(
+            engine.context.run_dir, {**asked, "variant": variant.name, "shape": shape.name}
+        )
     if failure is not None:
         cell.seconds = round(time.monotonic() - started, 3)
         error = describe_error(failure)
@@ -158,6 +172,20 @@ def measure(
 
 #: The query types that read what was written after the reference state.
 RANGE_QUERY_TYPES = ("incremental", "changelog")
+
+
+def ask(
+    fleet: Fleet, engine: Engine, table: TableRef, sql: str, variant: Variant
+) -> tuple[Any, Exception | None, Watchdog]:
+    """Ask `engine` for `sql` under the run's query timeout: (answer, failure, watchdog)."""
+    answer: Any = None
+    failure: Exception | None = None
+    with Watchdog(fleet.query_timeout, engine.kill) as dog:
+        try:
+            answer = engine.query_table(table, sql, variant)
+        except Exception as exc:  # noqa: BLE001 - an engine error is a result
+            failure = exc
+    return answer, failure, dog
 
 
 def empty_range(table: TableRef, query_type: str) -> str | None:
