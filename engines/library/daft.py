@@ -13,9 +13,9 @@ settings of its own, so it has one variant.
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
 from engines.library.reader import LibraryReader, filter_expression
+from engines.reading import reading
 from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import TableRef, iceberg_metadata, query_types_except, reference_instant
 
@@ -42,22 +42,31 @@ class DaftEngine(LibraryReader):
     extra_packages = ("sortedcontainers", "pyiceberg==0.12.0")
     imports = ("daft", "daft.io.hudi.pyhudi.table")
     takes_settings = False
-    formats = ("hudi", "iceberg")
-    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": query_types_except(
-            "iceberg", "incremental", "time_travel_timestamp", "changelog"
-        )
-    }
-    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {
-        "iceberg": {
-            "incremental": "Daft's read_iceberg reads one snapshot: it has no incremental read",
-            "changelog": "Daft's read_iceberg reads one snapshot: it has no changelog read",
-            "time_travel_timestamp": (
-                "Daft's read_iceberg chooses a snapshot by its id only (`snapshot_id=`), not "
-                "by a time"
+    readings = (
+        reading(
+            "hudi",
+            query_types={"cow": ("snapshot",)},
+            probe_only={("mor", "snapshot"): _COW_ONLY, ("mor", "read_optimized"): _COW_ONLY},
+            unsupported={
+                "incremental": "Daft's read_hudi has no incremental query",
+                "time_travel": "Daft's read_hudi has no time travel",
+            },
+        ),
+        reading(
+            "iceberg",
+            query_types=query_types_except(
+                "iceberg", "incremental", "time_travel_timestamp", "changelog"
             ),
-        }
-    }
+            unsupported={
+                "incremental": "Daft's read_iceberg reads one snapshot: it has no incremental read",
+                "changelog": "Daft's read_iceberg reads one snapshot: it has no changelog read",
+                "time_travel_timestamp": (
+                    "Daft's read_iceberg chooses a snapshot by its id only (`snapshot_id=`), not "
+                    "by a time"
+                ),
+            },
+        ),
+    )
     # Which data file fails first, and how, depends on which of Daft's parallel reads of a
     # table's files gets there first.
     unstable_errors = (
@@ -67,15 +76,6 @@ class DaftEngine(LibraryReader):
             "of the table's data files",
         ),
     )
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
-    probe_only: ClassVar[dict[tuple[str, str], str]] = {
-        ("mor", "snapshot"): _COW_ONLY,
-        ("mor", "read_optimized"): _COW_ONLY,
-    }
-    unsupported: ClassVar[dict[str, str]] = {
-        "incremental": "Daft's read_hudi has no incremental query",
-        "time_travel": "Daft's read_hudi has no time travel",
-    }
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code; a shape's predicate and columns are Daft expressions (`where`,
