@@ -27,6 +27,20 @@ _SHAPED_IMPORTS = (
 _COW_ONLY = "Daft's Hudi reader reads copy-on-write tables only"
 
 
+def _read_hudi(table: TableRef, query_type: str, path: str) -> str:
+    """Daft's read of a Hudi table: from its location (a snapshot of copy-on-write tables)."""
+    return f"daft.read_hudi({path!r})"
+
+
+def _read_iceberg(table: TableRef, query_type: str, path: str) -> str:
+    """Daft's read of an Iceberg table: from its current metadata file (time travel: the
+    reference snapshot's id)."""
+    arguments = [repr(str(iceberg_metadata(table.path)))]
+    if query_type == "time_travel":
+        arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+    return f"daft.read_iceberg({', '.join(arguments)})"
+
+
 class DaftEngine(LibraryReader):
     """Daft, reading each table from its location."""
 
@@ -45,6 +59,7 @@ class DaftEngine(LibraryReader):
     readings = (
         reading(
             "hudi",
+            read_call=staticmethod(_read_hudi),
             query_types={"cow": ("snapshot",)},
             probe_only={("mor", "snapshot"): _COW_ONLY, ("mor", "read_optimized"): _COW_ONLY},
             unsupported={
@@ -54,6 +69,7 @@ class DaftEngine(LibraryReader):
         ),
         reading(
             "iceberg",
+            read_call=staticmethod(_read_iceberg),
             query_types=query_types_except(
                 "iceberg", "incremental", "time_travel_timestamp", "changelog"
             ),
@@ -83,13 +99,7 @@ class DaftEngine(LibraryReader):
         path = self.path_of(table)
         if table.format == "parquet":
             return _READ.format(call=f"daft.read_parquet({path + '/*.parquet'!r})")
-        if table.format == "iceberg":
-            arguments = [repr(str(iceberg_metadata(table.path)))]
-            if query_type == "time_travel":
-                arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
-            read = f"daft.read_iceberg({', '.join(arguments)})"
-        else:
-            read = f"daft.read_hudi({path!r})"
+        read = self.reading(table.format).read_call(table, query_type, path)
         if shape == ALL:
             return _READ.format(call=read)
         lines = [_SHAPED_IMPORTS, f"df = {read}"]
