@@ -105,6 +105,39 @@ def test_failure_classes_leave_out_what_belongs_to_one_table() -> None:
     )
 
 
+def test_an_engines_error_code_gives_way_to_the_exception_under_it() -> None:
+    """Presto reports one cause under HUDI_CURSOR_ERROR, HIVE_CURSOR_ERROR or
+    GENERIC_INTERNAL_ERROR by the path a query took: the root of its failure trace is the
+    class; a code whose trace holds only Presto's own exception stays the class."""
+    cast = "class org.apache.hadoop.io.IntWritable cannot be cast to class HiveDecimalWritable"
+    trace = "com.facebook.presto.spi.PrestoException: {0}\n    at a.B.c(B.java:1)\n"
+    cursor = error(
+        f"PrestoQueryError: HUDI_CURSOR_ERROR: {cast}",
+        evidence=Evidence(
+            error=f"PrestoQueryError: HUDI_CURSOR_ERROR: {cast}\n"
+            + trace.format(cast)
+            + f"Caused by: java.lang.ClassCastException: {cast}"
+        ),
+    )
+    internal = error(
+        f"PrestoQueryError: GENERIC_INTERNAL_ERROR: {cast}",
+        evidence=Evidence(
+            error=f"PrestoQueryError: GENERIC_INTERNAL_ERROR: {cast}\n"
+            f"java.lang.ClassCastException: {cast}\n    at a.B.c(B.java:1)"
+        ),
+    )
+    assert failure_class(cursor) == failure_class(internal) == "ERROR: java.lang.ClassCastException"
+    mismatch = "HIVE_PARTITION_SCHEMA_MISMATCH: The column v is declared as type string"
+    own = error(
+        f"PrestoQueryError: {mismatch}",
+        evidence=Evidence(error=f"PrestoQueryError: {mismatch}\n" + trace.format("The column")),
+    )
+    assert failure_class(own) == "ERROR: HIVE_PARTITION_SCHEMA_MISMATCH"
+    assert failure_class(error(f"PrestoQueryError: {mismatch}")) == (
+        "ERROR: HIVE_PARTITION_SCHEMA_MISMATCH"
+    )
+
+
 def test_stale_and_too_wide_entries_are_found_and_named(tmp_path: Path) -> None:
     folder = tmp_path / "expectations"
     folder.mkdir()

@@ -44,6 +44,13 @@ _WRAPPER = "QueryError"
 #: while reading file ..."): the cause is then the innermost `Caused by:` of the evidence.
 _BARE_WRAPPERS = ("org.apache.spark.SparkException",)
 _CAUSED_BY = re.compile(r"^Caused by: ([\w.$]+)", re.MULTILINE)
+#: An engine's error code (Trino's and Presto's `HUDI_CURSOR_ERROR`, `GENERIC_INTERNAL_ERROR`):
+#: the path a query took more than its cause, which the Java exception under it names.
+_ERROR_CODE = re.compile(r"^[A-Z][A-Z_]{3,}$")
+#: The first Java exception of a failure trace (the line that starts it).
+_TRACE_TOP = re.compile(r"^([\w.$]+(?:Exception|Error))\b", re.MULTILINE)
+#: The exceptions that only carry an error code: the code then says more than they do.
+_CODE_CARRIERS = ("com.facebook.presto.spi.PrestoException", "io.trino.spi.TrinoException")
 #: The outcomes an entry is checked to give one cause for.
 _FINDINGS = (Outcome.WRONG, Outcome.ERROR)
 
@@ -64,9 +71,18 @@ def failure_class(cell: Cell) -> str:
     if not names and _MISSING_METHOD.search(first):
         names = ["java.lang.NoSuchMethodError"]  # Hive 4 gives the message without the class
     said = names[-1] if names else " ".join(_OWN.sub("", first).split())
-    causes = _CAUSED_BY.findall(cell.evidence.error or "")
+    evidence = cell.evidence.error or ""
+    causes = _CAUSED_BY.findall(evidence)
     if said in _BARE_WRAPPERS and causes:
         said = causes[-1]
+    elif _ERROR_CODE.match(said):
+        # One cause reaches Presto through its Hudi page source, its Hive record cursor or its
+        # own code, each with a code of its own: the exception at the root of the trace.
+        trace = evidence.split("\n", 1)[1] if "\n" in evidence else ""
+        tops = _TRACE_TOP.findall(trace)
+        root = causes[-1] if causes else (tops[0] if tops else "")
+        if root and root not in _CODE_CARRIERS:
+            said = root
     return f"{cell.outcome.value}: {said}"
 
 
