@@ -36,6 +36,7 @@ from engines.context import RunContext
 from engines.errors import QueryError
 from engines.flink.runtime import FLINK_VERSION, HUDI_VERSION, FlinkProcess, provision
 from engines.flink.settings import HELP, check_flink_settings
+from engines.formats.hudi import HUDI
 from engines.reading import reading
 from engines.settings import SettingsScope
 from engines.shape import ALL, Shape
@@ -180,10 +181,7 @@ class FlinkEngine(Engine):
     readings = (
         reading(
             "hudi",
-            query_types={
-                "cow": ("snapshot", "incremental", "time_travel"),
-                "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-            },
+            query_types=HUDI.query_types,  # every query type of the format
             variants=(Variant("default"), Variant("schema_on_read", {_SCHEMA_ON_READ: "true"})),
         ),
     )

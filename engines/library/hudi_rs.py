@@ -15,6 +15,7 @@ import re
 
 from engines.base import Variant
 from engines.errors import QueryError
+from engines.formats.hudi import HUDI
 from engines.library.reader import LibraryReader
 from engines.reading import reading
 from engines.shape import COUNT_COLUMN, Shape
@@ -97,10 +98,7 @@ class HudiRsEngine(LibraryReader):
     readings = (
         reading(
             "hudi",
-            query_types={
-                "cow": ("snapshot", "incremental", "time_travel"),
-                "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-            },
+            query_types=HUDI.query_types,  # every query type of the format
             # hudi-rs has two file-group readers, which merge a file slice (and its log files).
             variants=(
                 Variant("file_group_reader_v2", {_READER_VERSION: "2"}),

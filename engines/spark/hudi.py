@@ -3,8 +3,9 @@ the writer's session, or in a Spark of its own (a large run, or another Hudi rel
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
+from engines.formats.hudi import HUDI
 from engines.infra.artifacts import MavenArtifact
 from engines.infra.hudi_jars import hudi_bundle
 from engines.reading import Reading, Variant
@@ -28,10 +29,7 @@ class SparkHudi(Reading):
     """Hudi's Spark datasource, each read a temporary view with Hudi's read options."""
 
     format = "hudi"
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot", "incremental", "time_travel"),
-        "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-    }
+    query_types = HUDI.query_types  # every query type of the format
     variants = (
         Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
         Variant("schema_on_read_off", {"hoodie.schema.on.read.enable": "false"}),
