@@ -477,7 +477,7 @@ class HiveEngine(MetastoreReader):
         try:
             return self.query(sql, variant)
         except QueryError as failure:
-            if table.format != "hudi" or not read_failure(str(failure)):
+            if not self.reads_format(table.format) or not read_failure(str(failure)):
                 raise
             raise self._in_every_file_group(failure, table, sql, variant) from None
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 from engines.answers import binary_text, nested_as_json
 from engines.formats import meta_prefixes
 
-#: The prefixes of the formats' bookkeeping columns (Hudi's `_hoodie_commit_time`, ...).
+#: The prefixes of the formats' bookkeeping columns (`TableFormat.meta_prefix`).
 META_PREFIXES = meta_prefixes()
 SAMPLE_SIZE = 8
 

@@ -49,7 +49,7 @@ class ColumnSpec(_Strict):
 Rows = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_ROWS)]
 
 
-#: The option prefixes of the formats whose writers take options (Hudi's `hoodie.`).
+#: The option prefixes of the formats whose writers take them (`TableFormat.writer_option_prefix`).
 OPTION_PREFIXES = tuple(f.writer_option_prefix for f in FORMATS.values() if f.writer_option_prefix)
 #: Writer options a step may set: a format's own keys (`TableFormat.writer_option_prefix`),
 #: nothing else; a format other than the keys' own has no table of the scenario.
