@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -11,19 +10,13 @@ import pyarrow as pa
 
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
-from engines.formats import format_named
 from engines.infra.artifacts import MavenArtifact, check_release
+from engines.reading import Reading, Variant
 from engines.settings import SettingsScope
 from engines.shape import ALL, Dialect, Shape, shape_sql
 from engines.table import TableRef
 
-
-@dataclass(frozen=True)
-class Variant:
-    """A reader configuration that changes behaviour; each variant is its own matrix cell."""
-
-    name: str
-    settings: dict[str, str] = field(default_factory=dict)
+__all__ = ["Engine", "MetastoreReader", "Reading", "Variant"]
 
 
 class Engine(ABC):
@@ -31,43 +24,19 @@ class Engine(ABC):
 
     #: Registry name, also the engine column of every cell.
     name: ClassVar[str]
-    #: The table formats the engine reads (`engines.table.FORMAT_QUERY_TYPES`), the first the
-    #: one `query_types` and `variants` speak for; a run reads a table only with the engines
-    #: that read its format.
-    formats: ClassVar[tuple[str, ...]] = ("hudi",)
-    #: Query types the engine can run on its first format, per table type (`cow`, `mor`).
-    query_types: ClassVar[dict[str, tuple[str, ...]]]
-    #: Query types per table type of each further format the engine reads.
-    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {}
-    #: Query types the engine lacks but whose table it can still read, with the reason; such
-    #: cells are UNSUPPORTED, and in the default variant the evidence shows what reading the
-    #: table anyway returns (the other variants' cells say where to look).
-    probe_only: ClassVar[dict[tuple[str, str], str]] = {}
+    #: How the engine reads each table format it reads (`engines.reading.Reading`): its
+    #: query types, variants and filter controls there. A run reads a table only with the
+    #: engines that read its format.
+    readings: ClassVar[tuple[type[Reading], ...]]
+    #: The formats of `readings`, in their order (set from them).
+    formats: ClassVar[tuple[str, ...]] = ()
     #: Whether answers list partition columns after the data columns (the Hive table layout).
     partition_columns_last: ClassVar[bool] = False
-    #: Why the engine lacks a query type, where there is more to say than "it has none".
-    unsupported: ClassVar[dict[str, str]] = {}
-    #: The same for each further format the engine reads.
-    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {}
     #: The engine's name as its project spells it, for bug reports ("": `name`).
     display_name: ClassVar[str] = ""
     #: The GitHub repositories (owner/name) where the engine's own defects are filed; a known
     #: outcome of the engine links an issue there, or one of the table format's.
     trackers: ClassVar[tuple[str, ...]] = ()
-    #: Reader configurations to run every cell of the first format under.
-    variants: ClassVar[tuple[Variant, ...]] = (Variant("default"),)
-    #: Reader configurations of each further format (a format left out: one `default`).
-    format_variants: ClassVar[dict[str, tuple[Variant, ...]]] = {}
-    #: The variant that keeps the engine's own defaults (what a user gets who sets nothing):
-    #: the reports' overview speaks for it. None: the first variant.
-    default_variant: ClassVar[str | None] = None
-    #: The variants (of the first format, by name) that change how the engine matches a data
-    #: file's columns to the table's (by position rather than by name, by Hudi's field ids,
-    #: through another reader): filters and projections are read under each of them too,
-    #: since a filter can lose rows silently under one way of matching and not another.
-    matching_variants: ClassVar[tuple[str, ...]] = ()
-    #: The query shapes read under `matching_variants` (None: every shape the run reads).
-    matching_shapes: ClassVar[tuple[str, ...] | None] = None
     #: How the engine's SQL quotes names and spells literals, which shaped reads (a projection,
     #: a filter, a count) are written in; None: the engine writes them itself (`shaped_sql`).
     dialect: ClassVar[Dialect | None] = None
@@ -107,6 +76,11 @@ class Engine(ABC):
     #: carry Hudi jars of their own that may differ from the writer's (version skew); "": the
     #: engine carries none.
     reader_hudi_help: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "readings" in cls.__dict__:
+            cls.formats = tuple(r.format for r in cls.readings)
 
     @classmethod
     def release(cls) -> str:
@@ -152,6 +126,9 @@ class Engine(ABC):
         #: Whether this instance reads in a process of its own rather than the writer's
         #: (`apart_in_lanes`, set by the run).
         self.apart = False
+        #: The variants this instance reads each format under: its readings' own, unless the
+        #: run narrowed them (`narrow`) or added settings to them (`add_settings`).
+        self._variants = {r.format: r.variants for r in self.readings}
 
     @property
     @abstractmethod
@@ -182,25 +159,10 @@ class Engine(ABC):
     def read_sql(self, table: TableRef, query_type: str) -> str:
         """The SQL that reads the whole table with this query type."""
 
-    @classmethod
-    def pushdown_off(cls, variant: Variant) -> Variant | None:
-        """`variant` with the engine's filter pushdown turned off (Parquet statistics,
-        dictionaries, bloom filters, data skipping), so that a filter's cell can be told apart
-        from the same query on the plain read path; None: the engine has no such setting."""
-        return None
-
     def control_variant(self) -> Variant:
         """The variant the run's control check reads its plain Parquet table under (before
-        any cell counts): by default the engine's first."""
-        return self.variants[0]
-
-    @classmethod
-    def filter_controls(cls, variant: Variant) -> list[Variant]:
-        """The variants a filter is read in besides `variant`, each turning one of the
-        engine's paths for filters off, so that a failure can be put down to the path whose
-        control reads right (by default `pushdown_off`, where the engine has it)."""
-        quiet = cls.pushdown_off(variant)
-        return [quiet] if quiet is not None else []
+        any cell counts): by default the first of the format the engine lists first."""
+        return self._variants[self.formats[0]][0]
 
     @classmethod
     def shape_unsupported(cls, shape: Shape) -> str | None:
@@ -298,41 +260,63 @@ class Engine(ABC):
         self.start()
 
     @classmethod
-    def default_variant_name(cls, table_format: str | None = None) -> str:
-        """The name of the variant with the engine's own defaults (on `table_format`; None:
-        the engine's first format)."""
-        if table_format in (None, cls.formats[0]):
-            return cls.default_variant or cls.variants[0].name
-        return cls.format_variants.get(table_format, (Variant("default"),))[0].name
+    def reading(cls, table_format: str) -> type[Reading]:
+        """How the engine reads `table_format`; KeyError when it does not."""
+        for found in cls.readings:
+            if found.format == table_format:
+                return found
+        raise KeyError(f"{cls.name} does not read {table_format} tables")
+
+    @classmethod
+    def default_variant_name(cls, table_format: str) -> str:
+        """The name of the variant with the engine's own defaults on `table_format`."""
+        return cls.reading(table_format).default_variant_name()
+
+    @classmethod
+    def default_variant_names(cls) -> tuple[str, ...]:
+        """The default variant's name of each format the engine reads (once each)."""
+        return tuple(dict.fromkeys(r.default_variant_name() for r in cls.readings))
+
+    @classmethod
+    def variant_names(cls) -> tuple[str, ...]:
+        """The names of every variant of every format the engine reads (once each)."""
+        return tuple(dict.fromkeys(v.name for r in cls.readings for v in r.variants))
 
     def variants_of(self, table_format: str) -> tuple[Variant, ...]:
         """The variants this engine reads `table_format` under (the run may have narrowed
         them or added settings to them: `harness.run.fleet`)."""
-        if table_format == self.formats[0]:
-            return self.variants
-        return self.format_variants.get(table_format, (Variant("default"),))
+        return self._variants.get(table_format, ())
+
+    def narrow(self, names: tuple[str, ...]) -> None:
+        """Read only the variants called `names` (of any format): one lane's share, or each
+        format's default variant."""
+        self._variants = {
+            f: tuple(v for v in variants if v.name in names)
+            for f, variants in self._variants.items()
+        }
+
+    def add_settings(self, extra: dict[str, str]) -> None:
+        """Read every variant of every format with `extra` (`--set`) added to its settings."""
+        self._variants = {
+            f: tuple(Variant(v.name, {**v.settings, **extra}) for v in variants)
+            for f, variants in self._variants.items()
+        }
 
     @classmethod
     def reads_format(cls, table_format: str) -> bool:
         return table_format in cls.formats
 
     @classmethod
-    def supports(cls, table_type: str, query_type: str, table_format: str | None = None) -> bool:
-        if table_format in (None, cls.formats[0]):
-            return query_type in cls.query_types.get(table_type, ())
-        types = cls.format_query_types.get(table_format, {})
-        return query_type in types.get(table_type, ())
+    def supports(cls, table_type: str, query_type: str, table_format: str) -> bool:
+        """Whether the engine runs `query_type` on `table_format`'s `table_type` tables."""
+        return cls.reads_format(table_format) and cls.reading(table_format).supports(
+            table_type, query_type
+        )
 
     @classmethod
-    def unsupported_reason(
-        cls, table_type: str, query_type: str, table_format: str | None = None
-    ) -> str:
+    def unsupported_reason(cls, table_type: str, query_type: str, table_format: str) -> str:
         """The reason of an UNSUPPORTED cell."""
-        kind = format_named(table_format or cls.formats[0]).kind(table_type)
-        default = f"{cls.name} has no {query_type} query for {kind} tables"
-        if table_format not in (None, cls.formats[0]):
-            return cls.format_unsupported.get(table_format, {}).get(query_type, default)
-        return cls.unsupported.get(query_type, default)
+        return cls.reading(table_format).unsupported_reason(cls.name, table_type, query_type)
 
 
 class MetastoreReader(Engine):

@@ -18,7 +18,7 @@ COUNT_COLUMN = "count"
 #: (`Engine.pushdown_off`): `schema_on_read_off+pushdown_off`.
 PUSHDOWN_OFF = "+pushdown_off"
 #: What a variant's name gets when Hudi's data skipping (its column statistics index) is
-#: turned off in it, and nothing else (`Engine.filter_controls`).
+#: turned off in it, and nothing else (`Reading.filter_controls`).
 DATA_SKIPPING_OFF = "+data_skipping_off"
 #: The controls a filter is read with besides its variant, each turning one path off.
 CONTROLS = (PUSHDOWN_OFF, DATA_SKIPPING_OFF)

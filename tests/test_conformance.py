@@ -7,23 +7,11 @@ from __future__ import annotations
 import pytest
 
 from engines import engine_class, known_engines
-from engines.base import Engine
+from engines.base import Engine, Reading
 from engines.formats import FORMATS, ORIGINAL, format_named
 from engines.table import QUERY_TYPES
 
 ENGINES = [engine_class(name) for name in known_engines()]
-
-
-def _query_types(cls: type[Engine], table_format: str) -> dict[str, tuple[str, ...]]:
-    if table_format == cls.formats[0]:
-        return cls.query_types
-    return cls.format_query_types.get(table_format, {})
-
-
-def _unsupported(cls: type[Engine], table_format: str) -> dict[str, str]:
-    if table_format == cls.formats[0]:
-        return cls.unsupported
-    return cls.format_unsupported.get(table_format, {})
 
 
 def test_every_format_is_whole() -> None:
@@ -46,27 +34,30 @@ def test_every_format_is_whole() -> None:
 @pytest.mark.parametrize("cls", ENGINES, ids=lambda c: c.name)
 def test_an_engine_declares_only_what_its_formats_have(cls: type[Engine]) -> None:
     assert cls.formats and set(cls.formats) <= set(FORMATS), cls.formats
-    assert set(cls.format_query_types) <= set(cls.formats[1:])
-    assert set(cls.format_variants) <= set(cls.formats[1:])
-    assert set(cls.format_unsupported) <= set(cls.formats[1:])
-    for table_format in cls.formats:
-        kind = format_named(table_format)
-        for table_type, types in _query_types(cls, table_format).items():
-            assert table_type in kind.query_types, (table_format, table_type)
-            assert set(types) <= set(kind.query_types[table_type]), (table_format, table_type)
+    assert len(set(cls.formats)) == len(cls.formats), "one reading per format"
+    for reading in cls.readings:
+        assert issubclass(reading, Reading) and cls.reading(reading.format) is reading
+        kind = format_named(reading.format)
+        for table_type, types in reading.query_types.items():
+            assert table_type in kind.query_types, (reading.format, table_type)
+            assert set(types) <= set(kind.query_types[table_type]), (reading.format, table_type)
         every = {q for types in kind.query_types.values() for q in types}
-        assert set(_unsupported(cls, table_format)) <= every, table_format
-    first = format_named(cls.formats[0]).query_types
-    for table_type, query_type in cls.probe_only:
-        assert query_type in first.get(table_type, ()), (table_type, query_type)
-        assert not cls.supports(table_type, query_type), (table_type, query_type)
+        assert set(reading.unsupported) <= every, reading.format
+        for table_type, query_type in reading.probe_only:
+            assert query_type in kind.query_types.get(table_type, ()), (table_type, query_type)
+            assert not cls.supports(table_type, query_type, reading.format), query_type
+    with pytest.raises(KeyError, match=f"{cls.name} does not read"):
+        cls.reading("parquet")
 
 
 @pytest.mark.parametrize("cls", ENGINES, ids=lambda c: c.name)
 def test_an_engine_s_variants_have_one_name_each(cls: type[Engine]) -> None:
-    for table_format in cls.formats:
-        names = [v.name for v in cls.variants_of(cls, table_format)]  # type: ignore[arg-type]
-        assert names and len(names) == len(set(names)), (table_format, names)
-        assert cls.default_variant_name(table_format) in names, table_format
-    first = [v.name for v in cls.variants]
-    assert set(cls.matching_variants) <= set(first), cls.matching_variants
+    for reading in cls.readings:
+        names = [v.name for v in reading.variants]
+        assert names and len(names) == len(set(names)), (reading.format, names)
+        assert cls.default_variant_name(reading.format) in names, reading.format
+        assert set(reading.matching_variants) <= set(names), reading.matching_variants
+        # A control turns one path off in a variant: its name says which, after the variant's.
+        for variant in reading.variants:
+            for control in reading.filter_controls(variant):
+                assert control.name.startswith(variant.name + "+"), control.name

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import ClassVar
 
 import pyarrow as pa
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.reading import reading
 from engines.shape import TRINO
 from engines.table import TableRef
 from harness.results.outcomes import Outcome
@@ -39,8 +39,7 @@ class Dying(Engine):
 
     name = "dying"
     dialect = TRINO
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
-    variants = (Variant("a"),)
+    readings = (reading("hudi", query_types={"cow": ("snapshot",)}, variants=(Variant("a"),)),)
     deaths = 1
 
     def __init__(self, context: RunContext) -> None:

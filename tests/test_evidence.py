@@ -18,7 +18,8 @@ from engines.library.hudi_rs import HudiRsEngine
 from engines.spark.reader import SparkEngine
 from engines.spark.runtime import SparkRuntime
 from engines.table import TableRef
-from engines.trino.reader import TrinoEngine, catalogs, failure_trace
+from engines.trino.answers import failure_trace
+from engines.trino.reader import TrinoEngine, catalogs
 from harness.run.cells import failure_log
 
 TABLE = TableRef(
@@ -37,7 +38,7 @@ def context(tmp_path: Path) -> RunContext:
 
 
 def variant(engine: type[Engine], name: str) -> Variant:
-    return next(v for v in engine.variants if v.name == name)
+    return next(v for v in engine.reading("hudi").variants if v.name == name)
 
 
 def test_trino_evidence_names_the_catalog_its_properties_and_the_session(

@@ -206,7 +206,7 @@ def test_clustering_and_missing_columns_read_everywhere(run: tuple[Path, list[Ce
 def default_outcome(cells: list[Cell], scenario: str, engine: str) -> str:
     """What an overview cell must say first: the outcome of the engine's default variant where
     it read (`*` when only some table or query types fail)."""
-    default = engine_class(engine).default_variant_name()
+    default = engine_class(engine).default_variant_name("hudi")
     read = {
         c.outcome
         for c in cells
@@ -233,7 +233,7 @@ def test_matrix_md_opens_with_operations_by_engines_and_the_grids(
     assert any(line.startswith("- `daft` reads no Apache Hudi table") for line in lines)
     assert "## Apache Hudi: type changes" in lines
     for engine in COLUMNS:
-        assert f"### {engine} (`{engine_class(engine).default_variant_name()}`)" in lines
+        assert f"### {engine} (`{engine_class(engine).default_variant_name('hudi')}`)" in lines
 
 
 def test_the_overview_shows_only_failures_about_the_operation(
@@ -377,7 +377,8 @@ def test_no_cell_depends_on_what_ran_before(
         if c.shape in options.shapes
         and (scenarios is None or c.scenario in scenarios)
         and (
-            options.variants == "all" or c.variant == engine_class(c.engine).default_variant_name()
+            options.variants == "all"
+            or c.variant == engine_class(c.engine).default_variant_name(c.format or "hudi")
         )
     ]
     assert {c.scenario for c in again} == (scenarios or {c.scenario for c in cells})

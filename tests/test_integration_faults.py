@@ -75,8 +75,8 @@ def check_recovered(run_dir: Path, cells: list[Cell], engine: str, variants: int
     ("engines", "marker", "variants"),
     [
         (("spark",), SPARK, 2),
-        (("hive",), HIVESERVER2, len(HiveEngine.variants)),
-        (("hive",), METASTORE, len(HiveEngine.variants)),
+        (("hive",), HIVESERVER2, len(HiveEngine.reading("hudi").variants)),
+        (("hive",), METASTORE, len(HiveEngine.reading("hudi").variants)),
         (("trino",), TRINO, 3),
     ],
     ids=["spark-jvm", "hiveserver2", "metastore", "trino"],
@@ -100,7 +100,7 @@ def test_a_hung_engine_times_out_and_is_restarted(tmp_path: Path) -> None:
     # The frozen HiveServer2 never answers; every other read (a few seconds at most, on a
     # freshly restarted and busy machine too) stays far below the timeout.
     run_dir, cells = faulty_run(tmp_path, ("hive",), progress, query_timeout=20)
-    errors = check_recovered(run_dir, cells, "hive", len(HiveEngine.variants))
+    errors = check_recovered(run_dir, cells, "hive", len(HiveEngine.reading("hudi").variants))
     assert [c.reason for c in errors] == ["timeout after 20 s"]
     assert 20 <= errors[0].seconds < 60  # ended by the timeout, not by anything later
     assert errors[0].evidence.log

@@ -95,7 +95,7 @@ def test_control_and_baseline_pass_in_every_variant(run: tuple[Path, list[Cell]]
         assert cell.outcome is Outcome.UNSUPPORTED
         assert "consume.commit" in cell.reason
         # Hive has no time travel: the default variant's cell reads the table anyway.
-        if cell.variant == HiveEngine.default_variant_name():
+        if cell.variant == HiveEngine.default_variant_name("hudi"):
             assert "reading it anyway" in cell.reason
             assert cell.evidence.sql and ".consume.commit=" in cell.evidence.sql
         else:
@@ -275,7 +275,7 @@ def test_a_failed_read_gives_one_reason_whichever_file_group_hive_reads_first(
     rounds = [(False, copies, "first"), (True, copies[::-1], "second"), (False, copies, "second")]
     for fresh, order, causes in rounds:
         hive.file_group_causes = FileGroupCauses(tmp_path / causes)
-        for copy, variant in itertools.product(order, HiveEngine.variants):
+        for copy, variant in itertools.product(order, HiveEngine.reading("hudi").variants):
             if variant.name not in reasons:
                 continue
             if fresh:  # a session of its own for each read
@@ -307,7 +307,7 @@ def test_a_failed_read_gives_one_reason_whichever_file_group_hive_reads_first(
     )
     # Another read of the table that fails otherwise reads otherwise: the incremental read
     # reads only the file written after the column was added.
-    default = HiveEngine.variants[0]
+    default = HiveEngine.reading("hudi").variants[0]
     with pytest.raises(QueryError) as incremental:
         hive.query_table(copies[0], hive.read_sql(copies[0], "incremental"), default)
     assert describe_error(incremental.value) == f"QueryError: {cast}"

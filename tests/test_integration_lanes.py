@@ -56,9 +56,13 @@ def test_two_hiveservers_and_a_spark_of_its_own_give_the_cells_of_one_run(
     # the control check's: the scenario tables are the first one's.
     second = (logs / "hiveserver2-lane2.log").read_text()
     hive = [c for c in result.cells if c.engine == "hive"]
-    assert {c.variant for c in hive} == {v.name for v in HiveEngine.variants}
-    first_lane = -(-len(HiveEngine.variants) // 2)  # the first lane takes the larger half
-    later = {v.name for v in HiveEngine.variants[first_lane:]}  # the second lane's share
+    assert {c.variant for c in hive} == {v.name for v in HiveEngine.reading("hudi").variants}
+    first_lane = -(
+        -len(HiveEngine.reading("hudi").variants) // 2
+    )  # the first lane takes the larger half
+    later = {
+        v.name for v in HiveEngine.reading("hudi").variants[first_lane:]
+    }  # the second lane's share
     queried = [c for c in hive if c.variant in later and c.evidence.sql]
     assert queried and second.count("Completed executing command") >= len(queried)
     assert "CREATE EXTERNAL TABLE `t_" not in second

@@ -125,8 +125,13 @@ def test_a_key_the_engine_does_not_take_stops_the_run_before_anything_starts(
 )
 def test_every_key_of_lakecompats_own_variants_is_one_the_engine_takes(engine: str) -> None:
     cls = engine_class(engine)
-    variants = [*cls.variants, *(v for vs in cls.format_variants.values() for v in vs)]
-    variants += [off for v in variants if (off := cls.pushdown_off(v)) is not None]
+    variants = [v for reading in cls.readings for v in reading.variants]
+    variants += [
+        off
+        for reading in cls.readings
+        for v in reading.variants
+        if (off := reading.pushdown_off(v)) is not None
+    ]
     scope = SettingsScope(hudi="1.2.0", formats=cls.formats)
     for variant in variants:
         assert cls.check_settings(variant.settings, scope) == {}, variant

@@ -202,7 +202,7 @@ def test_a_failed_read_keeps_the_jvms_cause_chain_with_its_frames(tmp_path: Path
         missing = TableRef("t_missing", tmp_path / "nowhere", "cow", "id")
         start = log_size(engine.log_path)
         with pytest.raises(Exception) as raised:
-            engine.query(engine.read_sql(missing, "snapshot"), engine.variants[0])
+            engine.query(engine.read_sql(missing, "snapshot"), engine.variants_of("hudi")[0])
         text = error_text(raised.value)
         lines = text.splitlines()
         assert lines[0] == describe_error(raised.value)

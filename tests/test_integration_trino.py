@@ -18,7 +18,7 @@ from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
-VARIANTS = TrinoEngine.variants
+VARIANTS = TrinoEngine.reading("hudi").variants
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,7 @@ def test_query_error_carries_trinos_message(tmp_path: Path) -> None:
         engine.start()
         missing = TableRef("no_such_table", tmp_path / "nowhere", "cow", "id")
         with pytest.raises(Exception, match="TABLE_NOT_FOUND"):
-            engine.query(engine.read_sql(missing, "snapshot"), engine.variants[0])
+            engine.query(engine.read_sql(missing, "snapshot"), engine.variants_of("hudi")[0])
     finally:
         engine.stop()
         context.close()

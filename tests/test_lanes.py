@@ -15,7 +15,7 @@ from harness.run.outlets import plan_engines, plan_lanes
 from harness.run.progress import Progress
 from harness.writer.base import WriteResult
 
-HIVE_VARIANTS = tuple(v.name for v in HiveEngine.variants)
+HIVE_VARIANTS = tuple(v.name for v in HiveEngine.reading("hudi").variants)
 
 
 def test_hive_is_split_into_two_lanes_that_read_about_half_the_variants_each() -> None:
@@ -118,22 +118,23 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
     from harness.scenario.load import load_scenario
 
     specs, routes = plan_engines([RunOptions(engines=("hive",))], "1.2.0")
-    default = HiveEngine.default_variant_name()
+    default = HiveEngine.default_variant_name("hudi")
     only = [replace(s, variants=(default,)) for s in specs]
     assert plan_lanes(only, routes, True, Attachments()) == (only, routes)
     scenario = load_scenario(Path("scenarios/type_change/float_to_double.yaml"), Path("scenarios"))
     every = table_reads(SparkEngine, scenario, "cow")
     reads = table_reads(SparkEngine, scenario, "cow", variants="default")
     plain = [r for r in reads if r.shape.name == "all"]
+    default = SparkEngine.default_variant_name("hudi")
     assert [(r.query_type, r.variant.name) for r in plain] == [
-        (query_type, SparkEngine.default_variant_name()) for query_type in HUDI.query_types["cow"]
+        (query_type, default) for query_type in HUDI.query_types["cow"]
     ]
-    assert len(SparkEngine.variants) > 1 and len(every) > len(reads)
+    assert len(SparkEngine.reading("hudi").variants) > 1 and len(every) > len(reads)
     # The shaped reads are those under the default variant and its controls, without those
-    # under the variants that match columns otherwise (`Engine.matching_variants`).
+    # under the variants that match columns otherwise (`Reading.matching_variants`).
     assert [r for r in reads if r.shape.name != "all"] == [
         r
         for r in every
         if r.shape.name != "all"
-        and base_variant(r.variant.name) not in SparkEngine.matching_variants
+        and base_variant(r.variant.name) not in SparkEngine.reading("hudi").matching_variants
     ]

@@ -18,6 +18,7 @@ from engines.context import RunContext
 from engines.errors import QueryError, error_text
 from engines.library.environment import environment_dir, provision
 from engines.library.reader import LibraryReader, comparable
+from engines.reading import reading
 
 
 class PlainPython(LibraryReader):
@@ -28,7 +29,7 @@ class PlainPython(LibraryReader):
     default_version = pa.__version__
     release_env = "LAKECOMPAT_TEST_UNUSED"
     imports = ("pyarrow",)
-    query_types = {"cow": ("snapshot",)}  # noqa: RUF012 - the base declares it a ClassVar
+    readings = (reading("hudi", query_types={"cow": ("snapshot",)}),)
 
     def shaped_sql(self, table, query_type, shape):
         raise NotImplementedError

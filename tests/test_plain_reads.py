@@ -14,6 +14,7 @@ from test_results_report import cell
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.reading import Reading
 from engines.shape import ALL, PUSHDOWN_OFF, TRINO
 from engines.table import TableRef
 from harness.results.outcomes import ROWS_LOST, Cell, Evidence, Outcome
@@ -51,14 +52,25 @@ RETURNED = "the filter `product = 'apple'` returned 0 of 1 matching rows"
 BEFORE = "; all 1 missing row(s) were written before product was renamed from name"
 
 
+class PlainReading(Reading):
+    """One variant, and a pushdown-off control."""
+
+    format = "hudi"
+    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
+    variants = (Variant("plain"),)
+
+    @classmethod
+    def pushdown_off(cls, variant: Variant) -> Variant | None:
+        return Variant(variant.name + PUSHDOWN_OFF, {"pushdown": "off"})
+
+
 class Renamed(Engine):
     """Reads the rename table: `SELECT *` reads the old rows' `product` as NULL where
     `nulls` is set (else right); a filter on `product` always misses the old row."""
 
     name = "renamed"
     dialect = TRINO
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
-    variants = (Variant("plain"),)
+    readings = (PlainReading,)
     nulls: ClassVar[bool] = True
     queries: ClassVar[list[str]] = []
 
@@ -71,10 +83,6 @@ class Renamed(Engine):
 
     def read_sql(self, table: TableRef, query_type: str) -> str:
         return f"SELECT * FROM {table.name}"
-
-    @classmethod
-    def pushdown_off(cls, variant: Variant) -> Variant | None:
-        return Variant(variant.name + PUSHDOWN_OFF, {"pushdown": "off"})
 
     def query(self, sql: str, variant: Variant) -> pa.Table:
         type(self).queries.append(sql)

@@ -142,7 +142,7 @@ def test_start_fails_before_anything_starts_on_hive_4(
 
 def test_the_evidence_is_for_prestos_cli_and_reads_back(tmp_path: Path) -> None:
     engine = PrestoEngine(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
-    hive = next(v for v in engine.variants if v.name == "hive_catalog")
+    hive = next(v for v in engine.variants_of("hudi") if v.name == "hive_catalog")
     assert engine.read_sql(TABLE, "snapshot") == 'SELECT * FROM "t_rename_rt"'
     assert engine.read_sql(TABLE, "read_optimized") == 'SELECT * FROM "t_rename_ro"'
     shown = engine.evidence_sql(TABLE, "snapshot", hive)

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.reading import reading
 from engines.shape import TRINO
 from engines.table import TableRef
 from harness.results.outcomes import Outcome
@@ -36,9 +37,14 @@ class NoTimeTravel(Engine):
 
     name = "probing"
     dialect = TRINO
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
-    probe_only: ClassVar[dict[tuple[str, str], str]] = {("cow", "time_travel"): "no time travel"}
-    variants = (Variant("plain"), Variant("other", {"x": "1"}), Variant("third", {"x": "2"}))
+    readings = (
+        reading(
+            "hudi",
+            query_types={"cow": ("snapshot",)},
+            probe_only={("cow", "time_travel"): "no time travel"},
+            variants=(Variant("plain"), Variant("other", {"x": "1"}), Variant("third", {"x": "2"})),
+        ),
+    )
     reads: ClassVar[list[tuple[str, str]]] = []
 
     @property
@@ -87,9 +93,13 @@ class Incremental(NoTimeTravel):
     """Reads Iceberg tables, incremental included; every read fails."""
 
     name = "ranges"
-    formats = ("iceberg",)
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot", "incremental")}
-    probe_only: ClassVar[dict[tuple[str, str], str]] = {}
+    readings = (
+        reading(
+            "iceberg",
+            query_types={"cow": ("snapshot", "incremental")},
+            variants=NoTimeTravel.readings[0].variants,
+        ),
+    )
 
 
 def incremental_cells(tmp_path: Path, committed: tuple[int, ...]) -> dict[str, object]:

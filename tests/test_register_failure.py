@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.reading import reading
 from engines.shape import TRINO
 from engines.table import TableRef
 from harness.explore.lab import Lab
@@ -38,8 +39,13 @@ class CatalogRefuses(Engine):
 
     name = "refusing"
     dialect = TRINO
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot", "incremental")}
-    variants = (Variant("a"), Variant("b", {"x": "1"}))
+    readings = (
+        reading(
+            "hudi",
+            query_types={"cow": ("snapshot", "incremental")},
+            variants=(Variant("a"), Variant("b", {"x": "1"})),
+        ),
+    )
     reads = 0
 
     @property

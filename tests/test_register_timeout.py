@@ -7,13 +7,13 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import ClassVar
 
 import pyarrow as pa
 import pytest
 
 from engines.base import Engine, Variant
 from engines.context import RunContext
+from engines.reading import reading
 from engines.table import TableRef
 from harness.run import fleet as fleet_module
 from harness.run.control import CONTROL_ROWS, CONTROL_SCHEMA
@@ -32,8 +32,7 @@ class SlowCatalog(Engine):
     Its answers are the control table's rows, so the control check judges them right."""
 
     name = "slow"
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
-    variants = (Variant("a"),)
+    readings = (reading("hudi", query_types={"cow": ("snapshot",)}, variants=(Variant("a"),)),)
 
     def __init__(self, context: RunContext, delay: float | None) -> None:
         super().__init__(context)

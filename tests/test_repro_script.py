@@ -162,7 +162,7 @@ def test_a_files_columns_say_which_have_a_bloom_filter(tmp_path: Path) -> None:
 
 
 def test_reader_files_are_relocated_to_the_table_the_script_writes(tmp_path: Path) -> None:
-    from engines.spark.reader import iceberg_read_sql
+    from engines.spark.iceberg import SparkIceberg
     from engines.spark.runtime import iceberg_catalog_name
     from engines.table import TableRef
     from harness.repro.reproduce import relocated
@@ -170,7 +170,7 @@ def test_reader_files_are_relocated_to_the_table_the_script_writes(tmp_path: Pat
     written = tmp_path / "work" / "tables" / "t_rename_column_rename_cow"
     table = TableRef(written.name, written, "cow", "id", "iceberg")
     target = Path(default_path("rename_column/rename", "cow"))
-    text = relocated(iceberg_read_sql(table, "snapshot"), written, target)
+    text = relocated(SparkIceberg.read_sql(table, "snapshot"), written, target)
     # Spark's Hadoop catalog of the script's warehouse, and the table in the script's folder.
     assert str(tmp_path) not in text
     assert f"warehouse={target.parent.parent.as_uri()}" in text

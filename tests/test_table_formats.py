@@ -18,7 +18,7 @@ from engines.library.daft import DaftEngine
 from engines.library.polars import PolarsEngine
 from engines.library.pyiceberg import PyIcebergEngine
 from engines.shape import ALL, Predicate, Shape
-from engines.spark.reader import iceberg_read_sql
+from engines.spark.iceberg import SparkIceberg
 from engines.table import TableRef, iceberg_metadata, reference_time_ms
 from engines.trino.reader import TrinoEngine
 from harness.cli import main
@@ -216,15 +216,17 @@ def test_iceberg_readers_spell_incremental_reads_and_time_travel_by_timestamp(
     assert f"pl.scan_iceberg({metadata}, from_snapshot_id_exclusive=4711)" in (
         polars.shaped_sql(table, "incremental", ALL)
     )
-    spark = iceberg_read_sql(table, "incremental")
+    spark = SparkIceberg.read_sql(table, "incremental")
     assert "USING iceberg OPTIONS ('path' '" in spark and "'start-snapshot-id' '4711'" in spark
     assert spark.endswith("SELECT * FROM `t_incremental`")
-    assert iceberg_read_sql(table, "time_travel_timestamp").endswith(
+    assert SparkIceberg.read_sql(table, "time_travel_timestamp").endswith(
         "TIMESTAMP AS OF '2026-11-18 11:06:40.500'"
     )
     # What an engine lacks is said per format, with the reason a user can act on.
     assert not PolarsEngine.supports("cow", "time_travel_timestamp", "iceberg")
-    assert "by its id only" in PolarsEngine.unsupported_reason("cow", "time_travel_timestamp")
+    assert "by its id only" in PolarsEngine.unsupported_reason(
+        "cow", "time_travel_timestamp", "iceberg"
+    )
     assert not TrinoEngine.supports("mor", "incremental", "iceberg")
     assert "no incremental read" in TrinoEngine.unsupported_reason("mor", "incremental", "iceberg")
     assert TrinoEngine.unsupported_reason("mor", "incremental", "hudi").startswith(
@@ -245,7 +247,7 @@ def test_a_changelog_read_goes_from_the_reference_snapshot_to_the_current_one(
     write_metadata(path, 3)
     (path / "metadata" / "v3.metadata.json").write_text(json.dumps({"current-snapshot-id": 99}))
     table = TableRef("t", path, "mor", "id", "iceberg", reference_instant=("000001", "4711"))
-    spark = iceberg_read_sql(table, "changelog")
+    spark = SparkIceberg.read_sql(table, "changelog")
     assert ".system.create_changelog_view(table => 'tables.t', options => " in spark
     assert "map('start-snapshot-id', '4711'), changelog_view => 't_changes');" in spark
     assert spark.endswith("SELECT * FROM `t_changes`")
@@ -393,7 +395,7 @@ def test_sparks_filter_controls_each_turn_one_path_off() -> None:
             r for r in reads if r.shape.name == "filter" and "pushdown_off" in r.variant.name
         ]
         # One for the default variant, one for each that matches columns otherwise.
-        assert len(controls) == 1 + len(engine_class(name).matching_variants), name
+        assert len(controls) == 1 + len(engine_class(name).reading("hudi").matching_variants), name
 
 
 @pytest.mark.parametrize("name", ["spark", "trino", "hive"])
@@ -403,27 +405,28 @@ def test_filters_and_projections_are_read_in_every_variant_that_matches_columns_
     """Where a variant changes how old files' columns are matched to the table's (Trino by
     position, Spark with Hudi's schema on read, Hive through Hudi 0.x's reader or with schema
     on read), the query shapes are read under it too, not only under the default (Hive:
-    filters only, see engines/hive/reader.py); on the engine's first format only, and not
-    when the run reads the default variant alone."""
+    filters only, see engines/hive/reader.py); on the formats whose reading has such variants
+    (Hudi's here), and not when the run reads the default variant alone."""
     engine = engine_class(name)
-    names = [v.name for v in engine.variants]
-    assert engine.matching_variants and set(engine.matching_variants) <= set(names)
+    hudi = engine.reading("hudi")
+    names = [v.name for v in hudi.variants]
+    assert hudi.matching_variants and set(hudi.matching_variants) <= set(names)
     rename = scenario("rename_column/rename")
     reads = table_reads(engine, rename, "cow")
     for shape in ("filter", "project"):
         shaped = {r.variant.name for r in reads if r.shape.name == shape}
-        if engine.matching_shapes is None or shape in engine.matching_shapes:
-            assert set(engine.matching_variants) | {engine.default_variant_name()} <= shaped
+        if hudi.matching_shapes is None or shape in hudi.matching_shapes:
+            assert set(hudi.matching_variants) | {hudi.default_variant_name()} <= shaped
         else:
-            assert shaped == {engine.default_variant_name()}
+            assert shaped == {hudi.default_variant_name()}
     # A filter under each of them is read with its controls too (pushdown off, ...).
-    for name in engine.matching_variants:
-        variant = next(v for v in engine.variants if v.name == name)
-        controls = {c.name for c in engine.filter_controls(variant)}
+    for name in hudi.matching_variants:
+        variant = next(v for v in hudi.variants if v.name == name)
+        controls = {c.name for c in hudi.filter_controls(variant)}
         assert controls and controls <= {r.variant.name for r in reads if r.shape.name == "filter"}
     alone = table_reads(engine, rename, "cow", variants="default")
     assert {r.variant.name for r in alone if r.shape.name != "all"}.isdisjoint(
-        engine.matching_variants
+        hudi.matching_variants
     )
     if "iceberg" in engine.formats:
         iceberg = table_reads(engine, rename, "cow", table_format="iceberg")

@@ -16,7 +16,8 @@ from engines.infra.jdk import Jdk
 from engines.metastore.tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
 from engines.table import TableRef
 from engines.trino import runtime as trino_runtime
-from engines.trino.reader import TrinoEngine, _message, catalogs, to_arrow, trino_arrow_type
+from engines.trino.answers import error_message, to_arrow, trino_arrow_type
+from engines.trino.reader import TrinoEngine, catalogs
 
 
 def fake_trino_main(folder: Path, java_release: int) -> Path:
@@ -97,12 +98,12 @@ def test_catalogs_share_the_metastore_and_redirect_hudi_tables() -> None:
 
 
 def test_variants_are_data_and_name_the_catalog() -> None:
-    names = [v.name for v in TrinoEngine.variants]
+    names = [v.name for v in TrinoEngine.reading("hudi").variants]
     assert names == ["column_names", "column_positions", "hive_catalog"]
-    assert all("catalog" in v.settings for v in TrinoEngine.variants)
-    assert TrinoEngine.supports("mor", "read_optimized")
-    assert not TrinoEngine.supports("mor", "snapshot")
-    assert ("mor", "snapshot") in TrinoEngine.probe_only
+    assert all("catalog" in v.settings for v in TrinoEngine.reading("hudi").variants)
+    assert TrinoEngine.supports("mor", "read_optimized", "hudi")
+    assert not TrinoEngine.supports("mor", "snapshot", "hudi")
+    assert ("mor", "snapshot") in TrinoEngine.reading("hudi").probe_only
 
 
 def test_read_sql_uses_the_session_catalog_except_for_plain_parquet(tmp_path: Path) -> None:
@@ -195,24 +196,25 @@ def test_an_error_naming_the_first_split_to_fail_gets_a_stable_first_line() -> N
         "Unsupported Trino column type (bigint) for Parquet column "
         "([region] optional binary region (STRING))"
     )
-    text = _message("NOT_SUPPORTED", message)
+    text = error_message("NOT_SUPPORTED", message)
     first, rest = text.split("\n")
     assert first == (
         "NOT_SUPPORTED: Unsupported Trino column type for a column of an old Parquet file "
         "(Trino's message names the first that failed)"
     )
     assert rest == f"NOT_SUPPORTED: {message}"
-    assert _message("NOT_SUPPORTED", "versioned tables") == "NOT_SUPPORTED: versioned tables"
+    assert error_message("NOT_SUPPORTED", "versioned tables") == "NOT_SUPPORTED: versioned tables"
 
 
 def test_an_attached_trino_without_the_pushdown_off_catalog_does_not_read_with_it(
     tmp_path: Path,
 ) -> None:
-    from engines.trino.reader import NO_PUSHDOWN, AttachedTrino
+    from engines.trino.hudi import NO_PUSHDOWN, TrinoHudi
+    from engines.trino.reader import AttachedTrino
 
     engine = TrinoEngine(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
-    default = TrinoEngine.variants[0]
-    quiet = TrinoEngine.pushdown_off(default)
+    default = TrinoEngine.reading("hudi").variants[0]
+    quiet = TrinoHudi.pushdown_off(default)
     assert quiet is not None and quiet.settings["catalog"] == NO_PUSHDOWN
     # lakecompat's own coordinator has the catalog (not started here: nothing to ask).
     assert engine.variant_unsupported(quiet) is None

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pyarrow as pa
 
@@ -36,6 +36,8 @@ from engines.context import RunContext
 from engines.errors import QueryError
 from engines.flink.runtime import FLINK_VERSION, HUDI_VERSION, FlinkProcess, provision
 from engines.flink.settings import HELP, check_flink_settings
+from engines.formats.hudi import HUDI
+from engines.reading import reading
 from engines.settings import SettingsScope
 from engines.shape import ALL, Shape
 from engines.table import TableRef
@@ -176,13 +178,12 @@ class FlinkEngine(Engine):
     scratch_folders = ("readers",)
     # The read declares the partition columns after the data columns (see read_sql).
     partition_columns_last = True
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot", "incremental", "time_travel"),
-        "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-    }
-    variants = (
-        Variant("default"),
-        Variant("schema_on_read", {_SCHEMA_ON_READ: "true"}),
+    readings = (
+        reading(
+            "hudi",
+            query_types=HUDI.query_types,  # every query type of the format
+            variants=(Variant("default"), Variant("schema_on_read", {_SCHEMA_ON_READ: "true"})),
+        ),
     )
 
     @classmethod

@@ -11,7 +11,7 @@ from engines.formats.hudi import HUDI
 from engines.formats.iceberg import ICEBERG
 from engines.formats.model import TableFormat
 
-__all__ = ["FORMATS", "ORIGINAL", "TableFormat", "format_named", "format_names"]
+__all__ = ["FORMATS", "ORIGINAL", "TableFormat", "format_named", "format_names", "meta_prefixes"]
 
 #: Every table format lakecompat writes and reads, by name, in the order runs write them.
 FORMATS: dict[str, TableFormat] = {f.name: f for f in (HUDI, ICEBERG)}
@@ -27,6 +27,11 @@ def format_named(name: str) -> TableFormat:
     except KeyError:
         known = ", ".join(FORMATS)
         raise ValueError(f"unknown table format {name!r}; known formats: {known}") from None
+
+
+def meta_prefixes() -> tuple[str, ...]:
+    """The prefixes of every format's bookkeeping columns (`TableFormat.meta_prefix`)."""
+    return tuple(f.meta_prefix for f in FORMATS.values() if f.meta_prefix)
 
 
 def format_names() -> tuple[str, ...]:

@@ -40,4 +40,6 @@ HUDI = TableFormat(
         "(`.hoodie/timeline/` in Hudi 1.x), the commit before the first schema change."
     ),
     writer_words=_writer_words,
+    meta_prefix="_hoodie_",
+    writer_option_prefix="hoodie.",
 )

@@ -51,6 +51,12 @@ class TableFormat:
     reference_words: str
     #: A writer's releases (a cell's `writer`) in a summary's words (`Spark 3.5.3 + Hudi 1.2.0`).
     writer_words: Callable[[Mapping[str, Any]], str]
+    #: The prefix of the bookkeeping columns readers may return beside a table's data
+    #: (Hudi's `_hoodie_commit_time`, ...), left out of every comparison; "": none.
+    meta_prefix: str = ""
+    #: The prefix of the writer options a scenario's step may set for this format (Hudi's
+    #: `hoodie.`); "": the format's writer takes none.
+    writer_option_prefix: str = ""
 
     def table_types(self) -> tuple[str, ...]:
         """The table types of the format."""

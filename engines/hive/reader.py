@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from engines.answers import arrow_type, canonical_json
 from engines.attached import DEFAULT_DATABASE, AttachError, host_port
-from engines.base import MetastoreReader, Variant
+from engines.base import MetastoreReader, Reading, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_size, log_tail, logged_trace
 from engines.hive.failures import (
@@ -132,27 +132,10 @@ def _timestamp(value: Any) -> dt.datetime | None:
     return parsed.replace(tzinfo=ZoneInfo(zone[0])) if zone else parsed
 
 
-class HiveEngine(MetastoreReader):
-    """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
+class HiveHudi(Reading):
+    """Hudi's Hive input formats, through the tables Hudi's hive sync registers."""
 
-    name = "hive"
-    dialect = HIVE
-    display_name = "Hive"
-    trackers = ("apache/hive", "apache/hudi")
-    release_env = HIVE_VERSION_ENV
-    release_help = "the Hive release (Metastore and HiveServer2)"
-    release_artifact = ("org.apache.hive", "hive-service")
-    reader_hudi_help = (
-        "the Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
-        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)"
-    )
-    # A HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.
-    # A large run reads half the variants in a second HiveServer2: one HiveServer2's queries
-    # run one after another, and they are most of a run's reading time once tables are cached.
-    lanes = 2
-    state_folders = ("hiveserver2*",)
-    scratch_folders = ("hiveserver2*/scratch",)
-    partition_columns_last = True
+    format = "hudi"
     query_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "cow": ("snapshot", "incremental"),
         "mor": ("snapshot", "read_optimized", "incremental"),
@@ -184,6 +167,37 @@ class HiveEngine(MetastoreReader):
     # one scenario would not give one outcome (docs/research/hive.md).
     matching_variants = ("legacy_reader", "schema_on_read")
     matching_shapes = ("filter", "range", "partition", "count")
+
+    @classmethod
+    def pushdown_off(cls, variant: Variant) -> Variant | None:
+        """No filter handed to the Parquet reader (`hive.optimize.index.filter`, on by default
+        in Hive 4), which then prunes no row groups by their statistics."""
+        settings = {**variant.settings, "hive.optimize.index.filter": "false"}
+        return Variant(variant.name + PUSHDOWN_OFF, settings)
+
+
+class HiveEngine(MetastoreReader):
+    """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
+
+    name = "hive"
+    dialect = HIVE
+    display_name = "Hive"
+    trackers = ("apache/hive", "apache/hudi")
+    release_env = HIVE_VERSION_ENV
+    release_help = "the Hive release (Metastore and HiveServer2)"
+    release_artifact = ("org.apache.hive", "hive-service")
+    reader_hudi_help = (
+        "the Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
+        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)"
+    )
+    # A HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.
+    # A large run reads half the variants in a second HiveServer2: one HiveServer2's queries
+    # run one after another, and they are most of a run's reading time once tables are cached.
+    lanes = 2
+    state_folders = ("hiveserver2*",)
+    scratch_folders = ("hiveserver2*/scratch",)
+    partition_columns_last = True
+    readings = (HiveHudi,)
 
     @classmethod
     def release(cls) -> str:
@@ -395,13 +409,6 @@ class HiveEngine(MetastoreReader):
         # `SET ...;` lines then the query: the form `query` runs in a session of its own.
         return "\n".join(lines).removesuffix(";"), Variant("reproduction")
 
-    @classmethod
-    def pushdown_off(cls, variant: Variant) -> Variant | None:
-        """No filter handed to the Parquet reader (`hive.optimize.index.filter`, on by default
-        in Hive 4), which then prunes no row groups by their statistics."""
-        settings = {**variant.settings, "hive.optimize.index.filter": "false"}
-        return Variant(variant.name + PUSHDOWN_OFF, settings)
-
     def read_sql(self, table: TableRef, query_type: str) -> str:
         name = table_for(table, query_type)
         select = f"SELECT * FROM {quote(name)}"
@@ -470,7 +477,7 @@ class HiveEngine(MetastoreReader):
         try:
             return self.query(sql, variant)
         except QueryError as failure:
-            if table.format != "hudi" or not read_failure(str(failure)):
+            if not self.reads_format(table.format) or not read_failure(str(failure)):
                 raise
             raise self._in_every_file_group(failure, table, sql, variant) from None
 

@@ -13,9 +13,9 @@ settings of its own, so it has one variant.
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
 from engines.library.reader import LibraryReader, filter_expression
+from engines.reading import reading
 from engines.shape import ALL, COUNT_COLUMN, Shape
 from engines.table import TableRef, iceberg_metadata, query_types_except, reference_instant
 
@@ -25,6 +25,20 @@ _SHAPED_IMPORTS = (
     "import datetime\nfrom decimal import Decimal\n\nimport daft\nimport pyarrow as pa\n"
 )
 _COW_ONLY = "Daft's Hudi reader reads copy-on-write tables only"
+
+
+def _read_hudi(table: TableRef, query_type: str, path: str) -> str:
+    """Daft's read of a Hudi table: from its location (a snapshot of copy-on-write tables)."""
+    return f"daft.read_hudi({path!r})"
+
+
+def _read_iceberg(table: TableRef, query_type: str, path: str) -> str:
+    """Daft's read of an Iceberg table: from its current metadata file (time travel: the
+    reference snapshot's id)."""
+    arguments = [repr(str(iceberg_metadata(table.path)))]
+    if query_type == "time_travel":
+        arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
+    return f"daft.read_iceberg({', '.join(arguments)})"
 
 
 class DaftEngine(LibraryReader):
@@ -42,22 +56,33 @@ class DaftEngine(LibraryReader):
     extra_packages = ("sortedcontainers", "pyiceberg==0.12.0")
     imports = ("daft", "daft.io.hudi.pyhudi.table")
     takes_settings = False
-    formats = ("hudi", "iceberg")
-    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": query_types_except(
-            "iceberg", "incremental", "time_travel_timestamp", "changelog"
-        )
-    }
-    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {
-        "iceberg": {
-            "incremental": "Daft's read_iceberg reads one snapshot: it has no incremental read",
-            "changelog": "Daft's read_iceberg reads one snapshot: it has no changelog read",
-            "time_travel_timestamp": (
-                "Daft's read_iceberg chooses a snapshot by its id only (`snapshot_id=`), not "
-                "by a time"
+    readings = (
+        reading(
+            "hudi",
+            read_call=staticmethod(_read_hudi),
+            query_types={"cow": ("snapshot",)},
+            probe_only={("mor", "snapshot"): _COW_ONLY, ("mor", "read_optimized"): _COW_ONLY},
+            unsupported={
+                "incremental": "Daft's read_hudi has no incremental query",
+                "time_travel": "Daft's read_hudi has no time travel",
+            },
+        ),
+        reading(
+            "iceberg",
+            read_call=staticmethod(_read_iceberg),
+            query_types=query_types_except(
+                "iceberg", "incremental", "time_travel_timestamp", "changelog"
             ),
-        }
-    }
+            unsupported={
+                "incremental": "Daft's read_iceberg reads one snapshot: it has no incremental read",
+                "changelog": "Daft's read_iceberg reads one snapshot: it has no changelog read",
+                "time_travel_timestamp": (
+                    "Daft's read_iceberg chooses a snapshot by its id only (`snapshot_id=`), not "
+                    "by a time"
+                ),
+            },
+        ),
+    )
     # Which data file fails first, and how, depends on which of Daft's parallel reads of a
     # table's files gets there first.
     unstable_errors = (
@@ -67,15 +92,6 @@ class DaftEngine(LibraryReader):
             "of the table's data files",
         ),
     )
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {"cow": ("snapshot",)}
-    probe_only: ClassVar[dict[tuple[str, str], str]] = {
-        ("mor", "snapshot"): _COW_ONLY,
-        ("mor", "read_optimized"): _COW_ONLY,
-    }
-    unsupported: ClassVar[dict[str, str]] = {
-        "incremental": "Daft's read_hudi has no incremental query",
-        "time_travel": "Daft's read_hudi has no time travel",
-    }
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code; a shape's predicate and columns are Daft expressions (`where`,
@@ -83,13 +99,7 @@ class DaftEngine(LibraryReader):
         path = self.path_of(table)
         if table.format == "parquet":
             return _READ.format(call=f"daft.read_parquet({path + '/*.parquet'!r})")
-        if table.format == "iceberg":
-            arguments = [repr(str(iceberg_metadata(table.path)))]
-            if query_type == "time_travel":
-                arguments.append(f"snapshot_id={int(reference_instant(table)[1])}")
-            read = f"daft.read_iceberg({', '.join(arguments)})"
-        else:
-            read = f"daft.read_hudi({path!r})"
+        read = self.reading(table.format).read_call(table, query_type, path)
         if shape == ALL:
             return _READ.format(call=read)
         lines = [_SHAPED_IMPORTS, f"df = {read}"]

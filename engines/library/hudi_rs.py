@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import ClassVar
 
 from engines.base import Variant
 from engines.errors import QueryError
+from engines.formats.hudi import HUDI
 from engines.library.reader import LibraryReader
+from engines.reading import reading
 from engines.shape import COUNT_COLUMN, Shape
 from engines.table import TableRef, reference_instant
 
@@ -86,10 +87,6 @@ class HudiRsEngine(LibraryReader):
         "hudi-rs: hoodie.* options for its table builder, unchecked (the library's keys are "
         "not known before it reads)"
     )
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot", "incremental", "time_travel"),
-        "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-    }
     # hudi-rs reads file slices concurrently, so which batch differed first varies.
     unstable_errors = (
         (
@@ -98,10 +95,16 @@ class HudiRsEngine(LibraryReader):
             "(pa.Table.from_batches refuses them)",
         ),
     )
-    # hudi-rs has two file-group readers, which merge a file slice (and its log files).
-    variants = (
-        Variant("file_group_reader_v2", {_READER_VERSION: "2"}),
-        Variant("file_group_reader_v1", {_READER_VERSION: "1"}),
+    readings = (
+        reading(
+            "hudi",
+            query_types=HUDI.query_types,  # every query type of the format
+            # hudi-rs has two file-group readers, which merge a file slice (and its log files).
+            variants=(
+                Variant("file_group_reader_v2", {_READER_VERSION: "2"}),
+                Variant("file_group_reader_v1", {_READER_VERSION: "1"}),
+            ),
+        ),
     )
 
     @classmethod

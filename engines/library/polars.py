@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import ClassVar
 
 from engines.library.reader import LibraryReader, filter_expression
+from engines.reading import reading
 from engines.shape import COUNT_COLUMN, Shape
 from engines.table import TableRef, iceberg_metadata, query_types_except, reference_instant
 
@@ -36,19 +36,22 @@ class PolarsEngine(LibraryReader):
     extra_packages = ("polars-iceberg==0.1.0", "pyiceberg==0.12.0", "pyarrow")
     imports = ("polars", "pyarrow")
     takes_settings = False
-    formats = ("iceberg",)
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = query_types_except(
-        "iceberg", "time_travel_timestamp", "changelog"
+    readings = (
+        reading(
+            "iceberg",
+            query_types=query_types_except("iceberg", "time_travel_timestamp", "changelog"),
+            unsupported={
+                "time_travel_timestamp": (
+                    "Polars' scan_iceberg chooses a snapshot by its id only (`snapshot_id=`), "
+                    "not by a time"
+                ),
+                "changelog": (
+                    "Polars' scan_iceberg has no changelog read: between two snapshots it reads "
+                    "the appended rows only"
+                ),
+            },
+        ),
     )
-    unsupported: ClassVar[dict[str, str]] = {
-        "time_travel_timestamp": (
-            "Polars' scan_iceberg chooses a snapshot by its id only (`snapshot_id=`), not by a time"
-        ),
-        "changelog": (
-            "Polars' scan_iceberg has no changelog read: between two snapshots it reads the "
-            "appended rows only"
-        ),
-    }
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code: the lazy scan of the current snapshot (time travel: of the reference

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import ClassVar
 
 from engines.library.reader import LibraryReader
+from engines.reading import reading
 from engines.shape import COUNT_COLUMN, Shape
 from engines.table import (
     TableRef,
@@ -51,14 +51,18 @@ class PyIcebergEngine(LibraryReader):
     extra_packages = ("pyarrow",)
     imports = ("pyiceberg.table", "pyarrow")
     takes_settings = False
-    formats = ("iceberg",)
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = query_types_except("iceberg", "changelog")
-    unsupported: ClassVar[dict[str, str]] = {
-        "changelog": (
-            "PyIceberg has no changelog read: between two snapshots it reads the appended rows "
-            "only (incremental_append_scan)"
-        )
-    }
+    readings = (
+        reading(
+            "iceberg",
+            query_types=query_types_except("iceberg", "changelog"),
+            unsupported={
+                "changelog": (
+                    "PyIceberg has no changelog read: between two snapshots it reads the "
+                    "appended rows only (incremental_append_scan)"
+                )
+            },
+        ),
+    )
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code: the scan of the current snapshot (time travel: of the reference

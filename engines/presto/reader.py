@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pyarrow as pa
 
@@ -39,6 +39,7 @@ from engines.presto.runtime import (
     provision,
 )
 from engines.presto.settings import HELP, check_presto_settings
+from engines.reading import reading
 from engines.settings import CATALOG, SettingsScope
 from engines.shape import ALL, TRINO, Dialect, Shape
 from engines.table import TableRef
@@ -99,22 +100,24 @@ class PrestoEngine(MetastoreReader):
     state_folders = ("presto",)
     scratch_folders = ("presto/data",)
     partition_columns_last = True
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot",),
-        "mor": ("snapshot", "read_optimized"),
-    }
-    unsupported: ClassVar[dict[str, str]] = {
-        "incremental": "Presto's Hudi and Hive connectors have no incremental query",
-        "time_travel": (
-            "Presto's Hudi and Hive connectors have no time travel (the Hudi connector answers "
-            "`FOR VERSION AS OF` with NOT_SUPPORTED: This connector does not support table "
-            "version AS OF expression)"
+    readings = (
+        reading(
+            "hudi",
+            query_types={"cow": ("snapshot",), "mor": ("snapshot", "read_optimized")},
+            unsupported={
+                "incremental": "Presto's Hudi and Hive connectors have no incremental query",
+                "time_travel": (
+                    "Presto's Hudi and Hive connectors have no time travel (the Hudi connector "
+                    "answers `FOR VERSION AS OF` with NOT_SUPPORTED: This connector does not "
+                    "support table version AS OF expression)"
+                ),
+            },
+            variants=(
+                Variant("hudi_catalog", {CATALOG: "hudi"}),
+                # Through the Hive connector, which reads Hudi tables with Hudi's input formats.
+                Variant("hive_catalog", {CATALOG: "hive"}),
+            ),
         ),
-    }
-    variants = (
-        Variant("hudi_catalog", {CATALOG: "hudi"}),
-        # Through the Hive connector, which reads Hudi tables with Hudi's input formats.
-        Variant("hive_catalog", {CATALOG: "hive"}),
     )
 
     @classmethod

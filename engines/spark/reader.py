@@ -1,11 +1,12 @@
-"""Spark as a reader: Hudi's Spark datasource, queried through temporary views; Iceberg tables
-through Iceberg's Spark catalog, in a Spark of their own (one JVM cannot load both)."""
+"""Spark as a reader: each table format through its reading part (`hudi.py`: Hudi's Spark
+datasource in the writer's session or a Spark of its own; `iceberg.py`: Iceberg's Spark
+catalog, in a Spark of its own, since one JVM cannot load both)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pyarrow as pa
 
@@ -13,21 +14,21 @@ from engines.answers import arrow_type, canonical_json
 from engines.base import Engine, Variant
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
-from engines.infra.iceberg_jars import iceberg_spark_runtime, iceberg_version
+from engines.infra.iceberg_jars import iceberg_version
 from engines.infra.jdk import find_jdk
 from engines.settings import SettingsScope
-from engines.shape import ALL, DATA_SKIPPING_OFF, PUSHDOWN_OFF, SPARK, Shape
+from engines.shape import ALL, SPARK, Shape
+from engines.spark.hudi import SparkHudi
+from engines.spark.iceberg import SparkIceberg
 from engines.spark.process import SparkProcess
-from engines.spark.runtime import (
-    ICEBERG_SESSION_SETTINGS,
-    SESSION_SETTINGS,
-    SPARK_JAVA_VERSIONS,
-    SparkRuntime,
-    iceberg_catalog_name,
-    iceberg_catalog_settings,
-)
+from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.spark.settings import HELP, check_spark_settings
-from engines.table import FORMAT_QUERY_TYPES, TableRef, reference_instant, reference_time
+from engines.table import TableRef
+
+#: A Spark that reads: the writer's session, or a Spark process of its own.
+SparkReader = SparkProcess | SparkRuntime
+#: The reading part of each table format Spark reads.
+SparkReading = type[SparkHudi] | type[SparkIceberg]
 
 
 def dataframe_to_arrow(df: Any) -> pa.Table:
@@ -112,39 +113,17 @@ READER_LABEL = "spark-reader"
 #: The name of the logs of the Spark that reads Iceberg tables.
 ICEBERG_READER_LABEL = "spark-iceberg-reader"
 
-#: What turns a Spark read's filter pushdown off: Spark's Parquet filters, which parquet-mr
-#: applies to row-group statistics, dictionaries and bloom filters (Hudi's data skipping stays).
-NO_PUSHDOWN = {"spark.sql.parquet.filterPushdown": "false"}
-#: What turns Hudi's data skipping off (the files its column statistics index rules out are
-#: read), and nothing else: the other control of a filter, so that a failure can be put down to
-#: the one that reads right.
-NO_DATA_SKIPPING = {"hoodie.enable.data.skipping": "false"}
-
 
 class SparkEngine(Engine):
-    """Spark 3.5 with the Hudi bundle: the writer's session, or in a large run (and with
-    another Hudi release) a Spark of its own."""
+    """Spark 3.5 with each format's jars: Hudi's bundle in the writer's session (in a large
+    run, and with another Hudi release, a Spark of its own), Iceberg's runtime in a Spark of
+    its own."""
 
     name = "spark"
     dialect = SPARK
     display_name = "Spark"
     trackers = ("apache/spark",)
-    formats = ("hudi", "iceberg")
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot", "incremental", "time_travel"),
-        "mor": ("snapshot", "read_optimized", "incremental", "time_travel"),
-    }
-    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": FORMAT_QUERY_TYPES["iceberg"]
-    }
-    variants = (
-        Variant("schema_on_read", {"hoodie.schema.on.read.enable": "true"}),
-        Variant("schema_on_read_off", {"hoodie.schema.on.read.enable": "false"}),
-    )
-    # Hudi's own default: schema on read is off unless a user turns it on.
-    default_variant = "schema_on_read_off"
-    # Schema on read matches old files' columns by Hudi's field ids, not by name.
-    matching_variants = ("schema_on_read",)
+    readings = (SparkHudi, SparkIceberg)
     # A large run reads in a Spark of its own, beside the writer: its reads then no longer take
     # turns with the writes. Otherwise the writer's session reads (its variants set session
     # configuration, for the read only: the writer's jobs do not see them).
@@ -169,9 +148,9 @@ class SparkEngine(Engine):
 
     _remote: SparkProcess | None = None
     _iceberg: SparkProcess | None = None
-    #: Whether the last read was of an Iceberg table: a timeout's kill, the liveness check and
-    #: the log then concern the Spark that reads Iceberg.
-    _on_iceberg = False
+    #: The Spark that ran the last query: a timeout's kill, the liveness check and the log
+    #: concern it (None: none ran yet; the Spark of the run's first format then).
+    _reading: SparkReader | None = None
 
     @property
     def version(self) -> str:
@@ -221,24 +200,25 @@ class SparkEngine(Engine):
             )
         return self._iceberg
 
-    def _spark(self) -> SparkProcess | SparkRuntime:
-        """Whichever Spark reads now: Iceberg's, the reader's own process, or the writer's
-        session."""
-        if self._on_iceberg:
-            return self.iceberg
-        return self.remote or self.context.spark
+    def _part(self, table_format: str) -> SparkReading:
+        """The reading part of `table_format`; a plain Parquet table is read by the Spark of
+        the run's first format that Spark reads."""
+        if table_format not in self.formats:
+            table_format = next((f for f in self.context.formats if f in self.formats), "hudi")
+        return self.reading(table_format)  # type: ignore[return-value]
+
+    def _spark(self) -> SparkReader:
+        """The Spark that ran the last query (before any: the one of the run's first format)."""
+        if self._reading is None:
+            return self._part("parquet").spark(self)
+        return self._reading
 
     def start(self) -> None:
-        # The writer's session starts in the run's thread (PySpark's gateway belongs there):
-        # here when it reads Hudi tables, otherwise at the writer's first job (a run of
-        # Iceberg tables alone never starts it: they are written and read in processes of
-        # their own).
-        if self.remote is not None:
-            self.remote.start()
-        elif "hudi" in self.context.formats:
-            self.context.spark.session()
-        if "iceberg" in self.context.formats:
-            self.iceberg.start()
+        # A run of Iceberg tables alone never starts the writer's Hudi session: they are
+        # written and read in processes of their own.
+        for table_format in self.formats:
+            if table_format in self.context.formats:
+                self._part(table_format).start(self)
 
     def stop(self) -> None:
         if self.remote is not None:
@@ -255,60 +235,25 @@ class SparkEngine(Engine):
     def restart(self) -> None:
         self._spark().restart()
 
-    @classmethod
-    def pushdown_off(cls, variant: Variant) -> Variant | None:
-        """No Parquet filter pushdown (statistics, dictionaries, bloom filters); Hudi's data
-        skipping as in `variant`."""
-        return Variant(variant.name + PUSHDOWN_OFF, {**variant.settings, **NO_PUSHDOWN})
-
-    @classmethod
-    def filter_controls(cls, variant: Variant) -> list[Variant]:
-        """Parquet filter pushdown off (`+pushdown_off`), and Hudi's data skipping off
-        (`+data_skipping_off`): each turns one of the two off, so that the one that reads
-        right names the path that lost the rows."""
-        skipping = {**variant.settings, **NO_DATA_SKIPPING}
-        return [
-            *super().filter_controls(variant),
-            Variant(variant.name + DATA_SKIPPING_OFF, skipping),
-        ]
-
     def read_sql(self, table: TableRef, query_type: str) -> str:
         if table.format == "parquet":
             return f"SELECT * FROM parquet.`{table.path}`"
-        if table.format == "iceberg":
-            return iceberg_read_sql(table, query_type)
-        view = f"{table.name}_{query_type}"
-        options = {"path": str(table.path), "hoodie.datasource.query.type": query_type}
-        if query_type in ("incremental", "time_travel"):
-            requested, completed = reference_instant(table)
-            if query_type == "incremental":
-                options["hoodie.datasource.read.begin.instanttime"] = completed
-            else:
-                options["hoodie.datasource.query.type"] = "snapshot"
-                options["as.of.instant"] = requested
-        spelled = ", ".join(f"'{key}' '{value}'" for key, value in options.items())
-        return (
-            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING hudi OPTIONS ({spelled});\n"
-            f"SELECT * FROM `{view}`"
-        )
+        return self._part(table.format).read_sql(table, query_type)
 
     def query_table(self, table: TableRef, sql: str, variant: Variant) -> pa.Table:
-        """Iceberg tables are read by the Spark with Iceberg's runtime, the others by the
-        Spark with Hudi's bundle."""
-        self._on_iceberg = table.format == "iceberg"
-        if self._on_iceberg:
-            return self.iceberg.call(query_in, sql, dict(variant.settings))
-        return self.query(sql, variant)
+        """In the Spark of the table's format."""
+        return self._ask(self._part(table.format).spark(self), sql, variant)
 
     def query(self, sql: str, variant: Variant) -> pa.Table:
-        if self.remote is not None:
-            return self.remote.call(query_in, sql, dict(variant.settings))
-        if "hudi" not in self.context.formats:
-            # A run of Iceberg tables alone (the control check's Parquet table included) reads
-            # with Iceberg's Spark: the writer's Hudi session is never started.
-            self._on_iceberg = True
-            return self.iceberg.call(query_in, sql, dict(variant.settings))
-        return run_query(self.context.spark.session(), sql, variant.settings)
+        """In the Spark of the run's first format that Spark reads (the control check's
+        Parquet table)."""
+        return self._ask(self._part("parquet").spark(self), sql, variant)
+
+    def _ask(self, spark: SparkReader, sql: str, variant: Variant) -> pa.Table:
+        self._reading = spark
+        if isinstance(spark, SparkRuntime):
+            return run_query(spark.session(), sql, variant.settings)
+        return spark.call(query_in, sql, dict(variant.settings))
 
     def evidence_sql(
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
@@ -327,10 +272,7 @@ class SparkEngine(Engine):
 
     def _command_line(self, table: TableRef) -> str:
         """The spark-sql command line of the session that reads `table`, as a comment."""
-        bundle = hudi_bundle(self.hudi_version)
-        settings = SESSION_SETTINGS
-        if table.format == "iceberg":
-            bundle, settings = iceberg_spark_runtime(iceberg_version()), ICEBERG_SESSION_SETTINGS
+        bundle, settings = self._part(table.format).session(self)
         confs = " ".join(f"--conf {key}={value}" for key, value in settings.items())
         return (
             f"-- Spark {self.version}: spark-sql --packages "
@@ -340,43 +282,3 @@ class SparkEngine(Engine):
     @property
     def log_path(self) -> Path:
         return self._spark().log_path
-
-
-def iceberg_read_sql(table: TableRef, query_type: str) -> str:
-    """The read of an Iceberg table as a user of spark-sql writes it: the Hadoop catalog of
-    the table's folder (`SET`s, which the session keeps), then `SELECT` from the table; time
-    travel as of the reference snapshot (`VERSION AS OF <snapshot id>`) or a moment after it
-    (`TIMESTAMP AS OF`, in the session's time zone, UTC). The incremental read is a view of
-    the table's folder with Iceberg's `start-snapshot-id` read option (the appends after the
-    reference snapshot), the way Spark SQL passes read options. The changelog read is the view
-    Iceberg's `create_changelog_view` procedure makes of the snapshots after the reference (it
-    leaves out the rows a copy-on-write rewrite carried over unchanged)."""
-    if query_type == "incremental":
-        view = f"{table.name}_incremental"
-        options = {"path": str(table.path), "start-snapshot-id": reference_instant(table)[1]}
-        spelled = ", ".join(f"'{key}' '{value}'" for key, value in options.items())
-        return (
-            f"CREATE OR REPLACE TEMPORARY VIEW `{view}` USING iceberg OPTIONS ({spelled});\n"
-            f"SELECT * FROM `{view}`"
-        )
-    warehouse = table.path.parent.parent
-    catalog = iceberg_catalog_name(warehouse)
-    sets = "".join(
-        f"SET {key}={value};\n"
-        for key, value in iceberg_catalog_settings(catalog, warehouse).items()
-    )
-    if query_type == "changelog":
-        view = f"{table.name}_changes"
-        start = reference_instant(table)[1]
-        call = (
-            f"CALL {catalog}.system.create_changelog_view(table => "
-            f"'{table.path.parent.name}.{table.name}', options => map('start-snapshot-id', "
-            f"'{start}'), changelog_view => '{view}')"
-        )
-        return f"{sets}{call};\nSELECT * FROM `{view}`"
-    select = f"SELECT * FROM {catalog}.`{table.path.parent.name}`.`{table.name}`"
-    if query_type == "time_travel":
-        select += f" VERSION AS OF {reference_instant(table)[1]}"
-    elif query_type == "time_travel_timestamp":
-        select += f" TIMESTAMP AS OF '{reference_time(table)}'"
-    return sets + select

@@ -1,72 +1,60 @@
-"""Trino as a reader: one local coordinator with the `hudi` and `hive` catalogs, and the
-`iceberg` catalog in a run that reads Iceberg tables.
-
-Both catalogs use the run's Hive Metastore and Trino's Hadoop file system (the Metastore keeps
-the tables' `file:` locations). The `hive` catalog redirects Hudi tables to the `hudi` catalog,
-as a production setup that queries everything through `hive` does. Variants choose the catalog
-and how the Hudi connector matches Parquet columns to table columns: by name (the default) or
-by position.
-
-Trino's Hudi connector reads copy-on-write tables and the read-optimized view of merge-on-read
-tables; it has no merge-on-read snapshot query. Those cells are `UNSUPPORTED`, and the runner
-still reads `<table>_rt` so the evidence shows what a user querying it would get.
-
-Trino has no catalog that reads an Iceberg table from its folder: each Iceberg table is
-registered in the Metastore with the `iceberg` catalog's `register_table` procedure (in a
-schema of its own, `<database>_iceberg`, as the Hudi table of the same scenario has the name),
-then read with the snapshot, and `FOR VERSION AS OF` the reference snapshot for time travel.
+"""Trino as a reader: one local coordinator with the Hive connector's `hive` catalog (plain
+Parquet) and each table format's catalogs from its reading part (`hudi.py`, `iceberg.py`), on
+the run's Hive Metastore with Trino's Hadoop file system (the Metastore keeps the tables'
+`file:` locations). Its answers and errors are `answers.py`'s, its catalog files
+`catalogs.py`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import re
 import urllib.request
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pyarrow as pa
 
-from engines.answers import SQL_TYPES, canonical_json
 from engines.attached import AttachError, trino_address
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
-from engines.metastore.ddl import registration_ddl
 from engines.metastore.service import hive_version, metastore_classpath
 from engines.metastore.tables import table_for
 from engines.settings import CATALOG, SettingsScope
-from engines.shape import ALL, PUSHDOWN_OFF, TRINO, Shape
-from engines.table import (
-    TableRef,
-    current_snapshot_id,
-    iceberg_metadata,
-    query_types_except,
-    reference_instant,
-    reference_time,
-)
+from engines.shape import ALL, TRINO, Shape
+from engines.table import TableRef
+from engines.trino.answers import error_message, failure_trace, to_arrow
+from engines.trino.catalogs import HIVE_CATALOG, catalog_comments, hive_catalog, quote
+from engines.trino.hudi import HUDI_CATALOG, NO_PUSHDOWN, TrinoHudi
+from engines.trino.iceberg import ICEBERG_CATALOG, TrinoIceberg, iceberg_schema
+from engines.trino.reading import METASTORE_PLACEHOLDER, TrinoReading
 from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
 from engines.trino.settings import HELP, check_trino_settings
 
-NESTED = ("row", "array", "map")
-#: Trino reads a table's splits in parallel and reports the first that fails, so which Parquet
-#: column (and which table type) this error names depends on timing. The reason keeps what
-#: stays the same; Trino's whole message follows on the next line, for the evidence.
-_UNSUPPORTED_COLUMN = re.compile(
-    r"^Unsupported Trino column type \(.*\) for Parquet column \(.*\)$"
-)
-#: A filter's statistics check of an old file (trinodb/trino#30544): the statistics and the
-#: file it names are those of whichever file failed first.
-_CORRUPTED_STATISTICS = re.compile(
-    r'Malformed Parquet file\. Corrupted statistics for column ("[^"]*")'
-)
-#: The catalog that reads Iceberg tables, on the run's Metastore.
-ICEBERG_CATALOG = "iceberg"
-#: The Hudi catalog whose Parquet reader ignores statistics: no row-group, column-index or
-#: bloom-filter pruning (`TrinoEngine.pushdown_off`).
-NO_PUSHDOWN = "hudi_pushdown_off"
+#: How Trino reads each table format, in the order its catalogs are written.
+READINGS: tuple[type[TrinoReading], ...] = (TrinoHudi, TrinoIceberg)
+
+
+def catalogs(
+    metastore_uri: str, formats: tuple[str, ...] = ("hudi",), pushdown_off: bool = True
+) -> dict[str, dict[str, str]]:
+    """The catalog files of a coordinator that reads `formats`: each format's catalogs (its
+    reading part's `add_catalogs`), and the Hive connector's (plain Parquet, the control
+    check's table). Each catalog costs Trino a second or two of its start."""
+    files: dict[str, dict[str, str]] = {}
+    for part in READINGS:
+        if part.format in formats:
+            part.add_catalogs(files, metastore_uri, pushdown_off)
+    files.setdefault(HIVE_CATALOG, hive_catalog(metastore_uri))
+    return files
+
+
+#: What each connector does by default that a query's evidence says beside its catalog.
+CONNECTOR_NOTES = {part.connector: part.connector_note for part in READINGS}
+
+
 #: How long the client waits for lakecompat's own coordinator to answer one HTTP request. Trino
 #: answers every poll within about a second while a query runs; a coordinator that does not
 #: answer in 10 s is hung. An attached coordinator keeps the client's defaults (three attempts
@@ -75,136 +63,13 @@ OWN_REQUEST_TIMEOUT_S = 10.0
 #: Attempts per HTTP request to lakecompat's own coordinator: a second one rides out a single
 #: slow answer on a busy machine, and a hung coordinator is found in 20 s instead of 90.
 OWN_REQUEST_ATTEMPTS = 2
-_DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
-_SIMPLE = SQL_TYPES
-
-
-def trino_arrow_type(type_name: str) -> pa.DataType:
-    """The Arrow type of a Trino result column type (`integer`, `decimal(10,2)`, ...)."""
-    base = type_name.split("(", 1)[0].strip()
-    if base in _SIMPLE:
-        return _SIMPLE[base]
-    match = _DECIMAL.match(type_name)
-    if match:
-        return pa.decimal128(int(match.group(1)), int(match.group(2)))
-    if base.startswith("timestamp"):
-        zone = "UTC" if "with time zone" in type_name else None
-        return pa.timestamp("us", tz=zone)
-    return pa.string()
-
-
-def to_arrow(description: list[Any], rows: list[list[Any]]) -> pa.Table:
-    """Build the answer table from the client's column descriptions and Python values.
-
-    Row, array and map values become canonical JSON text, the form nested values compare in.
-    """
-    columns = [(column[0], trino_arrow_type(column[1])) for column in description]
-    nested = [column[1].split("(", 1)[0].strip() in NESTED for column in description]
-    arrays = []
-    for index, (_, kind) in enumerate(columns):
-        values = [row[index] for row in rows]
-        if nested[index]:
-            values = [canonical_json(_plain(v)) for v in values]
-        elif kind == pa.string():
-            values = [None if v is None else _text(v) for v in values]
-        arrays.append(pa.array(values, type=kind))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(columns))
-
-
-def _plain(value: Any) -> Any:
-    """Trino's row tuples (with field names), lists and dicts as plain Python values."""
-    names = getattr(value, "_names", None)
-    if names is not None:
-        return {name: _plain(v) for name, v in zip(names, value, strict=True)}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def _text(value: Any) -> str:
-    """A value Trino returned for a column compared as text (dates in ISO form)."""
-    return value.isoformat() if isinstance(value, dt.date) else str(value)
-
-
-def catalogs(
-    metastore_uri: str, iceberg: bool = False, hudi: bool = True, pushdown_off: bool = True
-) -> dict[str, dict[str, str]]:
-    """The catalog files: the Hive connector (plain Parquet, the control check's table); with
-    `hudi`, the Hudi connector, the Hive connector redirecting Hudi tables to it and (with
-    `pushdown_off`) the Hudi catalog that ignores Parquet statistics; with `iceberg`, the
-    Iceberg connector on the same Metastore, where lakecompat registers each Iceberg table
-    (`register_table`). Each catalog costs Trino a second or two of its start."""
-    shared = {
-        "hive.metastore": "thrift",
-        "hive.metastore.uri": metastore_uri,
-        # The Metastore keeps `file:` locations, which only the Hadoop file system reads.
-        "fs.hadoop.enabled": "true",
-    }
-    files = {
-        "hudi": {"connector.name": "hudi", **shared},
-        # The Hudi connector of Trino 483 has no session property that turns pushdown off:
-        # Parquet's generic reader property does, per catalog.
-        NO_PUSHDOWN: {"connector.name": "hudi", **shared, "parquet.ignore-statistics": "true"},
-        "hive": {
-            "connector.name": "hive",
-            **shared,
-            "hive.hudi-catalog-name": "hudi",
-            "hive.timestamp-precision": "MICROSECONDS",
-        },
-    }
-    if not hudi:
-        del files["hudi"], files[NO_PUSHDOWN], files["hive"]["hive.hudi-catalog-name"]
-    elif not pushdown_off:
-        del files[NO_PUSHDOWN]
-    if iceberg:
-        files[ICEBERG_CATALOG] = {
-            "connector.name": "iceberg",
-            "iceberg.catalog.type": "hive_metastore",
-            "hive.metastore.uri": metastore_uri,
-            "fs.hadoop.enabled": "true",
-            "iceberg.register-table-procedure.enabled": "true",
-        }
-    return files
-
-
-def iceberg_schema(database: str) -> str:
-    """The schema lakecompat registers Iceberg tables in: beside the run's database, since a
-    scenario's Hudi and Iceberg tables have the same name."""
-    return f"{database}_iceberg"
-
-
-def catalog_comments(catalog: str, files: dict[str, dict[str, str]]) -> str:
-    """The properties of `catalog` as SQL comments, and those of the catalog it hands Hudi
-    tables to (`hive.hudi-catalog-name`), each under the file that holds them."""
-    properties = files[catalog]
-    lines = [f"-- etc/catalog/{catalog}.properties:"]
-    lines += [f"--   {key}={value}" for key, value in properties.items()]
-    if properties.get("connector.name") == "hudi":
-        lines.append(f"--   ({_COLUMN_NAMES}=true unless set: Trino's default)")
-    target = properties.get("hive.hudi-catalog-name")
-    if target in files and target != catalog:
-        lines.append(f"-- which hands Hudi tables to catalog {target}:")
-        lines.append(catalog_comments(target, files).rstrip("\n"))
-    return "\n".join(lines) + "\n"
-
-
-#: The Hudi connector's catalog property matching Parquet columns by name (the session
-#: property `<catalog>.use_parquet_column_names` overrides it per query).
-_COLUMN_NAMES = "hudi.parquet.use-column-names"
-
-
-def quote(identifier: str) -> str:
-    """Double-quote a Trino identifier."""
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
-    formats = ("hudi", "iceberg")
+    readings = READINGS
     dialect = TRINO
     display_name = "Trino"
     trackers = ("trinodb/trino",)
@@ -214,44 +79,6 @@ class TrinoEngine(MetastoreReader):
     state_folders = ("trino",)
     scratch_folders = ("trino/var", "trino/data")
     partition_columns_last = True
-    query_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "cow": ("snapshot",),
-        "mor": ("read_optimized",),
-    }
-    format_query_types: ClassVar[dict[str, dict[str, tuple[str, ...]]]] = {
-        "iceberg": query_types_except("iceberg", "incremental")
-    }
-    format_unsupported: ClassVar[dict[str, dict[str, str]]] = {
-        "iceberg": {
-            "incremental": (
-                "Trino's Iceberg connector has no incremental read: a query reads one snapshot "
-                "(`FOR VERSION AS OF`, `FOR TIMESTAMP AS OF`)"
-            )
-        }
-    }
-    format_variants: ClassVar[dict[str, tuple[Variant, ...]]] = {
-        "iceberg": (Variant("default", {CATALOG: ICEBERG_CATALOG}),)
-    }
-    _NO_TIME_TRAVEL = "Trino's Hudi connector has no time travel; `FOR VERSION AS OF` tried"
-    probe_only: ClassVar[dict[tuple[str, str], str]] = {
-        ("mor", "snapshot"): (
-            "Trino's Hudi connector has no merge-on-read snapshot query: it reads base files "
-            "only, without the log files"
-        ),
-        ("cow", "time_travel"): _NO_TIME_TRAVEL,
-        ("mor", "time_travel"): _NO_TIME_TRAVEL,
-    }
-    unsupported: ClassVar[dict[str, str]] = {
-        "incremental": "Trino's Hudi connector has no incremental query",
-    }
-    variants = (
-        Variant("column_names", {CATALOG: "hudi", "hudi.use_parquet_column_names": "true"}),
-        Variant("column_positions", {CATALOG: "hudi", "hudi.use_parquet_column_names": "false"}),
-        # Through the Hive connector, which hands Hudi tables to the hudi catalog.
-        Variant("hive_catalog", {CATALOG: "hive"}),
-    )
-    # By position rather than by name (the Hive connector hands tables to the same reader).
-    matching_variants = ("column_positions",)
 
     settings_help = HELP
 
@@ -266,7 +93,7 @@ class TrinoEngine(MetastoreReader):
 
     @classmethod
     def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
-        files = catalogs("", iceberg="iceberg" in scope.formats, hudi="hudi" in scope.formats)
+        files = catalogs("", scope.formats)
         return check_trino_settings(settings, scope, files)
 
     def __init__(
@@ -278,8 +105,8 @@ class TrinoEngine(MetastoreReader):
         self._address = context.attachments.trino
         #: The catalog files the coordinator was started with (None: not started).
         self._catalogs: dict[str, dict[str, str]] | None = None
-        #: The Iceberg tables registered since the coordinator started.
-        self._iceberg_tables: set[str] = set()
+        #: The tables each format's reading part registered since the coordinator started.
+        self._registered: dict[str, set[str]] = {}
 
     @property
     def version(self) -> str:
@@ -306,17 +133,15 @@ class TrinoEngine(MetastoreReader):
         # Metastore starts (on a thread of its own, or another engine's), and is ready only
         # once both are.
         with self.context.metastore_starting():
-            iceberg = "iceberg" in self.context.formats
-            install = provision(self._version, iceberg=iceberg)
-            server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
-            self._server = server
             self._catalogs = catalogs(
                 self.context.metastore_address(),
-                iceberg=iceberg,
-                hudi="hudi" in self.context.formats,
+                self.context.formats,
                 pushdown_off=self.context.pushdown_off,
             )
-            self._iceberg_tables.clear()
+            install = provision(self._version, iceberg=ICEBERG_CATALOG in self._catalogs)
+            server = TrinoServer(self.context.run_dir / "trino", self.context.log_dir, install)
+            self._server = server
+            self._registered.clear()
             server.start(self._catalogs)
         self._remember_metastore()
 
@@ -331,97 +156,54 @@ class TrinoEngine(MetastoreReader):
     def responsive(self) -> bool:
         return self.alive() and self._server is not None and self._server.responsive()
 
-    def register(self, table: TableRef) -> None:
-        if table.format == "iceberg":
-            self._register_iceberg(table)
-            return
-        self.context.register_in_metastore(table)
+    def _part(self, table_format: str) -> type[TrinoReading]:
+        return self.reading(table_format)  # type: ignore[return-value]
 
-    def _register_iceberg(self, table: TableRef) -> None:
-        """Register an Iceberg table in the `iceberg` catalog (once per start: a registration
-        points at the table's metadata file of the moment, and the writer is done with it). The
-        location given must be the one the metadata declares, exactly."""
-        schema = iceberg_schema(self.context.database)
-        location = json.loads(iceberg_metadata(table.path).read_text())["location"]
-        variant = Variant("register", {CATALOG: ICEBERG_CATALOG})
-        if not self._iceberg_tables:
-            self.query(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}", variant)
-        if table.name in self._iceberg_tables:
+    def registered(self, table_format: str) -> set[str]:
+        """The tables of `table_format` registered since the coordinator started (its reading
+        part keeps it)."""
+        return self._registered.setdefault(table_format, set())
+
+    def register(self, table: TableRef) -> None:
+        if table.format == "parquet":
+            self.context.register_in_metastore(table)
             return
-        names = f"schema_name => '{schema}', table_name => '{table.name}'"
-        register = f"CALL system.register_table({names}, table_location => '{location}')"
-        try:
-            self.query(register, variant)
-        except QueryError as exc:
-            if "already exists" not in str(exc):
-                raise
-            # Registered by an earlier start on the same Metastore: point it at this table.
-            self.query(f"CALL system.unregister_table({names})", variant)
-            self.query(register, variant)
-        self._iceberg_tables.add(table.name)
+        self._part(table.format).register(self, table)
 
     def reproduction(
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
     ) -> dict[str, str]:
-        """The two catalog files (on a Metastore that has the table registered as Hive sync
-        does: see `register.hql`) and the query with its session properties. An Iceberg table:
-        the `iceberg` catalog file, its registration (`register.sql`) and the query."""
-        if table.format == "iceberg":
-            return self._iceberg_reproduction(table, query_type, variant, shape)
-        files = {
-            f"etc/catalog/{name}.properties": "".join(f"{k}={v}\n" for k, v in props.items())
-            for name, props in catalogs("thrift://METASTORE_HOST:9083").items()
-        }
-        header = f"-- Trino {self.version}\n"
-        files["reader.sql"] = (
-            f"{header}{self._session_sql(variant)}{self.shaped_sql(table, query_type, shape)};\n"
-        )
-        files["register.hql"] = "".join(f"{statement};\n" for statement in registration_ddl(table))
-        return files
+        """The table format's catalog files, the table's registration and the query with its
+        session properties (the reading part's `reproduction`)."""
+        return self._part(table.format).reproduction(self, table, query_type, variant, shape)
 
-    def _iceberg_reproduction(
-        self, table: TableRef, query_type: str, variant: Variant, shape: Shape
-    ) -> dict[str, str]:
-        """The `iceberg` catalog file, the table's registration in it (Trino has no catalog
-        that reads a table by its folder) and the query."""
-        properties = catalogs("thrift://METASTORE_HOST:9083", iceberg=True)[ICEBERG_CATALOG]
-        schema = iceberg_schema(self.context.database)
-        location = json.loads(iceberg_metadata(table.path).read_text())["location"]
-        names = f"schema_name => '{schema}', table_name => '{table.name}'"
-        header = f"-- Trino {self.version}\n"
+    def reader_sql(self, table: TableRef, query_type: str, variant: Variant, shape: Shape) -> str:
+        """A reproduction's `reader.sql`: the Trino release, `USE`, `SET SESSION` and the query."""
         sql = self.shaped_sql(table, query_type, shape)
-        return {
-            f"etc/catalog/{ICEBERG_CATALOG}.properties": "".join(
-                f"{k}={v}\n" for k, v in properties.items()
-            ),
-            "register.sql": (
-                f"CREATE SCHEMA IF NOT EXISTS {ICEBERG_CATALOG}.{quote(schema)};\n"
-                f"CALL {ICEBERG_CATALOG}.system.register_table({names}, "
-                f"table_location => '{location}');\n"
-            ),
-            "reader.sql": f"{header}{self._session_sql(variant)}{sql};\n",
-        }
+        return f"-- Trino {self.version}\n{self._session_sql(variant)}{sql};\n"
 
     def evidence_sql(
         self, table: TableRef, query_type: str, variant: Variant, shape: Shape = ALL
     ) -> str:
         """The catalog the query ran in with its properties (as comments: they live in
         `etc/catalog/<catalog>.properties`), then `USE`, `SET SESSION` and the query."""
-        catalog = variant.settings.get(CATALOG, "hudi")
+        catalog = variant.settings.get(CATALOG, HUDI_CATALOG)
         if self._address is not None:
             header = (
                 f"-- Trino {self.version} at {self._address}: its catalog {catalog} is not "
                 "lakecompat's, so its properties are not known here\n"
             )
         else:
-            files = self._catalogs or catalogs("thrift://METASTORE_HOST:9083")
-            header = f"-- Trino {self.version}\n" + catalog_comments(catalog, files)
+            files = self._catalogs or catalogs(METASTORE_PLACEHOLDER)
+            header = f"-- Trino {self.version}\n" + catalog_comments(
+                catalog, files, CONNECTOR_NOTES
+            )
         return f"{header}{self._session_sql(variant)}{self.shaped_sql(table, query_type, shape)};"
 
     def _session_sql(self, variant: Variant) -> str:
         """`USE catalog.schema;` and a `SET SESSION` for each of the variant's properties."""
         settings = dict(variant.settings)
-        catalog = settings.pop(CATALOG, "hudi")
+        catalog = settings.pop(CATALOG, HUDI_CATALOG)
         session = "".join(f"SET SESSION {k} = {_session_value(v)};\n" for k, v in settings.items())
         return f"USE {catalog}.{self._schema(catalog)};\n{session}"
 
@@ -449,13 +231,13 @@ class TrinoEngine(MetastoreReader):
     def control_variant(self) -> Variant:
         """The Hive catalog: every run has it (the Hudi catalogs only a run of Hudi tables),
         and a plain Parquet table is the Hive connector's."""
-        return Variant("control", {CATALOG: "hive"})
+        return Variant("control", {CATALOG: HIVE_CATALOG})
 
     def variant_unsupported(self, variant: Variant) -> str | None:
         """An attached coordinator without the catalog that ignores Parquet statistics (it is
         optional there): the filter is not read with pushdown off."""
         server = self._server
-        catalog = variant.settings.get(CATALOG, "hudi")
+        catalog = variant.settings.get(CATALOG, HUDI_CATALOG)
         if (
             isinstance(server, AttachedTrino)
             and catalog == NO_PUSHDOWN
@@ -467,57 +249,18 @@ class TrinoEngine(MetastoreReader):
             )
         return None
 
-    @classmethod
-    def pushdown_off(cls, variant: Variant) -> Variant | None:
-        """The variant in the Hudi catalog that ignores Parquet statistics (`NO_PUSHDOWN`), its
-        session properties renamed to that catalog; None for a variant in another catalog."""
-        settings = dict(variant.settings)
-        if settings.pop(CATALOG, "hudi") != "hudi":
-            return None
-        moved = {
-            (
-                f"{NO_PUSHDOWN}.{key.removeprefix('hudi.')}" if key.startswith("hudi.") else key
-            ): value
-            for key, value in settings.items()
-        }
-        return Variant(variant.name + PUSHDOWN_OFF, {CATALOG: NO_PUSHDOWN, **moved})
-
     def read_sql(self, table: TableRef, query_type: str) -> str:
-        if table.format == "iceberg":
-            name = f"{ICEBERG_CATALOG}.{quote(iceberg_schema(self.context.database))}"
-            name += f".{quote(table.name)}"
-            if query_type == "time_travel":
-                return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[1]}"
-            if query_type == "time_travel_timestamp":
-                moment = f"TIMESTAMP '{reference_time(table)} UTC'"
-                return f"SELECT * FROM {name} FOR TIMESTAMP AS OF {moment}"
-            if query_type == "changelog":
-                return self._changes_sql(table)
-            return f"SELECT * FROM {name}"
-        name = quote(table_for(table, query_type))
         if table.format == "parquet":
             # The Hudi connector reads only Hudi tables; plain Parquet is the Hive connector's.
-            return f"SELECT * FROM hive.{self.context.database}.{name}"
-        if query_type == "time_travel":
-            return f"SELECT * FROM {name} FOR VERSION AS OF {reference_instant(table)[0]}"
-        return f"SELECT * FROM {name}"
-
-    def _changes_sql(self, table: TableRef) -> str:
-        """The changelog read: Trino's `table_changes` table function from the reference
-        snapshot (exclusive) to the current one (inclusive: it takes both ids)."""
-        schema = iceberg_schema(self.context.database)
-        arguments = (
-            f"schema_name => '{schema}', table_name => '{table.name}', "
-            f"start_snapshot_id => {reference_instant(table)[1]}, "
-            f"end_snapshot_id => {current_snapshot_id(table.path)}"
-        )
-        return f"SELECT * FROM TABLE({ICEBERG_CATALOG}.system.table_changes({arguments}))"
+            name = quote(table_for(table, query_type))
+            return f"SELECT * FROM {HIVE_CATALOG}.{self.context.database}.{name}"
+        return self._part(table.format).read_sql(self, table, query_type)
 
     def query(self, sql: str, variant: Variant) -> pa.Table:
         import trino
 
         settings = dict(variant.settings)
-        catalog = settings.pop(CATALOG, "hudi")
+        catalog = settings.pop(CATALOG, HUDI_CATALOG)
         server = self._server
         assert server is not None, "Trino is not started"
         connection = trino.dbapi.connect(
@@ -542,7 +285,7 @@ class TrinoEngine(MetastoreReader):
                 rows = cursor.fetchall()
             except trino.exceptions.TrinoQueryError as exc:
                 trace = failure_trace(exc.failure_info or {})
-                raise QueryError(_message(exc.error_name, exc.message), trace) from None
+                raise QueryError(error_message(exc.error_name, exc.message), trace) from None
             finally:
                 server.current = None
             return to_arrow(cursor.description or [], rows)
@@ -633,30 +376,3 @@ class AttachedTrino:
 
     def stop(self) -> None:
         """Nothing: the coordinator is not lakecompat's."""
-
-
-def failure_trace(info: dict[str, Any], caused: bool = False) -> str:
-    """A Trino query's `failureInfo` (the exception on the coordinator, with its causes) in
-    Java's stack trace form."""
-    if not info:
-        return ""
-    prefix = "Caused by: " if caused else ""
-    lines = [f"{prefix}{info.get('type', '?')}: {info.get('message') or ''}".rstrip(": ")]
-    lines += [f"\tat {frame}" for frame in info.get("stack") or []]
-    cause = failure_trace(info.get("cause") or {}, caused=True)
-    return "\n".join(lines + ([cause] if cause else []))
-
-
-def _message(error_name: str, message: str) -> str:
-    """`NAME: message`; a message that depends on which split failed first gets a stable first
-    line, with Trino's own message after it."""
-    text = f"{error_name}: {message}"
-    if _UNSUPPORTED_COLUMN.match(message):
-        stable = "Unsupported Trino column type for a column of an old Parquet file"
-        return f"{error_name}: {stable} (Trino's message names the first that failed)\n{text}"
-    corrupted = _CORRUPTED_STATISTICS.match(message)
-    if corrupted:
-        # The statistics and the file it names are those of whichever file failed first.
-        stable = f"Malformed Parquet file. Corrupted statistics for column {corrupted.group(1)}"
-        return f"{error_name}: {stable} (Trino's message names the first file that failed)\n{text}"
-    return text

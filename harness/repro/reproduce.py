@@ -23,7 +23,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -55,13 +55,12 @@ from harness.run.reads import shape_named
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
 from harness.scenario.shapes import expected_shape
-from harness.writer import create_writer
+from harness.writer import create_writer, writer_class
 from harness.writer.base import TableWriter, WriteResult
 from harness.writer.script_text import STEP_MARK, default_path, submit_command
 
 #: Seconds `spark-submit writer.py` may take.
 SCRIPT_TIMEOUT = 900
-SCHEMA_ON_READ = "hoodie.schema.on.read.enable"
 
 
 def find_cell(cells: list[Cell], cell_id: str, run_dir: Path) -> Cell:
@@ -282,7 +281,8 @@ def _check_script(
         return ScriptCheck(False, None, failed)
     try:
         paths = (written.table.path, target)
-        ours, theirs = (writer.in_spark(table_summary, path) for path in paths)
+        read = writer_class(written.table.format).read_back
+        ours, theirs = (writer.in_spark(table_summary, path, read) for path in paths)
     except Exception as exc:  # noqa: BLE001 - a table that cannot be read is not the same
         return ScriptCheck(False, None, f"the two tables could not be compared: {exc}")
     compared = {"lakecompat": ours, "writer.py": theirs}
@@ -303,27 +303,13 @@ def _script_error(lines: list[str], log: Path) -> str:
     return (java or said or [f"no error in its output ({log})"])[0]
 
 
-def table_summary(runtime: SparkRuntime, path: Path) -> dict[str, Any]:
+def table_summary(
+    runtime: SparkRuntime, path: Path, read: Callable[[Any, Path], tuple[list[Any], list[Any]]]
+) -> dict[str, Any]:
     """The table's data columns (name and type), its row count and a digest of its rows, as
-    `runtime`'s Spark reads it: an Iceberg table by its folder (Iceberg reads columns by field
-    id), a Hudi table with schema-on-read."""
-    session = runtime.session()
-    if runtime.iceberg_version:
-        frame = session.read.format("iceberg").load(str(path))
-        return _summary(path, frame, frame.schema.fields)
-    # Without schema-on-read Spark reads a renamed column as NULL from the files written
-    # before the rename: two tables would look alike whatever those files hold.
-    session.conf.set(SCHEMA_ON_READ, "true")
-    try:
-        frame = session.read.format("hudi").load(str(path))
-        fields = [f for f in frame.schema.fields if not f.name.startswith("_hoodie_")]
-        return _summary(path, frame, fields)
-    finally:
-        session.conf.unset(SCHEMA_ON_READ)
-
-
-def _summary(path: Path, frame: Any, fields: list[Any]) -> dict[str, Any]:
-    rows = sorted(map(repr, frame.select(*(f.name for f in fields)).collect()))
+    `runtime`'s Spark reads it with `read` (its format's writer's `read_back`)."""
+    fields, found = read(runtime.session(), path)
+    rows = sorted(map(repr, found))
     return {
         "path": str(path),
         "columns": [f"{f.name} {f.dataType.simpleString()}" for f in fields],

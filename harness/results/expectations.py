@@ -34,7 +34,6 @@ from pydantic import (
 )
 
 from engines import engine_class
-from engines.base import Variant
 from engines.infra.hudi_jars import written_table_version
 from engines.table import FORMAT_QUERY_TYPES, QUERY_TYPES
 from harness.results.outcomes import Cell, Outcome
@@ -447,21 +446,15 @@ _SAID = ("outcome", "reason", "link")
 
 def reader_variants(engines: list[str]) -> dict[tuple[str, str], tuple[str, ...]]:
     """The variants each engine reads each of its formats under, keyed (engine, format), with
-    the filter's controls of its first format, each turning one path off (`+pushdown_off`,
+    the format's filter controls, each turning one path off (`+pushdown_off`,
     `+data_skipping_off`)."""
     found: dict[tuple[str, str], tuple[str, ...]] = {}
     for name in engines:
-        engine = engine_class(name)
-        for table_format in engine.formats:
-            if table_format == engine.formats[0]:
-                plain = engine.variants
-            else:
-                plain = engine.format_variants.get(table_format, (Variant("default"),))
-            # As a run reads them (`harness.run.reads`): the controls are the first format's.
-            first = table_format == engine.formats[0]
-            controls = [c.name for v in plain for c in engine.filter_controls(v)] if first else []
+        for reading in engine_class(name).readings:
+            plain = reading.variants
+            controls = [c.name for v in plain for c in reading.filter_controls(v)]
             names = list(dict.fromkeys([v.name for v in plain] + controls))
-            found[(name, table_format)] = tuple(names)
+            found[(name, reading.format)] = tuple(names)
     return found
 
 

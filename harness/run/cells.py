@@ -81,8 +81,8 @@ def measure(
     )
     if state.failure:
         return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))
-    own_format = table.format == engine.formats[0]
-    probe = engine.probe_only.get((table.table_type, query_type)) if own_format else None
+    reading = engine.reading(table.format)
+    probe = reading.probe_only.get((table.table_type, query_type))
     # Whatever the writer did, an engine without the query type gives UNSUPPORTED, so the
     # cell does not flip when only the writer changes. Probing needs a written table.
     supported = engine.supports(table.table_type, query_type, table.format)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
-from engines.base import Engine, Variant
+from engines.base import Engine
 from engines.context import RunContext
 from engines.errors import describe_error
 from engines.infra.supervisor import active_services
@@ -165,7 +165,7 @@ class Fleet:
             for spec in specs:
                 engine = spec.cls(context, spec.reader_hudi, spec.label)
                 if spec.variants is not None:
-                    engine.variants = tuple(v for v in engine.variants if v.name in spec.variants)
+                    engine.narrow(spec.variants)
                 if spec.lane_of is not None:
                     engine.lane_of = next(
                         s.engine for s in states if s.engine.label == spec.lane_of
@@ -173,14 +173,7 @@ class Fleet:
                 engine.apart = spec.apart
                 extra = settings.get(spec.cls.name)
                 if extra:  # every format's variants get them
-                    engine.variants = tuple(
-                        Variant(v.name, {**v.settings, **extra}) for v in engine.variants
-                    )
-                    engine.format_variants = {
-                        f: tuple(Variant(v.name, {**v.settings, **extra}) for v in variants)
-                        for f in engine.formats[1:]
-                        for variants in [engine.variants_of(f)]
-                    }
+                    engine.add_settings(extra)
                 # Registered first: a start that fails halfway still stops what it started.
                 stack.callback(engine.stop)
                 states.append(EngineState(engine))

@@ -119,7 +119,7 @@ def plan_lanes(
     for index, spec in enumerate(specs):
         if spec.cls.apart_in_lanes and not attachments.attaches(spec.cls.name):
             spec = replace(spec, apart=True)
-        names = list(spec.variants or [variant.name for variant in spec.cls.variants])
+        names = list(spec.variants or spec.cls.variant_names())
         count = min(spec.cls.lanes, len(names))
         if count < 2 or attachments.attaches(spec.cls.name):
             moved[index] = [len(planned)]

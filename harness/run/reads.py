@@ -1,7 +1,7 @@
 """The reads of a table: each query type under each of an engine's variants with `SELECT *`,
 and the query shapes (`harness.scenario.shapes`) on the snapshot under the engine's default
 variant, a filter also under the engine's controls (its pushdown turned off, ...), and both
-under each variant that matches columns otherwise (`Engine.matching_variants`).
+under each variant that matches columns otherwise (`Reading.matching_variants`).
 
 Every part of the run that needs to know a table's cells (the plan's count, a resumed run's
 check, the merge of shards, the reads themselves) asks here, so they agree.
@@ -19,7 +19,7 @@ from harness.scenario.shapes import DEFAULT_SHAPES, SHAPES, shapes_for
 
 #: The query type shapes other than `all` are read with.
 SHAPED_QUERY_TYPE = "snapshot"
-#: The shapes also read under the engine's controls (`Engine.filter_controls`: pushdown off).
+#: The shapes also read under the engine's controls (`Reading.filter_controls`: pushdown off).
 PUSHDOWN_SHAPES = ("filter",)
 #: `--variants`: `SELECT *` under every variant of an engine, or under its default only (what
 #: a user who changed no setting reads: a quicker run).
@@ -73,11 +73,10 @@ def table_reads(
     variant only. No reads for an engine that does not read the format."""
     if not engine.reads_format(table_format):
         return []
-    if isinstance(engine, type):
-        own = engine.variants_of(engine, table_format)  # the class's own variants
-    else:
-        own = engine.variants_of(table_format)
-    named = engine.default_variant_name(table_format)
+    reading = engine.reading(table_format)
+    # An instance: the variants the run gave it; a class: its reading's own.
+    own = reading.variants if isinstance(engine, type) else engine.variants_of(table_format)
+    named = reading.default_variant_name()
     default = next((v for v in own if v.name == named), None)
     query_types = table_query_types(table_format, table_type)
     reads = [
@@ -88,20 +87,17 @@ def table_reads(
     ]
     if default is None or not engine.reads_shapes or SHAPED_QUERY_TYPE not in query_types:
         return reads
-    # The controls are the engine's first format's settings (Hudi's data skipping, ...), and
-    # so are the variants that match columns otherwise (`Engine.matching_variants`).
-    first = table_format == engine.formats[0]
-    controls = engine.filter_controls(default) if first else []
-    matching = [
-        v for v in own if first and variants == "all" and v.name in engine.matching_variants
-    ]
+    # The format's filter controls (Hudi's data skipping off, ...) and the variants that
+    # match columns otherwise (`Reading.matching_variants`).
+    controls = reading.filter_controls(default)
+    matching = [v for v in own if variants == "all" and v.name in reading.matching_variants]
     for shape in scenario_shapes(scenario, chosen):
         if shape.name == "all":
             continue
         reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
         if shape.name in PUSHDOWN_SHAPES:
             reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
-        if engine.matching_shapes is not None and shape.name not in engine.matching_shapes:
+        if reading.matching_shapes is not None and shape.name not in reading.matching_shapes:
             continue
         for variant in matching:
             reads.append(Read(SHAPED_QUERY_TYPE, variant, shape))
@@ -110,6 +106,6 @@ def table_reads(
             if shape.name in PUSHDOWN_SHAPES:
                 reads += [
                     Read(SHAPED_QUERY_TYPE, control, shape)
-                    for control in engine.filter_controls(variant)
+                    for control in reading.filter_controls(variant)
                 ]
     return reads

@@ -179,7 +179,7 @@ class Runner:
             runtime.quick_jit = True  # Spark only reads: every Hudi table comes from the cache
         specs, routes = plan_engines(self.points, runtime.hudi_version)
         if options.variants == "default":
-            specs = [replace(s, variants=(s.cls.default_variant_name(),)) for s in specs]
+            specs = [replace(s, variants=s.cls.default_variant_names()) for s in specs]
         lanes = options.lanes
         if lanes is None:
             lanes = tables >= LANES_FROM_TABLES
@@ -334,7 +334,10 @@ class Runner:
         )
         if list(writers) != [ORIGINAL]:  # a record's `writer` alone: the original's
             info["writers"] = {f: writer.versions for f, writer in writers.items()}
-        info["default_variants"] = {s.engine.name: s.engine.default_variant_name() for s in mine}
+        # A record's first map is of each engine's first format (a record before formats).
+        info["default_variants"] = {
+            s.engine.name: s.engine.default_variant_name(s.engine.formats[0]) for s in mine
+        }
         info["default_variants_by_format"] = {
             f: {
                 s.engine.name: s.engine.default_variant_name(f)

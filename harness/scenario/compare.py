@@ -11,8 +11,10 @@ from typing import Any
 import pyarrow as pa
 
 from engines.answers import binary_text, nested_as_json
+from engines.formats import meta_prefixes
 
-META_PREFIX = "_hoodie_"
+#: The prefixes of the formats' bookkeeping columns (`TableFormat.meta_prefix`).
+META_PREFIXES = meta_prefixes()
 SAMPLE_SIZE = 8
 
 
@@ -37,8 +39,8 @@ class Comparison:
 
 
 def data_columns(table: pa.Table) -> pa.Table:
-    """The table without Hudi's bookkeeping columns (`_hoodie_commit_time`, ...)."""
-    keep = [n for n in table.column_names if not n.startswith(META_PREFIX)]
+    """The table without the formats' bookkeeping columns (`META_PREFIXES`)."""
+    keep = [n for n in table.column_names if not n.startswith(META_PREFIXES)]
     return table.select(keep)
 
 

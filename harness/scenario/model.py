@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from engines.formats import FORMATS
 from harness.scenario.types import ColumnType, parse_type
 
 IDENTIFIER_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
@@ -48,8 +49,17 @@ class ColumnSpec(_Strict):
 Rows = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_ROWS)]
 
 
-#: Writer options a step may set: Hudi's `hoodie.*` keys, nothing else.
-WriterSettings = dict[Annotated[str, Field(pattern=r"^hoodie\.[a-z0-9_.]{1,200}$")], str]
+#: The option prefixes of the formats whose writers take them (`TableFormat.writer_option_prefix`).
+OPTION_PREFIXES = tuple(f.writer_option_prefix for f in FORMATS.values() if f.writer_option_prefix)
+#: Writer options a step may set: a format's own keys (`TableFormat.writer_option_prefix`),
+#: nothing else; a format other than the keys' own has no table of the scenario.
+WriterSettings = dict[
+    Annotated[
+        str,
+        Field(pattern="^(" + "|".join(map(re.escape, OPTION_PREFIXES)) + r")[a-z0-9_.]{1,200}$"),
+    ],
+    str,
+]
 
 
 class Insert(_Strict):

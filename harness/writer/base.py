@@ -143,6 +143,14 @@ class TableWriter(ABC):
         raise NotImplementedError(f"{type(self).__name__} writes without Spark")
 
     @classmethod
+    def read_back(cls, session: Any, path: Path) -> tuple[list[Any], list[Any]]:
+        """The table at `path` as `session` (a Spark session of the writer's, `in_spark`)
+        reads it to compare two writes: its data fields (Spark's, bookkeeping columns left
+        out) and its rows, each column matched to its files' columns the way the format
+        means it to be."""
+        raise NotImplementedError(f"{cls.__name__} reads no table back")
+
+    @classmethod
     def not_applicable(cls, scenario: Scenario) -> str | None:
         """Why the scenario has no table in this format (a step only another format has), or
         None."""

@@ -61,8 +61,9 @@ WRITER_CODE = (
 #: Source in those folders that does not take part in writing: this module (a change to what
 #: an entry holds bumps `ENTRY_VERSION` instead), the writer scripts of `lakecompat repro`, the
 #: query shapes (the bloom filter columns they give the writer are in the key as its
-#: `table_settings`), the comparison of an answer with the oracle's, Spark as a reader, and the
-#: reading of YAML files (what it reads of a scenario is in the key as `scenario_content`), the
+#: `table_settings`), the comparison of an answer with the oracle's, Spark as a reader (and its
+#: reading parts), and the reading of YAML files (what it reads of a scenario is in the key as
+#: `scenario_content`), the
 #: choice of the readers' services' ports, the Hadoop configuration files of the Hive
 #: services (the Metastore and HiveServer2 only), and the reading of the keys a jar defines
 #: (for checking `--set` keys), and the starting and stopping of processes (the supervisor
@@ -84,6 +85,8 @@ NOT_WRITER_CODE = (
     "harness/scenario/compare.py",
     "harness/scenario/changelog.py",
     "engines/spark/reader.py",
+    "engines/spark/hudi.py",
+    "engines/spark/iceberg.py",
 )
 
 

@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from engines.formats.hudi import HUDI
 from engines.infra.artifacts import MavenArtifact
 from engines.infra.hudi_jars import hudi_bundle
 from engines.spark.process import SparkProcess
@@ -75,6 +76,10 @@ def write_part(
     """The seed rows and the steps before `steps[stop - 1]`, written with `runtime`: what the
     Spark process of an older Hudi release runs for an `upgrade_writer` scenario."""
     return HudiWriter(runtime, tables_dir, step_timeout).write(scenario, table_type, stop=stop)
+
+
+#: The read option that reads a table's columns by Hudi's field ids (`HudiWriter.read_back`).
+SCHEMA_ON_READ = "hoodie.schema.on.read.enable"
 
 
 class HudiWriter(TableWriter):
@@ -265,6 +270,19 @@ class HudiWriter(TableWriter):
     def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(runtime, *args)` with the session this writer writes with, in this process."""
         return fn(self.runtime, *args)
+
+    @classmethod
+    def read_back(cls, session: Any, path: Path) -> tuple[list[Any], list[Any]]:
+        """With schema on read: without it Spark reads a renamed column as NULL from the
+        files written before the rename, and two tables would look alike whatever those
+        files hold."""
+        session.conf.set(SCHEMA_ON_READ, "true")
+        try:
+            frame = session.read.format("hudi").load(str(path))
+            fields = [f for f in frame.schema.fields if not f.name.startswith(HUDI.meta_prefix)]
+            return fields, frame.select(*(f.name for f in fields)).collect()
+        finally:
+            session.conf.unset(SCHEMA_ON_READ)
 
     def prepare(self, scenarios: list[sc.Scenario]) -> None:
         """Start the writer processes of the older releases these scenarios upgrade from, so

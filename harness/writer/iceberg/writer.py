@@ -168,6 +168,12 @@ class IcebergWriter(TableWriter):
         loaded."""
         return self._spark.call(fn, *args)
 
+    @classmethod
+    def read_back(cls, session: Any, path: Path) -> tuple[list[Any], list[Any]]:
+        """By the table's folder (Iceberg matches columns by field id)."""
+        frame = session.read.format("iceberg").load(str(path))
+        return list(frame.schema.fields), frame.collect()
+
     def prepare(self, scenarios: list[sc.Scenario]) -> None:
         """Start Spark's process, so that it warms up while the run goes on."""
         if scenarios:
