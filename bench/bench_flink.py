@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import LIBRARY_START, ProcessSampler, p95, report, say, timed_child
 
+from engines.releases import Releases
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.runner import Runner
@@ -55,7 +56,7 @@ def measure(args: argparse.Namespace) -> dict[str, float | int | None]:
         options = RunOptions(
             pattern=args.scenarios,
             engines=("flink",),
-            hudi_version=HUDI,
+            releases=Releases({"hudi": HUDI}),
             reports_dir=args.reports or Path(scratch),
             expectations_dir=ROOT / "expectations",
             table_cache=None,  # every table written, as the figures always were

@@ -26,7 +26,7 @@ from bench_run import report
 
 from harness.qualify.compare import counts_line
 from harness.qualify.run import compare_runs, point_options, run_points
-from harness.qualify.versions import engine_releases, load_versions
+from harness.qualify.versions import load_versions
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
 from harness.run.runner import Runner
@@ -64,8 +64,7 @@ def main() -> int:
         one = runs[cand.name].seconds
         if runs[cand.name].shared_with:  # its run measured other points too: run it alone
             started = time.monotonic()
-            with engine_releases(cand):
-                Runner(point_options(options, cand), Progress(quiet=True)).run()
+            Runner(point_options(options, cand), Progress(quiet=True)).run()
             one = time.monotonic() - started
     figures = {
         "versions": args.versions.name,

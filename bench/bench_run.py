@@ -44,15 +44,15 @@ from harness.run.runner import Runner
 
 FETCH = (
     "import time; from engines.infra.artifacts import fetch; from engines.infra.hudi_jars import "
-    "hudi_bundle, hudi_version; from engines.metastore.service import hive_version, "
-    "metastore_classpath; from engines.hive.runtime import hiveserver2_classpath; "
-    "from engines.trino.runtime import provision; "
-    "t = time.monotonic(); fetch(hudi_bundle(hudi_version()), progress=lambda m: None); "
-    "metastore_classpath(hive_version()); hiveserver2_classpath(hive_version(), hudi_version()); "
+    "hudi_bundle, DEFAULT_HUDI_VERSION as H; from engines.metastore.service import "
+    "DEFAULT_HIVE_VERSION as V, metastore_classpath; from engines.hive.runtime import "
+    "hiveserver2_classpath; from engines.trino.runtime import provision; "
+    "t = time.monotonic(); fetch(hudi_bundle(H), progress=lambda m: None); "
+    "metastore_classpath(V); hiveserver2_classpath(V, H); "
     "provision(); from engines.library.environment import provision as environment; "
     "from engines.library.hudi_rs import HudiRsEngine; "
     "from engines.library.daft import DaftEngine; "
-    "[environment(e.name, e(None).packages) for e in (HudiRsEngine, DaftEngine)]; "
+    "[environment(e.name, e.package_list(e.default_release)) for e in (HudiRsEngine, DaftEngine)]; "
     "print(time.monotonic() - t)"
 )
 #: A Python-library reader's start: its worker process, up to importing the library.

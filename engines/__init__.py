@@ -28,10 +28,16 @@ def known_engines() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def hudi_carriers() -> list[str]:
-    """The engines that carry Hudi jars of their own, which may be another release than the
-    writer's (version skew): those whose class has a `reader_hudi_help`."""
-    return [name for name in known_engines() if engine_class(name).reader_hudi_help]
+def carriers() -> list[tuple[str, str]]:
+    """(engine, format) for each table format whose jars an engine carries itself, which may
+    be another release than the writer's (version skew): `Engine.carries`."""
+    return [(name, fmt) for name in known_engines() for fmt in engine_class(name).carries]
+
+
+def carried_field(engine: str, table_format: str) -> str:
+    """The field that names the release of `table_format` that `engine` carries, in version
+    points and run records: `hive_hudi`."""
+    return f"{engine.replace('-', '_')}_{table_format}"
 
 
 def engine_class(name: str) -> type[Engine]:

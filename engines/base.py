@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -12,6 +13,7 @@ from engines.context import RunContext
 from engines.errors import QueryError, log_tail
 from engines.infra.artifacts import MavenArtifact, check_release
 from engines.reading import Reading, Variant
+from engines.releases import Releases
 from engines.settings import SettingsScope
 from engines.shape import ALL, Dialect, Shape, shape_sql
 from engines.table import TableRef
@@ -64,28 +66,26 @@ class Engine(ABC):
     state_folders: ClassVar[tuple[str, ...]] = ()
     #: Folders (globs) of scratch data that a completed run deletes; configuration and logs stay.
     scratch_folders: ClassVar[tuple[str, ...]] = ()
-    #: The environment variable that selects the engine's release, for engines whose release a
-    #: version point can set (`trino: 476` in a versions file); None: the installed one.
+    #: The environment variable that names the engine's release for a run, for engines whose
+    #: release a version point can set (`trino: 476` in a versions file); None: the installed
+    #: one. Read once, when the run's releases are chosen (`engines.releases`).
     release_env: ClassVar[str | None] = None
+    #: The engine's release where a run names none ("": the engine has no choice of release).
+    default_release: ClassVar[str] = ""
     #: What a version point's `<name>` field sets, for `lakecompat qualify`'s help and errors.
     release_help: ClassVar[str] = ""
     #: Maven group and name of an artifact every release of the engine publishes, to check a
-    #: release named in `release_env` before anything starts; None: not checked.
+    #: release a run names before anything starts; None: not checked.
     release_artifact: ClassVar[tuple[str, str] | None] = None
-    #: What `--<name>-hudi-version` and a version point's `<name>_hudi` set, for engines that
-    #: carry Hudi jars of their own that may differ from the writer's (version skew); "": the
-    #: engine carries none.
-    reader_hudi_help: ClassVar[str] = ""
+    #: The table formats whose jars the engine carries itself, which may be another release
+    #: than the writer's (version skew), each with what `--<name>-<format>-version` and a
+    #: version point's `<name>_<format>` field set.
+    carries: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "readings" in cls.__dict__:
             cls.formats = tuple(r.format for r in cls.readings)
-
-    @classmethod
-    def release(cls) -> str:
-        """The release `release_env` selects now (its default when unset); "" without one."""
-        return ""
 
     @classmethod
     def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
@@ -105,18 +105,21 @@ class Engine(ABC):
             check_release(MavenArtifact(*cls.release_artifact, release), setting, cls.name)
 
     @classmethod  # noqa: B027 - most engines need nothing beyond what they start with
-    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
-        """Fetch what the engine needs to read tables written by Hudi `hudi` (with its own Hudi
-        jars `reader_hudi` where it carries them), at the release `release_env` selects, before
-        a run starts; `ProvisioningError` when it cannot be had here. By default: nothing."""
+    def provision(cls, releases: Releases) -> None:
+        """Fetch what the engine needs to read the tables of a run with `releases` (its own
+        release, the writer's format releases, those it carries itself), before the run
+        starts; `ProvisioningError` when it cannot be had here. By default: nothing."""
 
     def __init__(
-        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+        self,
+        context: RunContext,
+        carried: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
         self.context = context
-        #: The Hudi release this reader reads with, where it carries Hudi's jars and they are
-        #: not the writer's (version skew); None: the writer's release.
-        self.reader_hudi = reader_hudi
+        #: The release of each table format this instance reads with where it carries the
+        #: format's jars (`carries`) and they are not the writer's (version skew), by format.
+        self.carried = dict(carried or {})
         #: Names the engine's own files (logs, scratch folder); it differs from `name` when a
         #: run reads with two instances of one engine (two Hudi releases).
         self.label = label or self.name
@@ -136,9 +139,19 @@ class Engine(ABC):
         """The engine's version, recorded in every cell."""
 
     @property
-    def hudi_version(self) -> str:
-        """The Hudi release the engine reads with, where it carries Hudi's jars ("": none)."""
-        return ""
+    def release(self) -> str:
+        """The engine's release in this run ("": the engine has no choice of release)."""
+        return self.context.releases.engine(self.name, self.default_release)
+
+    def reads_with(self, table_format: str) -> str:
+        """The release of `table_format`'s library this instance reads with: its own where it
+        carries one apart from the writer's, else the writer's."""
+        return self.carried.get(table_format) or self.context.releases.format(table_format)
+
+    def carried_release(self, table_format: str) -> str:
+        """What a cell records as the format release the reader read with: `reads_with` for a
+        format whose jars the engine carries (`carries`), "" for the others."""
+        return self.reads_with(table_format) if table_format in self.carries else ""
 
     @property
     def java(self) -> str:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from engines.attached import DEFAULT_DATABASE, AttachedMetastore, Attachments
 from engines.infra.ports import service_port
-from engines.metastore.service import HiveMetastore
+from engines.metastore.service import HiveMetastore, hive_release
 from engines.metastore.tables import drop_database, register_over_thrift
+from engines.releases import Releases
 from engines.table import TableRef
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class RunContext:
     tables: Path | None = None
     #: The table formats the run writes: an engine that reads several starts what each needs.
     formats: tuple[str, ...] = ("hudi",)
+    #: The run's releases (`engines.releases`): every engine's and format's it names.
+    releases: Releases = field(default_factory=Releases)
     #: Whether the run reads filters with pushdown off too: an engine that needs a catalog or
     #: setup of its own for that (Trino) starts it only then.
     pushdown_off: bool = True
@@ -105,7 +108,8 @@ class RunContext:
                 if uri:
                     self._metastore = AttachedMetastore(uri, self.run_dir)
                 else:
-                    self._metastore = HiveMetastore(self.run_dir, port=service_port())
+                    release = hive_release(self.releases)
+                    self._metastore = HiveMetastore(self.run_dir, release, service_port())
             return self._metastore
 
     def metastore_running(self) -> bool:

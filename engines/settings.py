@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from engines.attached import Attachments
 from engines.infra.artifacts import MavenArtifact, fetch
 from engines.infra.jar_strings import jar_literals
+from engines.releases import Releases
 
 
 class SettingError(ValueError):
@@ -33,12 +34,23 @@ class SettingError(ValueError):
 class SettingsScope:
     """What a check of an engine's settings knows before anything starts."""
 
-    #: The Hudi release the engine reads with (the writer's, or its own for version skew).
-    hudi: str
+    #: The engine whose settings are checked (its registry name).
+    engine: str
+    #: The run's releases (`engines.releases`): the engine's own, and the format releases it
+    #: reads with.
+    releases: Releases = field(default_factory=Releases)
     #: The table formats the run writes.
     formats: tuple[str, ...] = ("hudi",)
     #: The services the run attaches to instead of starting them.
     attachments: Attachments = field(default_factory=Attachments)
+
+    def release(self, default: str) -> str:
+        """The engine's release in the run (`default`: its own default)."""
+        return self.releases.engine(self.engine, default)
+
+    def reads_with(self, table_format: str) -> str:
+        """The release of `table_format`'s library the engine reads with."""
+        return self.releases.reads_with(self.engine, table_format)
 
 
 @dataclass(frozen=True)

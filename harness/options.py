@@ -145,8 +145,8 @@ def setting(value: str) -> tuple[str, str, str]:
     match = _SETTING.match(value.strip())
     if match is None:
         raise argparse.ArgumentTypeError(
-            "expected ENGINE:KEY=VALUE, e.g. spark:hoodie.schema.on.read.enable=true (keys and "
-            "values may use letters, digits and . _ - , : /)"
+            "expected ENGINE:KEY=VALUE, e.g. spark:spark.sql.parquet.enableVectorizedReader=false "
+            "(keys and values may use letters, digits and . _ - , : /)"
         )
     engine, key, value = match.groups()
     return engine, key, value

@@ -29,6 +29,7 @@ from engines.infra.ports import service_port
 from engines.infra.supervisor import HttpReady, Service, ServiceError
 from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
 from engines.trino.reader import TrinoEngine
+from harness.run.releases import environment_releases
 
 SERVICES = ("spark", "hive", "trino")
 
@@ -84,7 +85,8 @@ def _worker_alive(status: int, body: bytes) -> bool:
 
 def start_catalog(home: Path, services: set[str]) -> dict[str, str]:
     """A Metastore, and a HiveServer2 and a Trino on it, as lakecompat itself starts them."""
-    context = RunContext(home, SparkRuntime(home / "logs"))
+    releases = environment_releases()  # as `lakecompat run` chooses them
+    context = RunContext(home, SparkRuntime(home / "logs", releases=releases), releases=releases)
     found = {"metastore": context.metastore().uri}
     if "hive" in services:
         hive = HiveEngine(context)

@@ -116,8 +116,8 @@ def test_bad_arguments_exit_2(
         (
             ["run", "--set", "foo"],
             "lakecompat run: --set foo: expected ENGINE:KEY=VALUE, e.g. "
-            "spark:hoodie.schema.on.read.enable=true (keys and values may use letters, digits "
-            "and . _ - , : /)",
+            "spark:spark.sql.parquet.enableVectorizedReader=false (keys and values may use "
+            "letters, digits and . _ - , : /)",
         ),
         (
             ["run", "--query-timeout", "-5"],

@@ -10,12 +10,12 @@ import pytest
 from test_results_report import cell
 
 from engines.infra.artifacts import ProvisioningError
-from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, check_format_version, iceberg_version
+from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, check_format_version
 from engines.library.pyiceberg import PyIcebergEngine
 from harness.cli import main
 from harness.qualify.compare import Point
 from harness.qualify.run import point_options, share_groups
-from harness.qualify.versions import VersionsError, engine_releases, load_versions, parse_points
+from harness.qualify.versions import VersionsError, load_versions, parse_points
 from harness.results.expectations import Known
 from harness.results.known_draft import draft_known_across, draft_on_top
 from harness.results.outcomes import Outcome
@@ -52,18 +52,20 @@ def test_the_project_iceberg_versions_files_set_iceberg_fields() -> None:
     assert release_plan.candidate_point().iceberg == "1.12.0"
 
 
-def test_a_point_sets_the_iceberg_release_and_the_readers_releases_while_it_runs(
+def test_a_point_sets_the_iceberg_release_and_the_readers_releases_as_values(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(ICEBERG_VERSION_ENV, raising=False)
     monkeypatch.delenv(PyIcebergEngine.release_env, raising=False)
     point = parse_points(["a:", "b:iceberg=1.12.0,pyiceberg=0.11.0"]).candidate_point()
-    with engine_releases(point):
-        assert iceberg_version() == "1.12.0"
-        assert PyIcebergEngine.release() == "0.11.0"
-        assert PyIcebergEngine.package_list()[0] == "pyiceberg==0.11.0"
+    releases = point_options(RunOptions(), point).releases
+    assert releases.format("iceberg") == "1.12.0"
+    assert releases.engine("pyiceberg", PyIcebergEngine.default_release) == "0.11.0"
+    assert PyIcebergEngine.package_list("0.11.0")[0] == "pyiceberg==0.11.0"
+    # Nothing is put in the environment: the value goes to the engines.
     assert ICEBERG_VERSION_ENV not in os.environ
-    assert PyIcebergEngine.release() == PyIcebergEngine.default_version
+    assert PyIcebergEngine.release_env not in os.environ
+    assert RunOptions().releases.format("iceberg") == "1.10.0"
 
 
 def test_points_of_another_iceberg_writer_do_not_share_a_run() -> None:

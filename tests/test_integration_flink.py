@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SignalAfter, SocketWatch, is_loopback, processes_mentioning
 
+from engines.releases import Releases
 from harness.results.expectations import Verdict
 from harness.results.outcomes import Cell, Outcome
 from harness.run.options import RunOptions
@@ -51,7 +52,9 @@ def cell(cells: list[Cell], scenario: str, table_type: str, query: str, variant:
 
 def test_flink_reads_tables_hudi_0_15_wrote(tmp_path: Path) -> None:
     watch = SocketWatch()
-    result = run(tmp_path, "rename_column/rename", watch, hudi_version="0.15.0").run()
+    result = run(
+        tmp_path, "rename_column/rename", watch, releases=Releases({"hudi": "0.15.0"})
+    ).run()
     cells = result.cells
     # 2 scenarios x (cow 3 + mor 4 query types) x 2 variants.
     assert len(cells) == 28
@@ -99,7 +102,7 @@ def test_a_hung_flink_query_times_out_and_flink_is_restarted(tmp_path: Path) -> 
         "add_column/at_end",
         progress,
         table_types=("cow",),
-        hudi_version="0.15.0",
+        releases=Releases({"hudi": "0.15.0"}),
         # The frozen server never answers; every other read (0.3 s typically, a few seconds
         # on a freshly restarted Flink on a busy machine) stays far below the timeout.
         query_timeout=20,

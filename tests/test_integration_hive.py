@@ -23,11 +23,12 @@ from engines.hive.failures import file_groups
 from engines.hive.probes import FileGroupCauses
 from engines.hive.reader import HiveEngine
 from engines.metastore.hive3 import LOADER_CLASS, is_hive3
-from engines.metastore.service import hive_version
+from engines.metastore.service import DEFAULT_HIVE_VERSION
 from engines.spark.runtime import SparkRuntime
 from engines.table import TableRef
 from harness.options import DEFAULT_SCENARIOS
 from harness.results.outcomes import Cell, Outcome
+from harness.run.releases import environment_releases
 from harness.scenario.load import load_scenarios
 from harness.writer import create_writer
 from harness.writer.cache import default_location
@@ -60,7 +61,9 @@ def test_the_services_start_from_class_archives_with_their_configuration_found(
     for service in ("hive-metastore", "hiveserver2"):
         log = (run_dir / "logs" / f"{service}.log").read_text()
         started = next(line for line in log.splitlines() if f" starting {service}: " in line)
-        if service == "hiveserver2" and is_hive3(hive_version()):
+        if service == "hiveserver2" and is_hive3(
+            environment_releases().engine("hive", DEFAULT_HIVE_VERSION)
+        ):
             assert f"-Djava.system.class.loader={LOADER_CLASS}" in started
             assert "-XX:SharedArchiveFile" not in started
             listing = (run_dir / service / "conf" / "classpath.txt").read_text()
@@ -72,7 +75,9 @@ def test_the_services_start_from_class_archives_with_their_configuration_found(
     # Their site files were read: the Metastore's warehouse and HiveServer2's scratch
     # folders are the run's, and both logged in the format of their log4j2 files.
     metastore = (run_dir / "logs" / "hive-metastore.log").read_text()
-    if is_hive3(hive_version()):  # Hive 3's Metastore names the file it found
+    if is_hive3(
+        environment_releases().engine("hive", DEFAULT_HIVE_VERSION)
+    ):  # Hive 3's Metastore names the file it found
         site = run_dir / "hive-metastore" / "conf" / "metastore-site.xml"
         assert f"Found configuration file file:{site}" in metastore
     else:
@@ -101,7 +106,9 @@ def test_control_and_baseline_pass_in_every_variant(run: tuple[Path, list[Cell]]
         else:
             assert "read anyway in the schema_evolution_on variant only" in cell.reason
             assert not cell.evidence.sql
-    assert {c.engine_version for c in cells} == {hive_version()}
+    assert {c.engine_version for c in cells} == {
+        environment_releases().engine("hive", DEFAULT_HIVE_VERSION)
+    }
 
 
 def test_renamed_column_fails_except_with_the_legacy_reader_or_schema_on_read(

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SharedRun, SocketWatch, is_loopback, processes_mentioning
 
-from engines.metastore.service import hive_version
+from engines.metastore.service import DEFAULT_HIVE_VERSION
+from engines.releases import Releases
 from harness.results.expectations import Verdict, judge, load_expectations
 from harness.results.outcomes import Cell, Outcome
 from harness.run.options import RunOptions
@@ -44,8 +45,7 @@ def test_hive_3_is_the_default_and_reads_through_the_hive_3_metastore(
     Metastore and HiveServer2, Trino on the tables that Metastore holds. Its renamed column's
     Hive cells are test_integration_hive's, and the sockets of a run on the default release
     test_integration_catalog's: this checks what is Hive 3's own."""
-    monkeypatch.delenv("LAKECOMPAT_HIVE_VERSION", raising=False)
-    assert hive_version() == "3.1.3"
+    assert DEFAULT_HIVE_VERSION == "3.1.3"
     hive = shared_run.of(engines=("hive",))
     assert {c.engine_version for c in hive} == {"3.1.3"}
     logs = shared_run.run_dir / "logs"
@@ -79,11 +79,11 @@ def test_hive_3_is_the_default_and_reads_through_the_hive_3_metastore(
 
 
 def test_hive_4_runs_on_request_and_names_its_release(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("LAKECOMPAT_HIVE_VERSION", "4.0.1")
     watch = SocketWatch()
     options = RunOptions(
+        releases=Releases(engines={"hive": "4.0.1"}),
         scenarios_dir=SCENARIOS,
         pattern="rename_column/rename",
         engines=("hive",),

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SharedRun, SignalAfter, processes_mentioning
 
+from engines.releases import Releases
 from harness.results.outcomes import Cell, Outcome
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
@@ -109,7 +110,7 @@ def test_daft_reads_tables_hudi_0_15_wrote(tmp_path: Path) -> None:
         "add_column/nested_struct_field",
         ("daft",),
         table_types=("cow",),
-        hudi_version="0.15.0",
+        releases=Releases({"hudi": "0.15.0"}),
     ).run()
     snapshots = {c.scenario: c for c in result.cells if c.query_type == "snapshot"}
     assert snapshots["add_column/nested_struct_field"].outcome is Outcome.PASS

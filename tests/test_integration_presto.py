@@ -57,9 +57,8 @@ def check_loopback_and_gone(watch: SocketWatch, result: RunResult) -> None:
 
 
 def test_presto_reads_table_version_6_in_both_catalogs_and_not_version_9(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("LAKECOMPAT_HIVE_VERSION", "3.1.3")
     watch = SocketWatch()
     result = run(tmp_path / "v6", "rename_column/rename", watch, table_version="6")
     cells = result.cells

@@ -24,6 +24,7 @@ from support import (
     processes_mentioning,
 )
 
+from engines.releases import Releases
 from harness.cli import main
 from harness.results.outcomes import Cell
 from harness.results.store import load_run
@@ -235,10 +236,11 @@ def _group_members(pgid: int) -> list[int]:
 def test_a_resumed_run_reads_with_the_releases_it_started_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A run whose engine release the environment chose (PyIceberg 0.11.1 here) is completed
-    with that release from a shell that selects another: no cell of another release joins it."""
-    monkeypatch.setenv("LAKECOMPAT_PYICEBERG_VERSION", "0.11.1")
+    """A run started on another engine release (PyIceberg 0.11.1 here) is completed with that
+    release from a shell that names none: no cell of another release joins it."""
+    monkeypatch.delenv("LAKECOMPAT_PYICEBERG_VERSION", raising=False)
     options = RunOptions(
+        releases=Releases(engines={"pyiceberg": "0.11.1"}),
         scenarios_dir=SCENARIOS,
         pattern="rename_column/rename",
         engines=("pyiceberg",),
@@ -250,7 +252,6 @@ def test_a_resumed_run_reads_with_the_releases_it_started_with(
     with pytest.raises(KeyboardInterrupt):
         Runner(options, InterruptAfter(3)).run()
     (run_dir,) = (tmp_path / "runs").iterdir()
-    monkeypatch.delenv("LAKECOMPAT_PYICEBERG_VERSION")
     main(["run", "--resume", str(run_dir), "--reports", str(tmp_path), "--quiet"])
     out = capsys.readouterr().out
     assert "LAKECOMPAT_PYICEBERG_VERSION=0.11.1 (here: 0.12.0)" in out

@@ -132,7 +132,7 @@ def test_every_key_of_lakecompats_own_variants_is_one_the_engine_takes(engine: s
         for v in reading.variants
         if (off := reading.pushdown_off(v)) is not None
     ]
-    scope = SettingsScope(hudi="1.2.0", formats=cls.formats)
+    scope = SettingsScope(engine, formats=cls.formats)
     for variant in variants:
         assert cls.check_settings(variant.settings, scope) == {}, variant
 
@@ -167,7 +167,7 @@ def test_keys_only_the_running_engine_knows_are_taken_and_said(
 
 def test_an_attached_trinos_keys_are_taken_unchecked() -> None:
     cls = engine_class("trino")
-    scope = SettingsScope(hudi="1.2.0", attachments=Attachments(trino="http://127.0.0.1:1"))
+    scope = SettingsScope("trino", attachments=Attachments(trino="http://127.0.0.1:1"))
     assert cls.check_settings({"anything": "1"}, scope) == {
         "anything": "the attached Trino's release and catalogs are its own"
     }

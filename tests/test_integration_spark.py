@@ -10,7 +10,6 @@ from support import processes_mentioning, quiet_run
 
 from engines.context import RunContext
 from engines.errors import describe_error, error_text, log_size
-from engines.infra.hudi_jars import hudi_version
 from engines.spark.reader import SparkEngine
 from engines.spark.runtime import SparkRuntime
 from engines.table import TableRef
@@ -20,6 +19,7 @@ from harness.results.store import load_run
 from harness.run.cells import failure_log
 from harness.run.options import RunOptions
 from harness.run.progress import Progress
+from harness.run.releases import environment_releases
 from harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
@@ -46,7 +46,10 @@ def test_every_planned_cell_is_recorded_with_versions(run: tuple[Path, list[Cell
     _, on_disk = load_run(run_dir)
     assert [c.to_dict() for c in on_disk] == [c.to_dict() for c in cells]
     for cell in cells:
-        assert cell.writer == {"spark": pyspark.__version__, "hudi": hudi_version()}
+        assert cell.writer == {
+            "spark": pyspark.__version__,
+            "hudi": environment_releases().format("hudi"),
+        }
         assert cell.engine_version == pyspark.__version__
     assert processes_mentioning(str(run_dir)) == []  # the Spark JVM ended with the run
 

@@ -13,9 +13,10 @@ from engines.infra.artifacts import cache_dir
 from engines.spark.runtime import SparkRuntime
 from engines.table import TableRef
 from engines.trino.reader import TrinoEngine
-from engines.trino.runtime import trino_version
+from engines.trino.runtime import DEFAULT_TRINO_VERSION
 from harness.results.outcomes import Cell, Outcome
 from harness.results.store import load_run
+from harness.run.releases import environment_releases
 
 pytestmark = pytest.mark.integration
 VARIANTS = TrinoEngine.reading("hudi").variants
@@ -34,7 +35,9 @@ def by_key(cells: list[Cell], scenario: str) -> dict[tuple[str, str, str], Cell]
 def test_trino_ran_and_stopped(run: tuple[Path, list[Cell]]) -> None:
     run_dir, cells = run
     assert "SERVER STARTED" in (run_dir / "logs" / "trino-server.log").read_text()
-    assert {c.engine_version for c in cells} == {trino_version()}
+    assert {c.engine_version for c in cells} == {
+        environment_releases().engine("trino", DEFAULT_TRINO_VERSION)
+    }
     # Nothing started for the run is left: Trino, the Metastore, Spark.
     assert processes_mentioning(str(run_dir)) == []
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from engines.attached import Attachments
 from engines.hive.reader import HiveEngine
+from engines.releases import Releases
 from engines.table import TableRef
 from harness.run.fleet import EngineState, Fleet
 from harness.run.options import RunOptions
@@ -19,7 +20,7 @@ HIVE_VARIANTS = tuple(v.name for v in HiveEngine.reading("hudi").variants)
 
 
 def test_hive_is_split_into_two_lanes_that_read_about_half_the_variants_each() -> None:
-    specs, routes = plan_engines([RunOptions(engines=("spark", "hive", "trino"))], "1.2.0")
+    specs, routes = plan_engines([RunOptions(engines=("spark", "hive", "trino"))])
     specs, routes = plan_lanes(specs, routes, True, Attachments())
     assert (
         [(s.label, s.variants, s.lane_of, s.apart) for s in specs]
@@ -35,14 +36,14 @@ def test_hive_is_split_into_two_lanes_that_read_about_half_the_variants_each() -
 
 
 def test_without_lanes_or_with_an_attached_hiveserver2_hive_keeps_one_instance() -> None:
-    planned = plan_engines([RunOptions(engines=("hive", "trino"))], "1.2.0")
+    planned = plan_engines([RunOptions(engines=("hive", "trino"))])
     assert plan_lanes(*planned, False, Attachments()) == planned
     attached = Attachments(hiveserver2="127.0.0.1:10000", metastore="thrift://127.0.0.1:9083")
     assert plan_lanes(*planned, True, attached) == planned
 
 
 def test_spark_reads_in_the_writers_session_without_lanes_or_on_an_attached_cluster() -> None:
-    planned = plan_engines([RunOptions(engines=("spark", "trino"))], "1.2.0")
+    planned = plan_engines([RunOptions(engines=("spark", "trino"))])
     assert plan_lanes(*planned, False, Attachments()) == planned
     cluster = Attachments(spark_master="spark://127.0.0.1:7077")
     assert plan_lanes(*planned, True, cluster) == planned
@@ -50,8 +51,10 @@ def test_spark_reads_in_the_writers_session_without_lanes_or_on_an_attached_clus
 
 def test_each_point_of_a_shared_run_reads_with_both_lanes_of_its_hive() -> None:
     current = RunOptions(engines=("hive", "trino"))
-    lagging = RunOptions(engines=current.engines, reader_hudi_versions={"hive": "0.15.0"})
-    specs, routes = plan_lanes(*plan_engines([current, lagging], "1.2.0"), True, Attachments())
+    lagging = RunOptions(
+        engines=current.engines, releases=Releases(carried={"hive": {"hudi": "0.15.0"}})
+    )
+    specs, routes = plan_lanes(*plan_engines([current, lagging]), True, Attachments())
     assert [(s.label, s.lane_of) for s in specs] == [
         ("hive", None),
         ("hive-lane2", "hive"),
@@ -117,7 +120,7 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
     from harness.run.reads import table_reads
     from harness.scenario.load import load_scenario
 
-    specs, routes = plan_engines([RunOptions(engines=("hive",))], "1.2.0")
+    specs, routes = plan_engines([RunOptions(engines=("hive",))])
     default = HiveEngine.default_variant_name("hudi")
     only = [replace(s, variants=(default,)) for s in specs]
     assert plan_lanes(only, routes, True, Attachments()) == (only, routes)

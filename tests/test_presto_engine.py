@@ -38,6 +38,7 @@ from engines.presto.runtime import (
     server_config,
     started,
 )
+from engines.releases import Releases
 from engines.table import TableRef
 
 TABLE = TableRef(
@@ -129,10 +130,10 @@ def test_on_a_hive_4_metastore_presto_says_why_it_cannot_start(tmp_path: Path) -
 
 
 def test_start_fails_before_anything_starts_on_hive_4(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("LAKECOMPAT_HIVE_VERSION", "4.0.1")
-    context = RunContext(tmp_path, spark=None)  # type: ignore[arg-type]
+    releases = Releases(engines={"hive": "4.0.1"})
+    context = RunContext(tmp_path, spark=None, releases=releases)  # type: ignore[arg-type]
     engine = PrestoEngine(context)
     with pytest.raises(MetastoreUnsupported, match="get_table"):
         engine.start()

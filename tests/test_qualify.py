@@ -11,6 +11,7 @@ from support import ROOT
 from test_results_report import cell, write_run
 
 from engines import engine_class
+from engines.releases import Releases
 from harness.cli import main
 from harness.qualify.compare import Change, Point, classify, qualify, render_markdown
 from harness.qualify.versions import VersionsError, load_versions, parse_points
@@ -387,7 +388,7 @@ def test_points_with_the_same_writer_share_a_run() -> None:
             "other-hive:hudi=1.2.0,hive=4.0.0",
         ]
     )
-    groups = share_groups(plan, RunOptions(hudi_version="1.2.0"))
+    groups = share_groups(plan, RunOptions(releases=Releases({"hudi": "1.2.0"})))
     assert [[p.name for p in group] for group in groups] == [
         ["old"],
         ["current", "lagging", "default"],
@@ -400,22 +401,26 @@ def test_a_shared_run_starts_each_distinct_reader_once() -> None:
     from harness.run.outlets import plan_engines
 
     current = RunOptions(engines=("spark", "hive", "trino"))
-    lagging = RunOptions(engines=current.engines, reader_hudi_versions={"hive": "0.15.0"})
-    same_as_writer = RunOptions(engines=current.engines, reader_hudi_versions={"spark": "1.2.0"})
-    specs, routes = plan_engines([current, lagging, same_as_writer], "1.2.0")
-    assert [(s.cls.name, s.reader_hudi, s.label) for s in specs] == [
-        ("spark", None, "spark"),
-        ("hive", None, "hive"),
-        ("hive", "0.15.0", "hive-hudi-0.15.0"),
-        ("trino", None, "trino"),
+    lagging = RunOptions(
+        engines=current.engines, releases=Releases(carried={"hive": {"hudi": "0.15.0"}})
+    )
+    same_as_writer = RunOptions(
+        engines=current.engines, releases=Releases(carried={"spark": {"hudi": "1.2.0"}})
+    )
+    specs, routes = plan_engines([current, lagging, same_as_writer])
+    assert [(s.cls.name, s.carried, s.label) for s in specs] == [
+        ("spark", (), "spark"),
+        ("hive", (), "hive"),
+        ("hive", (("hudi", "0.15.0"),), "hive-hudi-0.15.0"),
+        ("trino", (), "trino"),
     ]
     assert routes == [[0, 1, 3], [0, 2, 3], [0, 1, 3]]
     # A run of one point: one instance of each engine, named as always, skew or not.
-    specs, routes = plan_engines([lagging], "1.2.0")
-    assert [(s.label, s.reader_hudi) for s in specs] == [
-        ("spark", None),
-        ("hive", "0.15.0"),
-        ("trino", None),
+    specs, routes = plan_engines([lagging])
+    assert [(s.label, s.carried) for s in specs] == [
+        ("spark", ()),
+        ("hive", (("hudi", "0.15.0"),)),
+        ("trino", ()),
     ]
 
 
@@ -645,7 +650,7 @@ def test_resume_completes_an_interrupted_point_and_runs_one_never_started(
             self.options, self.on_folders = options, on_folders
 
         def run_all(self) -> list[object]:
-            calls.append(("run", self.options.hudi_version))
+            calls.append(("run", self.options.releases.format("hudi")))
             self.on_folders([tmp_path / "fresh"])
             return [type("Result", (), {"run_dir": tmp_path / "fresh"})()]
 

@@ -78,9 +78,7 @@ def planned_cells() -> Iterator[Cell]:
                     format=table_format,
                     writer=WRITERS[table_format],
                     # Readers that carry Hudi's jars read with the writer's release.
-                    reader_hudi=DEFAULT_HUDI_VERSION
-                    if cls.reader_hudi_help and table_format == "hudi"
-                    else "",
+                    reader_hudi=DEFAULT_HUDI_VERSION if table_format in cls.carries else "",
                 )
                 if not cls.supports(table_type, read.query_type, table_format):
                     reason = cls.unsupported_reason(table_type, read.query_type, table_format)

@@ -1,4 +1,5 @@
-"""A resumed run reads with the releases its run.json records, not those the shell selects."""
+"""A resumed run reads with the releases its run.json records, not those the shell names;
+the releases are a value handed down, never put in the process environment."""
 
 from __future__ import annotations
 
@@ -7,48 +8,59 @@ import os
 import pytest
 
 from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
-from harness.run.releases import differences, in_force, recorded_releases
+from engines.releases import Releases
+from harness.run.folder import recorded_releases
+from harness.run.releases import differences, environment_releases
 
 RUN_JSON = {
     "engines": {"spark": "3.5.9", "hive": "4.0.1", "trino": "476", "pyiceberg": "0.11.1"},
+    "writer": {"spark": "3.5.9", "hudi": "1.1.1"},
     "writers": {"iceberg": {"iceberg": "1.12.0", "format_version": "2", "spark": "3.5.9"}},
+    "hive_hudi": "0.15.0",
 }
 
 
-def test_each_engine_a_variable_selects_and_the_iceberg_runtime_are_recorded() -> None:
-    assert recorded_releases(RUN_JSON) == {
-        "LAKECOMPAT_HIVE_VERSION": "4.0.1",
-        "LAKECOMPAT_TRINO_VERSION": "476",
-        "LAKECOMPAT_PYICEBERG_VERSION": "0.11.1",
-        ICEBERG_VERSION_ENV: "1.12.0",
-    }
+def test_each_engine_whose_release_can_be_chosen_and_each_writer_release_are_recorded() -> None:
+    releases = recorded_releases(RUN_JSON)
+    assert releases.engines == {"hive": "4.0.1", "trino": "476", "pyiceberg": "0.11.1"}
+    assert releases.formats == {"hudi": "1.1.1", "iceberg": "1.12.0"}
+    assert releases.carried_by("hive") == {"hudi": "0.15.0"}
+    assert releases.reads_with("hive", "hudi") == "0.15.0"
+    assert releases.reads_with("spark", "hudi") == "1.1.1"
 
 
 def test_an_attached_engine_keeps_the_release_of_its_service() -> None:
     attached = {**RUN_JSON, "attached": {"trino": "http://127.0.0.1:8080", "name": "ci"}}
-    assert "LAKECOMPAT_TRINO_VERSION" not in recorded_releases(attached)
-    assert "LAKECOMPAT_HIVE_VERSION" in recorded_releases(attached)
+    assert "trino" not in recorded_releases(attached).engines
+    assert "hive" in recorded_releases(attached).engines
 
 
 def test_a_run_from_before_iceberg_or_of_an_unknown_engine_records_what_it_can() -> None:
-    assert recorded_releases({"engines": {"hudi-rs": "0.5.0", "gone": "1.0"}}) == {
-        "LAKECOMPAT_HUDI_RS_VERSION": "0.5.0"
-    }
-    assert recorded_releases({}) == {}
+    releases = recorded_releases({"engines": {"hudi-rs": "0.5.0", "gone": "1.0"}})
+    assert releases == Releases({}, {"hudi-rs": "0.5.0"}, {})
+    assert recorded_releases({}) == Releases()
 
 
-def test_the_releases_are_in_force_inside_the_block_only(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_environment_is_read_once_and_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAKECOMPAT_HIVE_VERSION", "3.1.3")
     monkeypatch.delenv("LAKECOMPAT_PYICEBERG_VERSION", raising=False)
-    releases = recorded_releases(RUN_JSON)
-    changed = differences(releases)
+    monkeypatch.delenv(ICEBERG_VERSION_ENV, raising=False)
+    here = environment_releases()
+    assert here.engines.get("hive") == "3.1.3"
+    recorded = recorded_releases(RUN_JSON)
+    changed = differences(recorded, here)
     assert "LAKECOMPAT_HIVE_VERSION=4.0.1 (here: 3.1.3)" in changed
     assert "LAKECOMPAT_PYICEBERG_VERSION=0.11.1 (here: 0.12.0)" in changed
-    with in_force(releases):
-        assert os.environ["LAKECOMPAT_HIVE_VERSION"] == "4.0.1"
-        assert os.environ["LAKECOMPAT_PYICEBERG_VERSION"] == "0.11.1"
-        assert differences(releases) == []
+    assert f"{ICEBERG_VERSION_ENV}=1.12.0 (here: 1.10.0)" in changed
+    assert differences(recorded, recorded) == []
     assert os.environ["LAKECOMPAT_HIVE_VERSION"] == "3.1.3"
     assert "LAKECOMPAT_PYICEBERG_VERSION" not in os.environ
+
+
+def test_releases_named_first_win_and_a_reader_carrying_the_writers_release_carries_none() -> None:
+    flags = Releases({"hudi": "1.1.1"}, {}, {"spark": {"hudi": "1.1.1"}})
+    chosen = flags.over(Releases({"hudi": "1.0.2", "iceberg": "1.12.0"}, {"trino": "476"}))
+    assert chosen.formats == {"hudi": "1.1.1", "iceberg": "1.12.0"}
+    assert chosen.engine("trino", "483") == "476"
+    assert chosen.engine("hive", "3.1.3") == "3.1.3"
+    assert chosen.carried_by("spark") == {}

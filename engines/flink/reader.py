@@ -24,6 +24,7 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -191,17 +192,23 @@ class FlinkEngine(Engine):
         return check_flink_settings(settings, scope)
 
     def __init__(
-        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+        self,
+        context: RunContext,
+        carried: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
-        super().__init__(context, reader_hudi, label)
+        super().__init__(context, carried, label)
         self._process: FlinkProcess | None = None
 
     @property
     def version(self) -> str:
         return FLINK_VERSION
 
-    @property
-    def hudi_version(self) -> str:
+    def reads_with(self, table_format: str) -> str:
+        """Flink reads Hudi tables with the Hudi bundle it is provisioned with."""
+        return HUDI_VERSION
+
+    def carried_release(self, table_format: str) -> str:
         return HUDI_VERSION
 
     def start(self) -> None:
@@ -258,7 +265,7 @@ class FlinkEngine(Engine):
         """For Flink's SQL client: batch mode, the table's declaration, then the `SELECT` with
         the variant's options as its table hint, as the service runs them."""
         header = (
-            f"-- Flink {self.version} with hudi-flink1.17-bundle {self.hudi_version}\n"
+            f"-- Flink {self.version} with hudi-flink1.17-bundle {HUDI_VERSION}\n"
             "SET 'execution.runtime-mode' = 'batch';\n"
         )
         statements = _statements(self.shaped_sql(table, query_type, shape), variant)

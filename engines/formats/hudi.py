@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines.formats.model import TableFormat
+from engines.infra.hudi_jars import DEFAULT_HUDI_VERSION, HUDI_VERSION_ENV, hudi_bundle
 
 
 def _writer_words(writer: Mapping[str, Any]) -> str:
@@ -40,6 +41,13 @@ HUDI = TableFormat(
         "(`.hoodie/timeline/` in Hudi 1.x), the commit before the first schema change."
     ),
     writer_words=_writer_words,
+    default_release=DEFAULT_HUDI_VERSION,
+    release_env=HUDI_VERSION_ENV,
+    release_help="the Hudi release Spark writes Hudi tables with (its Spark 3.5 bundle)",
+    release_artifact=hudi_bundle,
+    version_help="the Hudi table version the writer writes (hoodie.write.table.version; a Hudi "
+    "1.x writer writes 6, 8 or 9; 6 keeps the tables readable by Hudi 0.14/0.15 readers; "
+    "default: the writer release's own, 9 for Hudi 1.2)",
     meta_prefix="_hoodie_",
     writer_option_prefix="hoodie.",
 )

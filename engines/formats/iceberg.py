@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from engines.formats.model import TableFormat
+from engines.infra.iceberg_jars import (
+    DEFAULT_ICEBERG_VERSION,
+    ICEBERG_VERSION_ENV,
+    iceberg_spark_runtime,
+)
 
 #: Iceberg has no read-optimized view (a merge-on-read table's delete files always apply).
 #: Its incremental read is an append scan (Spark's `start-snapshot-id`, PyIceberg's
@@ -45,4 +50,11 @@ ICEBERG = TableFormat(
         "change (a changelog query also names the current snapshot, where it ends)."
     ),
     writer_words=_writer_words,
+    default_release=DEFAULT_ICEBERG_VERSION,
+    release_env=ICEBERG_VERSION_ENV,
+    release_help="the Iceberg release Spark writes Iceberg tables with and Spark reads them "
+    "with (iceberg-spark-runtime-3.5_2.12)",
+    release_artifact=iceberg_spark_runtime,
+    version_help="the Iceberg format version the writer creates tables in: 2 (the default; "
+    "deletes as position-delete files) or 3 (deletion vectors instead)",
 )

@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engines.infra.artifacts import MavenArtifact
+
 
 @dataclass(frozen=True)
 class TableFormat:
@@ -51,6 +53,18 @@ class TableFormat:
     reference_words: str
     #: A writer's releases (a cell's `writer`) in a summary's words (`Spark 3.5.3 + Hudi 1.2.0`).
     writer_words: Callable[[Mapping[str, Any]], str]
+    #: The release of the format's library the writer writes with unless a run names
+    #: another (`engines.releases.Releases`).
+    default_release: str = ""
+    #: The environment variable that names that release for a run ("": none).
+    release_env: str = ""
+    #: What a version point's `<name>` field (and `--<name>-version`) sets, for help.
+    release_help: str = ""
+    #: What the version option (`version_option`) sets, for help.
+    version_help: str = ""
+    #: The artifact a release is fetched as, to check before anything starts that the
+    #: release exists (None: not checked).
+    release_artifact: Callable[[str], MavenArtifact] | None = None
     #: The prefix of the bookkeeping columns readers may return beside a table's data
     #: (Hudi's `_hoodie_commit_time`, ...), left out of every comparison; "": none.
     meta_prefix: str = ""

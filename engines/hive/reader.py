@@ -18,7 +18,7 @@ import contextlib
 import datetime as dt
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from zoneinfo import ZoneInfo
@@ -30,6 +30,7 @@ from engines.attached import DEFAULT_DATABASE, AttachError, host_port
 from engines.base import MetastoreReader, Reading, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, describe_error, log_size, log_tail, logged_trace
+from engines.formats.hudi import HUDI
 from engines.hive.failures import (
     cause_of,
     causes_line,
@@ -52,12 +53,13 @@ from engines.infra.supervisor import AllOf, PortOpen, Probe, Service, java_tmpdi
 from engines.metastore.ddl import quote, registration_ddl
 from engines.metastore.hive3 import hive3_launch, is_hive3
 from engines.metastore.service import (
+    DEFAULT_HIVE_VERSION,
     HIVE_JAVA_VERSIONS,
     HIVE_VERSION_ENV,
-    hive_version,
     metastore_classpath,
 )
 from engines.metastore.tables import table_for
+from engines.releases import Releases
 from engines.settings import SettingsScope
 from engines.shape import ALL, HIVE, PUSHDOWN_OFF, Shape
 from engines.table import TableRef, reference_instant
@@ -186,10 +188,11 @@ class HiveEngine(MetastoreReader):
     release_env = HIVE_VERSION_ENV
     release_help = "the Hive release (Metastore and HiveServer2)"
     release_artifact = ("org.apache.hive", "hive-service")
-    reader_hudi_help = (
-        "the Hudi release whose jars HiveServer2 reads with, when it is not the writer's "
-        "(version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)"
-    )
+    default_release = DEFAULT_HIVE_VERSION
+    carries: ClassVar[dict[str, str]] = {
+        HUDI.name: "the Hudi release whose jars HiveServer2 reads with, when it is not the "
+        "writer's (version skew: e.g. the writer on 1.2.0, Hive still on 0.15.0)"
+    }
     # A HiveServer2 with a second Hudi release has a folder `hiveserver2-hudi-<release>`.
     # A large run reads half the variants in a second HiveServer2: one HiveServer2's queries
     # run one after another, and they are most of a run's reading time once tables are cached.
@@ -200,24 +203,24 @@ class HiveEngine(MetastoreReader):
     readings = (HiveHudi,)
 
     @classmethod
-    def release(cls) -> str:
-        return hive_version()
-
-    @classmethod
-    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
-        metastore_classpath(hive_version())
-        hiveserver2_classpath(hive_version(), reader_hudi or hudi)
+    def provision(cls, releases: Releases) -> None:
+        hive = releases.engine(cls.name, cls.default_release)
+        metastore_classpath(hive)
+        hiveserver2_classpath(hive, releases.reads_with(cls.name, HUDI.name))
 
     settings_help = HELP
 
     @classmethod
     def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
-        return check_hive_settings(settings, scope, hive_version())
+        return check_hive_settings(settings, scope, scope.release(cls))
 
     def __init__(
-        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+        self,
+        context: RunContext,
+        carried: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
-        super().__init__(context, reader_hudi, label)
+        super().__init__(context, carried, label)
         #: HiveServer2's folder and log name (`hiveserver2.log`, or with the label's suffix).
         self.service_name = "hiveserver2" + self.label.removeprefix(self.name)
         self.home = context.run_dir / self.service_name
@@ -226,7 +229,7 @@ class HiveEngine(MetastoreReader):
         self._port = 0
         self._host = "127.0.0.1"
         self._address = context.attachments.hiveserver2
-        self._version = hive_version()
+        self._version = self.release
         #: The open session of each variant's settings (queries without settings of their own).
         self._sessions: dict[tuple[tuple[str, str], ...], Any] = {}
         #: The causes met reading failed tables' file groups alone, kept between runs.
@@ -242,7 +245,8 @@ class HiveEngine(MetastoreReader):
 
     @property
     def hudi_version(self) -> str:
-        return self.reader_hudi or self.context.spark.hudi_version
+        """The Hudi release whose jars HiveServer2 reads with."""
+        return self.reads_with(HUDI.name)
 
     @property
     def attached(self) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 
+from engines.formats.hudi import HUDI
 from engines.infra.artifacts import MavenArtifact, fetch
 from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.jar_strings import jar_literals
@@ -47,7 +48,8 @@ def check_hive_settings(
             if key not in known:
                 raise unknown_key("hive", key, known, TAKES)
         elif key.startswith("hoodie."):
-            hudi = hudi_keys(hudi_bundle(scope.hudi), scope.hudi)
+            release = scope.reads_with(HUDI.name)
+            hudi = hudi_keys(hudi_bundle(release), release)
             if key not in hudi:
                 raise unknown_key("hive", key, hudi, TAKES)
         else:

@@ -4,8 +4,6 @@ writer, the Spark reader and HiveServer2 load).
 
 from __future__ import annotations
 
-import os
-
 from engines.infra.artifacts import MavenArtifact, ProvisioningError, check_release
 
 DEFAULT_HUDI_VERSION = "1.2.0"
@@ -23,11 +21,6 @@ DEFAULT_TABLE_VERSIONS = (("0.12", "5"), ("0.14", "6"), ("1.0", "8"), ("1.1", "9
 #: The table versions a Hudi 1.x writer can be asked to write (`hoodie.write.table.version`):
 #: 6 keeps tables readable by Hudi 0.14/0.15 readers.
 WRITABLE_TABLE_VERSIONS = ("6", "8", "9")
-
-
-def hudi_version() -> str:
-    """The Hudi release to write with: `$LAKECOMPAT_HUDI_VERSION`, else the default."""
-    return os.environ.get(HUDI_VERSION_ENV) or DEFAULT_HUDI_VERSION
 
 
 def hudi_bundle(version: str) -> MavenArtifact:

@@ -3,8 +3,6 @@ writer's and the Spark reader's sessions load to write and read Iceberg tables).
 
 from __future__ import annotations
 
-import os
-
 from engines.infra.artifacts import MavenArtifact, ProvisioningError
 
 #: The Iceberg release whose Spark runtime writes Iceberg tables (see docs/research/iceberg.md).
@@ -17,11 +15,6 @@ ICEBERG_VERSION_ENV = "LAKECOMPAT_ICEBERG_VERSION"
 #: (position-delete files) and 3 (deletion vectors). Version 1 has no row-level deletes.
 DEFAULT_FORMAT_VERSION = "2"
 FORMAT_VERSIONS = ("2", "3")
-
-
-def iceberg_version() -> str:
-    """The Iceberg release to write with: `$LAKECOMPAT_ICEBERG_VERSION`, else the default."""
-    return os.environ.get(ICEBERG_VERSION_ENV) or DEFAULT_ICEBERG_VERSION
 
 
 def iceberg_spark_runtime(version: str) -> MavenArtifact:

@@ -48,7 +48,7 @@ class DaftEngine(LibraryReader):
     display_name = "Daft"
     trackers = ("Eventual-Inc/Daft",)
     distribution = "daft"
-    default_version = "0.7.26"
+    default_release = "0.7.26"
     release_env = "LAKECOMPAT_DAFT_VERSION"
     release_help = "the Daft release (PyPI daft)"
     # Daft's `hudi` extra names no package, but its Hudi reader imports sortedcontainers.

@@ -79,7 +79,7 @@ class HudiRsEngine(LibraryReader):
     name = "hudi-rs"
     trackers = ("apache/hudi-rs",)
     distribution = "hudi"
-    default_version = "0.5.0"
+    default_release = "0.5.0"
     release_env = "LAKECOMPAT_HUDI_RS_VERSION"
     release_help = "the hudi-rs release (PyPI hudi)"
     imports = ("hudi",)

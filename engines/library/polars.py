@@ -30,7 +30,7 @@ class PolarsEngine(LibraryReader):
     display_name = "Polars"
     trackers = ("pola-rs/polars",)
     distribution = "polars"
-    default_version = "2.1.0"
+    default_release = "2.1.0"
     release_env = "LAKECOMPAT_POLARS_VERSION"
     release_help = "the Polars release (PyPI polars)"
     extra_packages = ("polars-iceberg==0.1.0", "pyiceberg==0.12.0", "pyarrow")

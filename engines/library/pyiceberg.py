@@ -45,7 +45,7 @@ class PyIcebergEngine(LibraryReader):
     display_name = "PyIceberg"
     trackers = ("apache/iceberg-python",)
     distribution = "pyiceberg"
-    default_version = "0.12.0"
+    default_release = "0.12.0"
     release_env = "LAKECOMPAT_PYICEBERG_VERSION"
     release_help = "the PyIceberg release the pyiceberg reader reads with (PyPI pyiceberg)"
     extra_packages = ("pyarrow",)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 import urllib.error
 import urllib.request
 from abc import abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -30,6 +30,7 @@ from engines.infra.artifacts import ProvisioningError
 from engines.infra.ports import service_port
 from engines.infra.supervisor import HttpReady, Service
 from engines.library.environment import installed, provision, released_versions
+from engines.releases import Releases
 from engines.shape import ALL, Predicate, Shape
 from engines.table import TableRef
 
@@ -49,9 +50,8 @@ class LibraryReader(Engine):
     scratch_folders = ("readers",)
     #: The PyPI distribution whose version is the engine's version.
     distribution: ClassVar[str]
-    #: Its release, unless the environment variable `release_env` names another (a version
-    #: point's `<name>` field sets it: `pyiceberg: 0.11.0`).
-    default_version: ClassVar[str]
+    #: Its release unless the run names another (`release_env`, or a version point's
+    #: `<name>` field: `pyiceberg: 0.11.0`): `default_release`.
     release_env: ClassVar[str]
     #: Other packages the reads need (pip requirement strings).
     extra_packages: ClassVar[tuple[str, ...]] = ()
@@ -62,21 +62,19 @@ class LibraryReader(Engine):
     unstable_errors: ClassVar[tuple[tuple[re.Pattern[str], str], ...]] = ()
 
     def __init__(
-        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+        self,
+        context: RunContext,
+        carried: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
-        super().__init__(context, reader_hudi, label)
+        super().__init__(context, carried, label)
         self._service: Service | None = None
         self._port = 0
 
     @classmethod
-    def release(cls) -> str:
-        """The library's release: `$<release_env>`, else its default."""
-        return os.environ.get(cls.release_env) or cls.default_version
-
-    @classmethod
-    def package_list(cls) -> tuple[str, ...]:
-        """What the engine's environment holds, at the release in force."""
-        return (f"{cls.distribution}=={cls.release()}", *cls.extra_packages)
+    def package_list(cls, release: str) -> tuple[str, ...]:
+        """What the engine's environment holds at the library's release `release`."""
+        return (f"{cls.distribution}=={release}", *cls.extra_packages)
 
     @classmethod
     def check_release(cls, release: str, setting: str) -> None:
@@ -92,14 +90,14 @@ class LibraryReader(Engine):
             )
 
     @classmethod
-    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+    def provision(cls, releases: Releases) -> None:
         """Install the library's environment (once per release), so that a release pip cannot
         install stops a qualification before its first point runs."""
-        provision(cls.name, cls.package_list())
+        provision(cls.name, cls.package_list(releases.engine(cls.name, cls.default_release)))
 
     @property
     def version(self) -> str:
-        return self.release()
+        return self.release
 
     @property
     def java(self) -> str:
@@ -108,7 +106,7 @@ class LibraryReader(Engine):
     @property
     def packages(self) -> tuple[str, ...]:
         """What the engine's environment holds."""
-        return self.package_list()
+        return self.package_list(self.release)
 
     def start(self) -> None:
         python = provision(self.name, self.packages)

@@ -18,9 +18,12 @@ from engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
 from engines.infra.ports import service_port
 from engines.infra.supervisor import PortOpen, Service, ServiceHolder, java_tmpdir
 from engines.metastore.hive3 import BIND_HOST_PROPERTY, hive3_classpath, is_hive3
+from engines.releases import Releases
 
 HIVE_VERSION_ENV = "LAKECOMPAT_HIVE_VERSION"
 DEFAULT_HIVE_VERSION = "3.1.3"
+#: The engine whose release the Metastore is (its release is the Hive release of a run).
+HIVE_ENGINE = "hive"
 HADOOP_VERSION = "3.3.6"
 HIVE_JAVA_VERSIONS = (17,)
 # Hadoop drags in log4j 1 bindings that compete with Hive's log4j2.
@@ -32,9 +35,10 @@ LOGGING_JARS = (
 )
 
 
-def hive_version() -> str:
-    """The Hive release to run: `$LAKECOMPAT_HIVE_VERSION`, else the default."""
-    return os.environ.get(HIVE_VERSION_ENV) or DEFAULT_HIVE_VERSION
+def hive_release(releases: Releases) -> str:
+    """The Hive release of a run with `releases` (its Metastore's and HiveServer2's): the
+    `hive` engine's."""
+    return releases.engine(HIVE_ENGINE, DEFAULT_HIVE_VERSION)
 
 
 def hadoop(artifact: str, *exclusions: str) -> Dependency:
@@ -69,7 +73,7 @@ class HiveMetastore(ServiceHolder):
 
     def __init__(self, run_dir: Path, version: str | None = None, port: int = 0) -> None:
         """`port`: the port to listen on (0: a free one, chosen at the start)."""
-        self.version = version or hive_version()
+        self.version = version or DEFAULT_HIVE_VERSION
         self.home = run_dir / "hive-metastore"
         self.log_dir = run_dir / "logs"
         self.warehouse = run_dir / "warehouse"

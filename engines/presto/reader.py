@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from engines.context import RunContext
 from engines.errors import log_tail
 from engines.metastore.ddl import registration_ddl
 from engines.metastore.hive3 import is_hive3
-from engines.metastore.service import HIVE_VERSION_ENV, hive_version, metastore_classpath
+from engines.metastore.service import HIVE_VERSION_ENV, hive_release, metastore_classpath
 from engines.metastore.tables import table_for
 from engines.presto.answer import to_arrow
 from engines.presto.client import PrestoQueryError
@@ -40,6 +41,7 @@ from engines.presto.runtime import (
 )
 from engines.presto.settings import HELP, check_presto_settings
 from engines.reading import reading
+from engines.releases import Releases
 from engines.settings import CATALOG, SettingsScope
 from engines.shape import ALL, TRINO, Dialect, Shape
 from engines.table import TableRef
@@ -121,10 +123,10 @@ class PrestoEngine(MetastoreReader):
     )
 
     @classmethod
-    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
+    def provision(cls, releases: Releases) -> None:
         """Presto's jars, and the Hive 3 Metastore's; nothing with Hive 4, which Presto cannot
         use (its start says so)."""
-        version = hive_version()
+        version = hive_release(releases)
         if is_hive3(version):
             metastore_classpath(version)
             provision()
@@ -136,9 +138,12 @@ class PrestoEngine(MetastoreReader):
         return check_presto_settings(settings, scope)
 
     def __init__(
-        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+        self,
+        context: RunContext,
+        carried: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
-        super().__init__(context, reader_hudi, label)
+        super().__init__(context, carried, label)
         self._server: PrestoServer | None = None
         #: The catalog files the coordinator was started with (None: not started).
         self._catalogs: dict[str, dict[str, str]] | None = None
@@ -147,8 +152,11 @@ class PrestoEngine(MetastoreReader):
     def version(self) -> str:
         return PRESTO_VERSION
 
-    @property
-    def hudi_version(self) -> str:
+    def reads_with(self, table_format: str) -> str:
+        """Presto reads Hudi tables with the Hudi bundle of its own release."""
+        return HUDI_VERSION
+
+    def carried_release(self, table_format: str) -> str:
         return HUDI_VERSION
 
     @property
@@ -156,7 +164,8 @@ class PrestoEngine(MetastoreReader):
         return self._server.install.jdk.describe() if self._server is not None else ""
 
     def start(self) -> None:
-        problem = metastore_problem(hive_version(), self.context.attachments.metastore is not None)
+        hive = hive_release(self.context.releases)
+        problem = metastore_problem(hive, self.context.attachments.metastore is not None)
         if problem is not None:
             raise MetastoreUnsupported(problem)
         # Presto's JVM starts while the Metastore starts (on a thread of its own, or another

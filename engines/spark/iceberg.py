@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from engines.formats.iceberg import ICEBERG
 from engines.infra.artifacts import MavenArtifact
-from engines.infra.iceberg_jars import iceberg_spark_runtime, iceberg_version
+from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.reading import Reading
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -78,4 +79,4 @@ class SparkIceberg(Reading):
     @staticmethod
     def session(engine: SparkEngine) -> tuple[MavenArtifact, dict[str, str]]:
         """The jar and session settings a spark-sql user starts this Spark with."""
-        return iceberg_spark_runtime(iceberg_version()), ICEBERG_SESSION_SETTINGS
+        return iceberg_spark_runtime(engine.reads_with(ICEBERG.name)), ICEBERG_SESSION_SETTINGS

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from engines.answers import arrow_type, canonical_json
 from engines.base import Engine, Variant
+from engines.formats.hudi import HUDI
+from engines.formats.iceberg import ICEBERG
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
-from engines.infra.iceberg_jars import iceberg_version
 from engines.infra.jdk import find_jdk
+from engines.releases import Releases
 from engines.settings import SettingsScope
 from engines.shape import ALL, SPARK, Shape
 from engines.spark.hudi import SparkHudi
@@ -135,16 +137,17 @@ class SparkEngine(Engine):
     def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
         return check_spark_settings(settings, scope)
 
-    reader_hudi_help = (
-        "the Hudi release the Spark reader reads with, when it is not the writer's (version "
-        "skew: e.g. the writer on 1.2.0, a Spark job still on 0.15.0); it runs in a Spark of "
-        "its own"
-    )
+    carries: ClassVar[dict[str, str]] = {
+        HUDI.name: "the Hudi release the Spark reader reads with, when it is not the writer's "
+        "(version skew: e.g. the writer on 1.2.0, a Spark job still on 0.15.0); it runs in a "
+        "Spark of its own"
+    }
 
     @classmethod
-    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
-        if reader_hudi:
-            fetch(hudi_bundle(reader_hudi))
+    def provision(cls, releases: Releases) -> None:
+        carried = releases.carried_by(cls.name).get(HUDI.name)
+        if carried:
+            fetch(hudi_bundle(carried))
 
     _remote: SparkProcess | None = None
     _iceberg: SparkProcess | None = None
@@ -158,7 +161,8 @@ class SparkEngine(Engine):
 
     @property
     def hudi_version(self) -> str:
-        return self.reader_hudi or self.context.spark.hudi_version
+        """The Hudi release this Spark reads Hudi tables with."""
+        return self.carried.get(HUDI.name) or self.context.spark.hudi_version
 
     @property
     def java(self) -> str:
@@ -196,7 +200,7 @@ class SparkEngine(Engine):
                 self.context.spark.master,
                 ICEBERG_READER_LABEL,
                 quick_jit=True,
-                iceberg=iceberg_version(),
+                iceberg=self.reads_with(ICEBERG.name),
             )
         return self._iceberg
 

@@ -16,13 +16,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engines.formats.hudi import HUDI
 from engines.infra.artifacts import fetch
 from engines.infra.class_archive import NO_ARCHIVE, ClassArchive, class_archive
-from engines.infra.hudi_jars import hudi_bundle, hudi_version
+from engines.infra.hudi_jars import hudi_bundle
 from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jdk import QUICK_JIT, Jdk, find_jdk, huge_pages
 from engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from engines.infra.supervisor import java_tmpdir, kill_children_mentioning, process_running
+from engines.releases import Releases
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -114,9 +116,12 @@ class SparkRuntime:
         label: str = "spark",
         master: str | None = None,
         iceberg: str | None = None,
+        releases: Releases | None = None,
     ) -> None:
+        """`hudi`: the Hudi release the session loads (None: the one `releases` names, else
+        the default)."""
         self.log_dir = log_dir
-        self.hudi_version = hudi or hudi_version()
+        self.hudi_version = hudi or (releases or Releases()).format(HUDI.name)
         #: An Iceberg release: the session loads its Spark runtime instead of the Hudi bundle.
         self.iceberg_version = iceberg
         self.label = label

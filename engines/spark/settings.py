@@ -20,9 +20,11 @@ import functools
 import re
 from pathlib import Path
 
+from engines.formats.hudi import HUDI
+from engines.formats.iceberg import ICEBERG
 from engines.infra.artifacts import fetch
 from engines.infra.hudi_jars import hudi_bundle
-from engines.infra.iceberg_jars import iceberg_spark_runtime, iceberg_version
+from engines.infra.iceberg_jars import iceberg_spark_runtime
 from engines.infra.jar_strings import jar_literals
 from engines.settings import Keys, SettingError, SettingsScope, hudi_keys, unknown_key
 
@@ -44,13 +46,15 @@ def check_spark_settings(settings: dict[str, str], scope: SettingsScope) -> dict
     unchecked: dict[str, str] = {}
     for key in settings:
         if key.startswith("hoodie."):
-            hudi = hudi_keys(hudi_bundle(scope.hudi), scope.hudi)
+            release = scope.reads_with(HUDI.name)
+            hudi = hudi_keys(hudi_bundle(release), release)
             if key not in hudi:
                 raise unknown_key("spark", key, hudi, TAKES)
         elif key.startswith("spark.sql.catalog."):
             unchecked[key] = "a catalog's options are the catalog's own"
         elif key.startswith("spark.sql."):
-            _check_sql(key, scope.formats)
+            iceberg = ICEBERG.name in scope.formats
+            _check_sql(key, scope.releases.format(ICEBERG.name) if iceberg else None)
         elif key.startswith("spark."):
             raise SettingError(
                 key,
@@ -66,9 +70,10 @@ def check_spark_settings(settings: dict[str, str], scope: SettingsScope) -> dict
     return unchecked
 
 
-def _check_sql(key: str, formats: tuple[str, ...]) -> None:
-    """`key` is one of Spark's SQL configurations, and not a static one."""
-    known, static = _sql_configurations("iceberg" in formats)
+def _check_sql(key: str, iceberg: str | None) -> None:
+    """`key` is one of Spark's SQL configurations (with Iceberg release `iceberg`'s, for a run
+    that reads Iceberg tables), and not a static one."""
+    known, static = _sql_configurations(iceberg)
     if key in static:
         raise SettingError(
             key,
@@ -80,7 +85,7 @@ def _check_sql(key: str, formats: tuple[str, ...]) -> None:
 
 
 @functools.cache
-def _sql_configurations(iceberg: bool) -> tuple[Keys, frozenset[str]]:
+def _sql_configurations(iceberg: str | None) -> tuple[Keys, frozenset[str]]:
     """Spark's SQL configurations (with Iceberg's, for a run that reads Iceberg tables), and
     the static ones among them."""
     version, jars = _pyspark()
@@ -88,7 +93,7 @@ def _sql_configurations(iceberg: bool) -> tuple[Keys, frozenset[str]]:
     static = jar_literals(catalyst, "spark.sql.", classes=(_STATIC,))
     names = {name for jar in jars for name in jar_literals(jar, "spark.sql.")}
     if iceberg:
-        names |= jar_literals(fetch(iceberg_spark_runtime(iceberg_version())), "spark.sql.")
+        names |= jar_literals(fetch(iceberg_spark_runtime(iceberg)), "spark.sql.")
     keys = frozenset(n for n in names if _SQL_KEY.fullmatch(n))
     return Keys(keys, f"a SQL configuration of Spark {version}"), static
 

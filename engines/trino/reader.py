@@ -11,6 +11,7 @@ import contextlib
 import json
 import re
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from engines.attached import AttachError, trino_address
 from engines.base import MetastoreReader, Variant
 from engines.context import RunContext
 from engines.errors import QueryError, log_tail
-from engines.metastore.service import hive_version, metastore_classpath
+from engines.metastore.service import hive_release, metastore_classpath
 from engines.metastore.tables import table_for
+from engines.releases import Releases
 from engines.settings import CATALOG, SettingsScope
 from engines.shape import ALL, TRINO, Shape
 from engines.table import TableRef
@@ -30,7 +32,12 @@ from engines.trino.catalogs import HIVE_CATALOG, catalog_comments, hive_catalog,
 from engines.trino.hudi import HUDI_CATALOG, NO_PUSHDOWN, TrinoHudi
 from engines.trino.iceberg import ICEBERG_CATALOG, TrinoIceberg, iceberg_schema
 from engines.trino.reading import METASTORE_PLACEHOLDER, TrinoReading
-from engines.trino.runtime import TRINO_VERSION_ENV, TrinoServer, provision, trino_version
+from engines.trino.runtime import (
+    DEFAULT_TRINO_VERSION,
+    TRINO_VERSION_ENV,
+    TrinoServer,
+    provision,
+)
 from engines.trino.settings import HELP, check_trino_settings
 
 #: How Trino reads each table format, in the order its catalogs are written.
@@ -82,14 +89,12 @@ class TrinoEngine(MetastoreReader):
 
     settings_help = HELP
 
-    @classmethod
-    def release(cls) -> str:
-        return trino_version()
+    default_release = DEFAULT_TRINO_VERSION
 
     @classmethod
-    def provision(cls, hudi: str, reader_hudi: str | None = None) -> None:
-        metastore_classpath(hive_version())
-        provision()
+    def provision(cls, releases: Releases) -> None:
+        metastore_classpath(hive_release(releases))
+        provision(releases.engine(cls.name, cls.default_release))
 
     @classmethod
     def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
@@ -97,11 +102,14 @@ class TrinoEngine(MetastoreReader):
         return check_trino_settings(settings, scope, files)
 
     def __init__(
-        self, context: RunContext, reader_hudi: str | None = None, label: str | None = None
+        self,
+        context: RunContext,
+        carried: Mapping[str, str] | None = None,
+        label: str | None = None,
     ) -> None:
-        super().__init__(context, reader_hudi, label)
+        super().__init__(context, carried, label)
         self._server: TrinoServer | AttachedTrino | None = None
-        self._version = trino_version()
+        self._version = self.release
         self._address = context.attachments.trino
         #: The catalog files the coordinator was started with (None: not started).
         self._catalogs: dict[str, dict[str, str]] | None = None

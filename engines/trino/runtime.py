@@ -86,11 +86,6 @@ public final class TrinoMain {
 """
 
 
-def trino_version() -> str:
-    """The Trino release to run: `$LAKECOMPAT_TRINO_VERSION`, else the default."""
-    return os.environ.get(TRINO_VERSION_ENV) or DEFAULT_TRINO_VERSION
-
-
 def _trino(artifact: str, version: str, *exclusions: str) -> Dependency:
     return Dependency(MavenArtifact("io.trino", artifact, version), exclusions)
 
@@ -114,7 +109,7 @@ class TrinoInstall:
 def provision(version: str | None = None, iceberg: bool = False) -> TrinoInstall:
     """Fetch (first use) and assemble Trino `version`, with the `iceberg` plugin when asked;
     later calls reuse the cache."""
-    version = version or trino_version()
+    version = version or DEFAULT_TRINO_VERSION
     names = (*BASE_PLUGINS, "iceberg") if iceberg else BASE_PLUGINS
     bom = MavenArtifact("io.trino", "trino-root", version, packaging="pom")
     lib = resolve_classpath(f"trino-{version}", [_trino("trino-main", version)], bom=bom)

@@ -20,7 +20,7 @@ import functools
 
 from engines.infra.artifacts import MavenArtifact
 from engines.settings import Keys, SettingsScope, check_session_settings, session_properties
-from engines.trino.runtime import trino_version
+from engines.trino.runtime import DEFAULT_TRINO_VERSION
 
 HELP = (
     "Trino: system session properties, <catalog>.<property> of its catalogs and "
@@ -41,7 +41,7 @@ def check_trino_settings(
     (`SettingError`); an attached Trino's keys are returned, unchecked."""
     if scope.attachments.trino:
         return dict.fromkeys(settings, "the attached Trino's release and catalogs are its own")
-    version = trino_version()
+    version = scope.release(DEFAULT_TRINO_VERSION)
     check_session_settings(
         "trino",
         settings,

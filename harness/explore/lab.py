@@ -37,6 +37,7 @@ from harness.results.outcomes import Cell, Outcome
 from harness.run.cells import read_table
 from harness.run.fleet import EngineSpec, Fleet
 from harness.run.progress import Progress
+from harness.run.releases import environment_releases
 from harness.scenario.load import load_scenario
 from harness.scenario.model import Scenario, ScenarioSpec
 from harness.writer import create_writer
@@ -172,8 +173,10 @@ class Lab:
 
     @contextmanager
     def running(self) -> Iterator[Lab]:
-        runtime = SparkRuntime(self.home / "logs")
-        context = RunContext(self.home, runtime)
+        # The releases the environment names, as `lakecompat run` chooses them.
+        releases = environment_releases()
+        runtime = SparkRuntime(self.home / "logs", releases=releases)
+        context = RunContext(self.home, runtime, releases=releases)
         self.writer = create_writer(runtime, self.home / "tables", 900, cache=self.table_cache)
         self.fleet = Fleet(self.progress, self.timeout, threading.Event())
         specs = [EngineSpec(engine_class(name)) for name in self.engines]

@@ -16,21 +16,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engines import engine_class
+from engines.formats import FORMATS, ORIGINAL, format_named
 from engines.infra.artifacts import ProvisioningError, fetch
-from engines.infra.hudi_jars import hudi_bundle, hudi_version
-from engines.infra.iceberg_jars import (
-    DEFAULT_FORMAT_VERSION,
-    iceberg_spark_runtime,
-    iceberg_version,
-)
+from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION
 from harness.qualify.compare import Point, Qualification, qualify
 from harness.qualify.record import QualificationInterrupted, Record
 from harness.qualify.versions import (
-    CARRY_HUDI,
     RELEASED,
     VersionPlan,
     VersionPoint,
-    engine_releases,
+    point_releases,
     slug,
 )
 from harness.results.outcomes import Cell
@@ -46,21 +41,13 @@ from harness.run.runner import Runner
 
 
 def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
-    """The run options of one point: its writers' releases and its own reports folder (the
-    releases a point sets through the environment are `engine_releases`)."""
+    """The run options of one point: its releases over the run's, its writers' version
+    options, and its own reports folder."""
     return replace(
         options,
-        hudi_version=point.hudi or options.hudi_version,
+        releases=point_releases(point).over(options.releases),
         table_version=point.table_version or options.table_version,
         format_version=point.format_version or options.format_version,
-        reader_hudi_versions={
-            **options.reader_hudi_versions,
-            **{
-                name: getattr(point, f"{name}_hudi")
-                for name in CARRY_HUDI
-                if getattr(point, f"{name}_hudi")
-            },
-        },
         reports_dir=options.reports_dir / "points" / slug(point.name),
     )
 
@@ -86,14 +73,12 @@ def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoi
     """
     groups: dict[tuple[str, ...], list[VersionPoint]] = {}
     for point in plan.points:
-        with engine_releases(point):
-            writer = point.hudi or options.hudi_version or hudi_version()
-            table_version = point.table_version or options.table_version or ""
-            format_version = point.format_version or options.format_version
-            iceberg = (iceberg_version(), format_version or DEFAULT_FORMAT_VERSION)
-            releases = tuple(cls.release() for cls in RELEASED.values())
-            key = (writer, table_version, *iceberg, *releases)
-            groups.setdefault(key, []).append(point)
+        chosen = point_options(options, point)
+        releases = chosen.releases
+        writers = tuple(releases.format(name) for name in FORMATS)
+        versions = (chosen.table_version or "", chosen.format_version or DEFAULT_FORMAT_VERSION)
+        engines = tuple(releases.engine(cls.name, cls.default_release) for cls in RELEASED.values())
+        groups.setdefault((*writers, *versions, *engines), []).append(point)
     return list(groups.values())
 
 
@@ -106,8 +91,7 @@ def check_points(plan: VersionPlan, options: RunOptions) -> None:
             field: f"version point {point.name}: {field} {release}"
             for field, release in point.releases().items()
         }
-        with engine_releases(point):
-            check_releases(point_options(options, point), named)
+        check_releases(point_options(options, point), named)
 
 
 def plan_line(plan: VersionPlan, options: RunOptions) -> str:
@@ -151,7 +135,7 @@ def run_points(
     completed (`lakecompat run --resume`, each point alone)."""
     status = {p.name: record.run_status(p.name) if record else "not started" for p in plan.points}
     pending = [p for p in plan.points if status[p.name] != "complete"]
-    provision_points(plan, options.engines, quiet, options.formats, pending)
+    provision_points(plan, options, quiet, pending)
     runs: dict[str, PointRun] = {}
     groups = share_groups(plan, options)
     for number, group in enumerate(groups, start=1):
@@ -195,9 +179,8 @@ def _run_group(
         if record is not None:
             record.note_runs(names, run_dirs)
 
-    with engine_releases(group[0]):
-        runner = Runner(first, Progress(quiet=quiet), sharing=others, on_folders=note)
-        return [result.run_dir for result in runner.run_all()]
+    runner = Runner(first, Progress(quiet=quiet), sharing=others, on_folders=note)
+    return [result.run_dir for result in runner.run_all()]
 
 
 def _complete_point(
@@ -219,29 +202,27 @@ def _complete_point(
 
 def provision_points(
     plan: VersionPlan,
-    engines: tuple[str, ...],
+    options: RunOptions,
     quiet: bool,
-    formats: tuple[str, ...] = ("hudi",),
     points: list[VersionPoint] | None = None,
 ) -> None:
     """Fetch what the `points` (default: every point) need before the first one runs, so a
     release that cannot be provisioned here stops the qualification at once
-    (`ProvisioningError`), not halfway: the writer's Hudi bundle (Spark's session loads it),
-    Iceberg's Spark runtime when Iceberg tables are written, then what each engine's
-    `provision` fetches at the point's releases. Whether each release exists is asked before,
-    for every point (`check_points`)."""
+    (`ProvisioningError`), not halfway: the writers' jars of each format written (the first
+    format's too: Spark's session loads it), then what each engine's `provision` fetches at
+    the point's releases. Whether each release exists is asked before, for every point
+    (`check_points`)."""
     for point in plan.points if points is None else points:
         if not quiet:
             print(f"provisioning version point {point.name}")
-        hudi = point.hudi or hudi_version()
+        releases = point_options(options, point).releases
         try:
-            fetch(hudi_bundle(hudi))
-            with engine_releases(point):
-                if "iceberg" in formats:
-                    fetch(iceberg_spark_runtime(iceberg_version()))
-                for name in engines:
-                    reader_hudi = getattr(point, f"{name}_hudi", None)
-                    engine_class(name).provision(hudi, reader_hudi)
+            for name in dict.fromkeys((ORIGINAL, *options.formats)):
+                artifact = format_named(name).release_artifact
+                if artifact is not None:
+                    fetch(artifact(releases.format(name)))
+            for name in options.engines:
+                engine_class(name).provision(releases)
         except ProvisioningError as exc:
             raise ProvisioningError(
                 f"version point {point.name} ({point.describe()}) cannot be provisioned here, "

@@ -22,8 +22,6 @@ field a point leaves out keeps the run's default.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,9 +35,10 @@ from pydantic import (
     model_validator,
 )
 
-from engines import engine_class, hudi_carriers, known_engines
-from engines.infra.iceberg_jars import FORMAT_VERSIONS, ICEBERG_VERSION_ENV
-from harness.run.releases import in_force
+from engines import carried_field, carriers, engine_class, known_engines
+from engines.formats import FORMATS, ORIGINAL
+from engines.infra.iceberg_jars import FORMAT_VERSIONS
+from engines.releases import Releases
 from harness.scenario.input_files import (
     InputError,
     field_path,
@@ -58,29 +57,36 @@ RELEASED = {
     for name in known_engines()
     if engine_class(name).release_env
 }
-#: The engines that carry Hudi jars of their own, which a point can set apart from the
-#: writer's (`hive_hudi: 1.0.2`).
-CARRY_HUDI = {name: engine_class(name) for name in hudi_carriers()}
-#: What a point may set, and what each field means (for errors and help).
+#: What a point may set, and what each field means (for errors and help): for each table
+#: format its writer's release (`hudi`), its version option (`table_version`) and the release
+#: of its jars a reader carries apart from the writer's (`hive_hudi`); then each engine's
+#: release (`trino`).
 FIELDS = {
-    "hudi": "the Hudi release Spark writes with (Spark 3.5 bundle)",
-    "table_version": "the Hudi table version the writer writes (hoodie.write.table.version; "
-    "a Hudi 1.x writer writes 6, 8 or 9; 6 is what Hudi 0.14/0.15 readers read)",
-    **{f"{name}_hudi": cls.reader_hudi_help for name, cls in CARRY_HUDI.items()},
-    "iceberg": "the Iceberg release Spark writes Iceberg tables with and Spark reads them with "
-    "(iceberg-spark-runtime-3.5_2.12)",
-    "format_version": "the Iceberg format version the writer creates tables in (2 or 3; 3 "
-    "writes deletion vectors instead of position-delete files)",
+    **{
+        field: text
+        for table_format in FORMATS.values()
+        for field, text in (
+            (table_format.name, table_format.release_help),
+            (table_format.version_option, table_format.version_help),
+            *(
+                (carried_field(name, fmt), engine_class(name).carries[fmt])
+                for name, fmt in carriers()
+                if fmt == table_format.name
+            ),
+        )
+    },
     **{name: cls.release_help for name, cls in RELEASED.items()},
 }
-#: The table format each writer field concerns: a plan whose points set only Iceberg's
-#: fields qualifies Iceberg tables (`plan_formats`). The other fields concern Hudi's writer or
-#: a reader's release.
-ICEBERG_FIELDS = ("iceberg", "format_version")
-HUDI_FIELDS = ("hudi", "table_version", *(f"{name}_hudi" for name in CARRY_HUDI))
-
-
-#: What a versions file may set besides its points (see `VersionPlan`).
+#: The table format each writer field concerns alone (`_formats_of`).
+FORMAT_FIELDS = {
+    field: table_format.name
+    for table_format in FORMATS.values()
+    for field in (
+        table_format.name,
+        table_format.version_option,
+        *(carried_field(n, f) for n, f in carriers() if f == table_format.name),
+    )
+}
 PLAN_FIELDS = ("points", "baseline", "candidate", "engines", "scenarios")
 
 
@@ -188,15 +194,13 @@ class VersionPlan(BaseModel):
         qualifies Hudi's tables."""
         fields = {field for point in self.points for field in point.releases()}
         chosen = {table_format for field in fields for table_format in _formats_of(field)}
-        return tuple(f for f in ("hudi", "iceberg") if f in chosen) or ("hudi",)
+        return tuple(f for f in FORMATS if f in chosen) or (ORIGINAL,)
 
 
 def _formats_of(field: str) -> tuple[str, ...]:
     """The format a field concerns alone (none for a reader of several formats)."""
-    if field in HUDI_FIELDS:
-        return ("hudi",)
-    if field in ICEBERG_FIELDS:
-        return ("iceberg",)
+    if field in FORMAT_FIELDS:
+        return (FORMAT_FIELDS[field],)
     formats = RELEASED[field].formats
     return formats if len(formats) == 1 else ()
 
@@ -242,19 +246,18 @@ def _validate(data: dict[str, Any], path: Path) -> VersionPlan:
         raise VersionsError(path, field_path(error["loc"]), message) from None
 
 
-@contextmanager
-def engine_releases(point: VersionPoint) -> Iterator[None]:
-    """Run the block with this point's engine releases (`Engine.release_env`) and Iceberg
-    release in force."""
-    environment = {name: cls.release_env for name, cls in RELEASED.items() if cls.release_env}
-    environment["iceberg"] = ICEBERG_VERSION_ENV
-    chosen = {
-        variable: value
-        for field, variable in environment.items()
-        if (value := getattr(point, field)) is not None
-    }
-    with in_force(chosen):
-        yield
+def point_releases(point: VersionPoint) -> Releases:
+    """The releases `point` names: each format's writer release, each engine's, and the
+    format releases a reader carries apart from the writer's."""
+    fields = point.releases()
+    formats = {name: fields[name] for name in FORMATS if name in fields}
+    engines = {cls.name: fields[field] for field, cls in RELEASED.items() if field in fields}
+    carried: dict[str, dict[str, str]] = {}
+    for name, table_format in carriers():
+        release = fields.get(carried_field(name, table_format))
+        if release:
+            carried.setdefault(name, {})[table_format] = release
+    return Releases(formats, engines, carried)
 
 
 def slug(name: str) -> str:

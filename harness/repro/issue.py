@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from engines import carriers
 from engines.base import Engine
 from engines.formats import format_named
 from engines.infra.artifacts import MavenArtifact
@@ -183,15 +184,18 @@ def _kind(entries: list[dict[str, Any]]) -> str:
 
 def _environment(result: Reproduction, facts: IssueFacts) -> list[str]:
     cell, engine = result.cell, facts.engine
-    if cell.format != "hudi":
-        reader_hudi = ""
-    elif cell.reader_hudi:
-        reader_hudi = f"- Reader's Hudi: Hudi {cell.reader_hudi} (the Hudi jars the reader loads)"
-    else:
+    title = format_named(cell.format).title
+    if cell.reader_hudi:  # the release of the format's jars the reader loads
         reader_hudi = (
-            f"- Reader's Hudi: none of Hudi's release jars: {_engine_name(facts)} reads Hudi "
-            "tables with its own implementation, so the Hudi version is the engine's"
+            f"- Reader's {title}: {title} {cell.reader_hudi} (the {title} jars the reader loads)"
         )
+    elif cell.format in {table_format for _, table_format in carriers()}:
+        reader_hudi = (
+            f"- Reader's {title}: none of {title}'s release jars: {_engine_name(facts)} reads "
+            f"{title} tables with its own implementation, so the {title} version is the engine's"
+        )
+    else:  # no reader carries the format's jars: its version is the writer's
+        reader_hudi = ""
     settings = ", ".join(f"`{k}={v}`" for k, v in cell.settings.items())
     java = engine.java or (
         f"not known: lakecompat does not record which Java {_product(engine)} runs on"

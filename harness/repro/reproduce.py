@@ -23,8 +23,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,9 @@ from engines import engine_class
 from engines.base import Engine, Variant
 from engines.context import RunContext
 from engines.errors import describe_error, error_text
+from engines.formats import FORMATS
 from engines.infra.artifacts import MavenArtifact, fetch
-from engines.infra.hudi_jars import hudi_version
-from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
+from engines.releases import Releases
 from engines.shape import Shape
 from engines.spark.runtime import SparkRuntime
 from harness.report.junit import case_id
@@ -50,6 +49,7 @@ from harness.results.store import ResultsError, load_run
 from harness.run import folder as run_folder
 from harness.run.cells import in_engine_order, judge, measure, partitions_last
 from harness.run.fleet import EngineState, Fleet
+from harness.run.folder import recorded_releases
 from harness.run.progress import Progress
 from harness.run.reads import shape_named
 from harness.scenario.load import load_scenarios
@@ -101,24 +101,16 @@ def reproduce(
     scenario = _scenario(scenarios_dir, cell.scenario)
     # A shaped cell is judged beside its table's SELECT * cell, as the run judged it.
     plain = plain_cells(cells).get(plain_key(cell)) if cell.shape != "all" else None
-    with writer_release(cell):
-        return _reproduce(run_dir, info, cell, scenario, out, progress, plain)
+    return _reproduce(run_dir, info, cell, scenario, out, progress, plain)
 
 
-@contextmanager
-def writer_release(cell: Cell) -> Iterator[None]:
-    """Run the block with the cell's Iceberg release in force (the Iceberg writer and the Spark
-    reader load it), as the cell's run had it."""
-    saved = os.environ.get(ICEBERG_VERSION_ENV)
-    if cell.writer.get("iceberg"):
-        os.environ[ICEBERG_VERSION_ENV] = cell.writer["iceberg"]
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(ICEBERG_VERSION_ENV, None)
-        else:
-            os.environ[ICEBERG_VERSION_ENV] = saved
+def cell_releases(cell: Cell, info: dict[str, Any]) -> Releases:
+    """The releases the cell was read with: its writer's format release, the engines' of its
+    run (`run.json`), and the format release its reader carried apart from the writer's."""
+    recorded = recorded_releases(info)
+    formats = {name: cell.writer[name] for name in FORMATS if cell.writer.get(name)}
+    carried = {cell.engine: {cell.format: cell.reader_hudi}} if cell.reader_hudi else {}
+    return Releases(formats, recorded.engines, carried)
 
 
 def _reproduce(
@@ -130,18 +122,22 @@ def _reproduce(
     progress: Progress,
     plain: Cell | None = None,
 ) -> Reproduction:
-    """`reproduce` of one cell, its writer's releases in force (`plain`: the `SELECT *` cell
-    of its table, for a shaped cell)."""
+    """`reproduce` of one cell with the releases it was read with (`plain`: the `SELECT *`
+    cell of its table, for a shaped cell)."""
     # A Hudi table's writer and readers use the cell's Hudi release; an Iceberg table's Spark
     # loads the default Hudi bundle beside Iceberg's runtime, as in the cell's run.
-    hudi = cell.writer.get("hudi") or hudi_version()
+    releases = cell_releases(cell, info)
     out.mkdir(parents=True, exist_ok=True)
     work = out / "work"
-    runtime = SparkRuntime(work / "logs", hudi)
-    context = RunContext(work, runtime, formats=(cell.format,))
+    runtime = SparkRuntime(work / "logs", releases=releases)
+    context = RunContext(work, runtime, formats=(cell.format,), releases=releases)
     version = cell.writer.get("table_version") or cell.writer.get("format_version")
     writer = create_writer(
-        runtime, work / "tables", table_format=cell.format, table_version=version
+        runtime,
+        work / "tables",
+        table_format=cell.format,
+        table_version=version,
+        release=releases.format(cell.format),
     )
     script = out / "writer.py"
     script.write_text(writer.script(scenario, cell.table_type), encoding="utf-8")
@@ -152,7 +148,7 @@ def _reproduce(
         progress.stage("running writer.py with spark-submit, and comparing the two tables")
         checked = _check_script(writer, script, work, written)
         progress.stage(f"starting {cell.engine}")
-        engine = _engine(cell, context, hudi)
+        engine = engine_class(cell.engine)(context, releases.carried_by(cell.engine))
         state = EngineState(engine)
         try:
             engine.start()
@@ -229,13 +225,6 @@ def _scenario(root: Path, scenario_id: str) -> Scenario:
             "from with --scenario-dir"
         )
     return found[0]
-
-
-def _engine(cell: Cell, context: RunContext, writer_hudi: str) -> Engine:
-    """The cell's engine, reading with the Hudi release the cell's reader read with."""
-    cls = engine_class(cell.engine)
-    reader_hudi = cell.reader_hudi if cell.reader_hudi not in ("", writer_hudi) else None
-    return cls(context, reader_hudi)
 
 
 def relocated(text: str, table: Path, target: Path) -> str:

@@ -74,7 +74,7 @@ def measure(
         settings=dict(variant.settings),
         writer=writer,
         outcome=Outcome.PASS,
-        reader_hudi=engine.hudi_version if not state.failure and table.format == "hudi" else "",
+        reader_hudi="" if state.failure else engine.carried_release(table.format),
         table_from="cache" if written.cached else "written",
         shape=shape.name,
         format=table.format,

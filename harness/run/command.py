@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engines import engine_class, hudi_carriers, known_engines
+from engines import carried_field, carriers, engine_class, known_engines
 from engines.attached import Attachments, warehouse_folder
+from engines.formats import FORMATS as FORMAT_REGISTRY
 from engines.formats import ORIGINAL
-from engines.infra.iceberg_jars import DEFAULT_ICEBERG_VERSION, ICEBERG_VERSION_ENV
+from engines.releases import Releases
 from harness.options import (
     DEFAULT_SCENARIOS,
     EXIT_CODES,
@@ -42,7 +43,7 @@ from harness.run.options import (
 )
 from harness.run.progress import Progress
 from harness.run.reads import VARIANT_CHOICES
-from harness.run.releases import check_releases
+from harness.run.releases import check_releases, environment_releases, environment_sources
 from harness.run.settings import unchecked_lines
 from harness.run.shards import Shard
 from harness.scenario.model import TABLE_TYPES
@@ -103,32 +104,28 @@ def add_run_parser(commands: Subcommands) -> None:
     reports_option(
         run, "folder for run folders, and latest/ of the default matrix (default: ./reports)"
     )
-    run.add_argument(
-        "--hudi-version",
-        metavar="VERSION",
-        help="Hudi release to write Hudi tables with (default: $LAKECOMPAT_HUDI_VERSION or "
-        f"1.2.0); Iceberg tables are written with ${ICEBERG_VERSION_ENV} (see --format-version)",
-    )
-    run.add_argument(
-        "--table-version",
-        metavar="N",
-        help="Hudi table version to write (hoodie.write.table.version; a Hudi 1.x writer "
-        "writes 6, 8 or 9): 6 keeps the tables readable by Hudi 0.14/0.15 readers "
-        "(default: the writer release's own, 9 for Hudi 1.2)",
-    )
-    run.add_argument(
-        "--format-version",
-        metavar="N",
-        help="Iceberg format version to create Iceberg tables in: 2 (the default; deletes as "
-        "position-delete files) or 3 (deletion vectors). The Iceberg release is "
-        f"${ICEBERG_VERSION_ENV} (default: {DEFAULT_ICEBERG_VERSION})",
-    )
-    for name in hudi_carriers():
+    for table_format in FORMAT_REGISTRY.values():
         run.add_argument(
-            f"--{name}-hudi-version",
+            f"--{table_format.name}-version",
             metavar="VERSION",
-            dest=f"{_attribute(name)}_hudi_version",
-            help=engine_class(name).reader_hudi_help,
+            dest=f"{table_format.name}_version",
+            help=f"{table_format.release_help[:1].upper()}{table_format.release_help[1:]}; "
+            f"default: ${table_format.release_env} or {table_format.default_release}",
+        )
+    for table_format in FORMAT_REGISTRY.values():
+        text = table_format.version_help
+        run.add_argument(
+            f"--{table_format.version_option.replace('_', '-')}",
+            metavar="N",
+            dest=table_format.version_option,
+            help=f"{text[:1].upper()}{text[1:]}",
+        )
+    for name, table_format in carriers():
+        run.add_argument(
+            f"--{name}-{table_format}-version",
+            metavar="VERSION",
+            dest=f"{carried_field(name, table_format)}_version",
+            help=engine_class(name).carries[table_format],
         )
     run.add_argument(
         "--query-timeout",
@@ -184,8 +181,8 @@ def add_run_parser(commands: Subcommands) -> None:
         action="append",
         default=[],
         metavar="ENGINE:KEY=VALUE",
-        help="a reader setting for every variant of one engine, e.g. "
-        "spark:hoodie.schema.on.read.enable=true; repeatable. Each key is checked before "
+        help="a reader setting for every variant of one engine, e.g. spark:"
+        "spark.sql.parquet.enableVectorizedReader=false; repeatable. Each key is checked before "
         "anything starts, and one the engine does not take stops the run: "
         f"{_settings_help()}. A key that cannot be checked is said on the run's output and, "
         "like every setting, in the reports' header. Compare the run with another using "
@@ -234,10 +231,9 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(
         **selection(args),
         variants=args.variants,
-        hudi_version=args.hudi_version,
+        releases=_releases(args).over(environment_releases()),
         table_version=args.table_version,
         format_version=args.format_version,
-        reader_hudi_versions=_reader_hudi_versions(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,
@@ -248,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
-    check_releases(options)
+    check_releases(options, {**environment_sources(), **_release_options(args)})
     runner = Runner(options, _progress(args))
     for line in unchecked_lines(options):
         print(f"lakecompat run: {line}", file=sys.stderr)
@@ -409,15 +405,31 @@ def _attachments(args: argparse.Namespace) -> Attachments:
     )
 
 
-def _attribute(engine: str) -> str:
-    """An engine's name as part of an attribute (`hudi-rs` -> `hudi_rs`)."""
-    return engine.replace("-", "_")
+def _releases(args: argparse.Namespace) -> Releases:
+    """The releases the command line names: `--<format>-version` of each format, and
+    `--<engine>-<format>-version` of each format an engine carries jars of."""
+    formats = {name: getattr(args, f"{name}_version") for name in FORMAT_REGISTRY}
+    carried: dict[str, dict[str, str]] = {}
+    for name, table_format in carriers():
+        release = getattr(args, f"{carried_field(name, table_format)}_version")
+        if release:
+            carried.setdefault(name, {})[table_format] = release
+    return Releases({k: v for k, v in formats.items() if v}, {}, carried)
 
 
-def _reader_hudi_versions(args: argparse.Namespace) -> dict[str, str]:
-    """`--<engine>-hudi-version` of every engine that carries Hudi jars, where given."""
-    given = {name: getattr(args, f"{_attribute(name)}_hudi_version") for name in hudi_carriers()}
-    return {name: release for name, release in given.items() if release}
+def _release_options(args: argparse.Namespace) -> dict[str, str]:
+    """How the command line names each release it names, by field (`hudi`, `hive_hudi`):
+    `--hudi-version 1.1.1`, for messages."""
+    said = {
+        name: f"--{name}-version {getattr(args, f'{name}_version')}"
+        for name in FORMAT_REGISTRY
+        if getattr(args, f"{name}_version")
+    }
+    for name, table_format in carriers():
+        field = carried_field(name, table_format)
+        if getattr(args, f"{field}_version"):
+            said[field] = f"--{name}-{table_format}-version {getattr(args, f'{field}_version')}"
+    return said
 
 
 def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:

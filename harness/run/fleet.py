@@ -56,8 +56,9 @@ class EngineState:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """An engine to start: its class, the Hudi release it reads with when that is not the
-    writer's (None: the writer's), and the label of its files (None: its name).
+    """An engine to start: its class, the format releases it carries apart from the writer's
+    (`(format, release)` pairs; none: the writer's), and the label of its files (None: its
+    name).
 
     A run that reads an engine's variants in lanes (`Engine.lanes`) starts an instance per
     lane: `variants` names the variants an instance reads (None: all of them), and `lane_of`
@@ -65,7 +66,7 @@ class EngineSpec:
     """
 
     cls: type[Engine]
-    reader_hudi: str | None = None
+    carried: tuple[tuple[str, str], ...] = ()
     label: str | None = None
     variants: tuple[str, ...] | None = None
     lane_of: str | None = None
@@ -163,7 +164,7 @@ class Fleet:
         states: list[EngineState] = []
         with ExitStack() as stack:
             for spec in specs:
-                engine = spec.cls(context, spec.reader_hudi, spec.label)
+                engine = spec.cls(context, dict(spec.carried), spec.label)
                 if spec.variants is not None:
                     engine.narrow(spec.variants)
                 if spec.lane_of is not None:

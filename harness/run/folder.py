@@ -6,13 +6,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engines import engine_class, hudi_carriers, known_engines
+from engines import carried_field, carriers, engine_class, known_engines
 from engines.attached import Attachments
 from engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
-from engines.formats import ORIGINAL
+from engines.formats import FORMATS, ORIGINAL
+from engines.releases import Releases
 from harness.results.expectations import Known, to_records
 from harness.results.hints import invocation
 from harness.results.store import RUN_FILE, ResultsError, load_run, write_run_info
@@ -114,7 +116,10 @@ def run_info(
         "engine_settings": options.engine_settings,
         "unchecked_settings": options.unchecked_settings,
         "table_cache": str(options.table_cache) if options.table_cache else None,
-        **{f"{name}_hudi": options.reader_hudi(name) for name in hudi_carriers()},
+        **{
+            carried_field(name, table_format): options.releases.carried_by(name).get(table_format)
+            for name, table_format in carriers()
+        },
         "known": options.known_records or to_records(known, options.expectations_dir or Path()),
         # What the commands its reports name (`--resume`, `repro`) are made of.
         "invocation": invocation(run_dir, options.reports_dir),
@@ -182,12 +187,11 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         shapes=tuple(info.get("shapes") or ("all",)),
         variants=info.get("variants") or "all",
         reports_dir=reports_dir,
-        hudi_version=info["writer"].get("hudi"),
+        # The cells still to read come from the releases the run started with, whatever
+        # this shell's environment names.
+        releases=recorded_releases(info),
         table_version=info["writer"].get("table_version"),
         format_version=(info.get("writers") or {}).get("iceberg", {}).get("format_version"),
-        reader_hudi_versions={
-            name: info[f"{name}_hudi"] for name in hudi_carriers() if info.get(f"{name}_hudi")
-        },
         engine_settings=info.get("engine_settings") or {},
         unchecked_settings=info.get("unchecked_settings") or {},
         resume_dir=run_dir.resolve(),
@@ -206,3 +210,31 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
             "resuming would not give the run's matrix: start a new run"
         )
     return options
+
+
+def recorded_releases(info: Mapping[str, Any]) -> Releases:
+    """The releases the run in `info` (its `run.json`) started with: each format's writer
+    release, each engine's whose release can be chosen (an engine the run attached to is left
+    out: its service says its own), and the format jars an engine carried apart from the
+    writer's."""
+    attachments, _ = run_attachments(dict(info))
+    engines: dict[str, str] = {}
+    for name, release in dict(info.get("engines") or {}).items():
+        if name not in known_engines() or attachments.attaches(name) or not release:
+            continue
+        if engine_class(name).release_env:
+            engines[name] = str(release)
+    writers = dict(info.get("writers") or {})
+    formats: dict[str, str] = {}
+    for name in FORMATS:
+        release = dict(writers.get(name) or {}).get(name)
+        if not release and name == ORIGINAL:  # a run from before `writers` recorded it so
+            release = dict(info.get("writer") or {}).get(name)
+        if release:
+            formats[name] = str(release)
+    carried: dict[str, dict[str, str]] = {}
+    for engine, table_format in carriers():
+        release = info.get(carried_field(engine, table_format))
+        if release:
+            carried.setdefault(engine, {})[table_format] = str(release)
+    return Releases(formats, engines, carried)

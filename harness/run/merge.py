@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines import engine_class, hudi_carriers
+from engines import carried_field, carriers, engine_class
 from engines.formats import ORIGINAL
 from harness.report.render import write_reports
 from harness.results.hints import invocation, resume_command
@@ -40,7 +40,7 @@ SAME_INPUTS = (
     "table_types",
     "pattern",
     "engine_settings",
-    *(f"{name}_hudi" for name in hudi_carriers()),
+    *(carried_field(name, table_format) for name, table_format in carriers()),
     "known",
 )
 

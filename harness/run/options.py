@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from engines import UnknownEngineError, engine_class
 from engines.attached import Attachments
 from engines.formats import format_named
+from engines.releases import Releases
 from harness.results.expectations import Judged
 from harness.results.outcomes import Cell
 from harness.run.shards import Shard
@@ -72,15 +73,16 @@ class RunOptions:
     #: default variant only (`harness.run.reads.VARIANT_CHOICES`).
     variants: str = "all"
     reports_dir: Path = Path("reports")
-    hudi_version: str | None = None
-    #: The table version the writer writes (Hudi 1.x: `hoodie.write.table.version`, e.g. 6,
+    #: The releases the run writes and reads with (`engines.releases`), chosen before it
+    #: starts from its options, the environment, a version point or a resumed run's record:
+    #: each format's writer release, each engine's, and the format jars an engine carries
+    #: apart from the writer's (version skew). What it leaves out is its default.
+    releases: Releases = field(default_factory=Releases)
+    #: The table version the writer writes (Hudi's version option: 6,
     #: which Hudi 0.14/0.15 readers read); None: the writer release's own.
     table_version: str | None = None
     #: The Iceberg format version the Iceberg writer creates tables in ("2" or "3"); None: 2.
     format_version: str | None = None
-    #: The Hudi release an engine reads with where it is not the writer's (version skew), by
-    #: engine (`hive`: the jars on HiveServer2's classpath); an engine left out: the writer's.
-    reader_hudi_versions: dict[str, str] = field(default_factory=dict)
     #: Folder of known-outcome files (expectations/*.yaml); None: every cell is expected to PASS.
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).
@@ -129,10 +131,6 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.formats is None:
             self.formats = default_formats(self.engines, self.attachments.any)
-
-    def reader_hudi(self, engine: str) -> str | None:
-        """The Hudi release `engine` reads with when the run sets one (version skew)."""
-        return self.reader_hudi_versions.get(engine)
 
 
 @dataclass

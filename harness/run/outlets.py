@@ -51,43 +51,43 @@ def check_shareable(first: RunOptions, other: RunOptions) -> None:
         "pattern",
         "engines",
         "table_types",
-        "hudi_version",
         "expectations_dir",
         "engine_settings",
         "reverse_order",
     )
     differing = [name for name in same if getattr(first, name) != getattr(other, name)]
+    for part in ("formats", "engines"):  # the releases: only what readers carry may differ
+        if getattr(first.releases, part) != getattr(other.releases, part):
+            differing.append(f"the releases of the {part}")
     if differing:
         raise ValueError(f"points that share a run must agree on {', '.join(differing)}")
     if first.resume_dir or other.resume_dir or first.rerun_pattern or other.rerun_pattern:
         raise ValueError("a shared run cannot resume or re-run; resume each point's run alone")
 
 
-def plan_engines(
-    points: list[RunOptions], writer_hudi: str
-) -> tuple[list[EngineSpec], list[list[int]]]:
-    """The distinct readers of the points (engine × the Hudi release it reads with), in the
-    engine order of the run, and for every point the indexes of its readers among them.
+def plan_engines(points: list[RunOptions]) -> tuple[list[EngineSpec], list[list[int]]]:
+    """The distinct readers of the points (engine × the format releases it carries apart from
+    the writer's), in the engine order of the run, and for every point the indexes of its
+    readers among them.
 
-    A reader whose release is the writer's is the engine as an ordinary run has it; a second
-    instance of an engine gets a label of its own (`hive-hudi-0.15.0`) for its logs.
+    A reader that carries none is the engine as an ordinary run has it; a second instance of
+    an engine gets a label of its own (`hive-hudi-0.15.0`) for its logs.
     """
     specs: list[EngineSpec] = []
-    found: dict[tuple[str, str | None], int] = {}
+    found: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
     routes: list[list[int]] = [[] for _ in points]
     for name in points[0].engines:
         cls: type[Engine] = engine_class(name)
-        releases: list[str | None] = []
-        for options in points:
-            release = options.reader_hudi(name)
-            releases.append(None if release == writer_hudi else release)
-        distinct = list(dict.fromkeys(releases))
-        for release in distinct:
-            label = name if release is None or len(distinct) == 1 else f"{name}-hudi-{release}"
-            found[(name, release)] = len(specs)
-            specs.append(EngineSpec(cls, release, label))
-        for route, release in zip(routes, releases, strict=True):
-            route.append(found[(name, release)])
+        carried = [tuple(sorted(o.releases.carried_by(name).items())) for o in points]
+        distinct = list(dict.fromkeys(carried))
+        for releases in distinct:
+            label = name
+            if releases and len(distinct) > 1:
+                label += "".join(f"-{fmt}-{release}" for fmt, release in releases)
+            found[(name, releases)] = len(specs)
+            specs.append(EngineSpec(cls, releases, label))
+        for route, releases in zip(routes, carried, strict=True):
+            route.append(found[(name, releases)])
     return specs, routes
 
 

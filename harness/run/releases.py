@@ -1,113 +1,102 @@
-"""The releases a run writes and reads with: whether each exists (asked before anything is
-fetched), and, where an environment variable selects them (each engine's `Engine.release_env`,
-Iceberg's Spark runtime), what `run.json` recorded and how to put them back in force, so that
-the cells a resumed run adds come from the same engines as the rest."""
+"""The releases a run writes and reads with, chosen once before it starts (`Releases`):
+from the command line, the environment variables that name them (each format's
+`TableFormat.release_env`, each engine's `Engine.release_env`), a version point, or the
+record of the run a resume completes. Whether each release exists is asked here too, before
+anything is fetched. Nothing here or after changes the process environment: the value is
+handed to the writers and the engines."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Mapping
 
-from engines import engine_class, known_engines
+from engines import carried_field, engine_class, known_engines
+from engines.formats import FORMATS, ORIGINAL, format_named
 from engines.infra.artifacts import check_release
-from engines.infra.hudi_jars import (
-    HUDI_VERSION_ENV,
-    check_hudi_release,
-    check_table_version,
-    hudi_version,
-)
-from engines.infra.iceberg_jars import (
-    ICEBERG_VERSION_ENV,
-    check_format_version,
-    iceberg_spark_runtime,
-    iceberg_version,
-)
-from harness.run.folder import run_attachments
+from engines.infra.hudi_jars import check_table_version
+from engines.infra.iceberg_jars import check_format_version
+from engines.releases import Releases
 from harness.run.options import RunOptions
 
 
-def recorded_releases(info: Mapping[str, Any]) -> dict[str, str]:
-    """Variable → release for what the run in `info` (its `run.json`) started with: each
-    engine lakecompat started whose release a variable selects, and the Iceberg runtime of
-    its Iceberg writer. An engine the run attached to is left out: its service says its own."""
-    attachments, _ = run_attachments(dict(info))
-    found: dict[str, str] = {}
-    for name, release in dict(info.get("engines") or {}).items():
-        if name not in known_engines() or attachments.attaches(name) or not release:
-            continue
+def environment_releases(environ: Mapping[str, str] | None = None) -> Releases:
+    """The releases the environment variables of `environ` (default: this process's) name:
+    each format's and each engine's whose variable is set."""
+    environ = os.environ if environ is None else environ
+    formats = {
+        f.name: environ[f.release_env] for f in FORMATS.values() if environ.get(f.release_env)
+    }
+    engines = {}
+    for name in known_engines():
         variable = engine_class(name).release_env
-        if variable:
-            found[variable] = str(release)
-    iceberg = dict(dict(info.get("writers") or {}).get("iceberg") or {}).get("iceberg")
-    if iceberg:
-        found[ICEBERG_VERSION_ENV] = str(iceberg)
+        if variable and environ.get(variable):
+            engines[name] = environ[variable]
+    return Releases(formats, engines)
+
+
+def environment_sources(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """How the environment names each release it names, by field (`hudi`, `trino`):
+    `LAKECOMPAT_TRINO_VERSION=476`, for messages."""
+    environ = os.environ if environ is None else environ
+    found = {
+        f.name: f"{f.release_env}={environ[f.release_env]}"
+        for f in FORMATS.values()
+        if environ.get(f.release_env)
+    }
+    for name in known_engines():
+        variable = engine_class(name).release_env
+        if variable and environ.get(variable):
+            found[name.replace("-", "_")] = f"{variable}={environ[variable]}"
     return found
 
 
-def differences(releases: Mapping[str, str]) -> list[str]:
-    """`VARIABLE=release (here: other)` for each recorded release that differs from what this
-    shell's environment selects, for the user to see which releases a resume puts back."""
-    engines = map(engine_class, known_engines())
-    now = {cls.release_env: cls.release() for cls in engines if cls.release_env}
-    now[ICEBERG_VERSION_ENV] = iceberg_version()
-    return [
-        f"{variable}={release} (here: {now.get(variable) or 'unset'})"
-        for variable, release in releases.items()
-        if now.get(variable) != release
-    ]
-
-
-@contextmanager
-def in_force(variables: Mapping[str, str]) -> Iterator[None]:
-    """Run the block with `variables` set in the environment, then restore what was there."""
-    saved = {key: os.environ.get(key) for key in variables}
-    try:
-        os.environ.update(variables)
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+def differences(recorded: Releases, here: Releases) -> list[str]:
+    """`VARIABLE=release (here: other)` for each release of `recorded` that differs from what
+    `here` (this shell's choice) names, for the user to see which releases a resume keeps."""
+    found = []
+    for name, release in recorded.formats.items():
+        table_format = format_named(name)
+        if here.format(name) != release:
+            found.append(f"{table_format.release_env}={release} (here: {here.format(name)})")
+    for name, release in recorded.engines.items():
+        cls = engine_class(name)
+        now = here.engine(name, cls.default_release)
+        if now != release:
+            found.append(f"{cls.release_env}={release} (here: {now or 'unset'})")
+    return found
 
 
 def check_releases(options: RunOptions, named: Mapping[str, str] | None = None) -> None:
     """Every release the run names exists, before any engine starts or any run folder is made:
     a `ProvisioningError` of one sentence naming the option (or variable) and the releases.
 
-    `named`: how a release was chosen where it was not by `run`'s options or a variable, by
-    field (a version point's: `{"hudi": "version point new: hudi 9.9.9"}`); the fields are a
-    version point's (`hudi`, `table_version`, `<engine>_hudi`, `iceberg`, `format_version`,
-    an engine's name with `_` for `-`)."""
+    `named`: how each release was chosen, by field (`{"hudi": "--hudi-version 9.9.9"}`, a
+    version point's `{"trino": "version point new: trino 999"}`); the fields are a version
+    point's (each format's name and version option, `<engine>_<format>`, an engine's name
+    with `_` for `-`). A release named nowhere there is said as its field and release."""
     said = dict(named or {})
-    writer = options.hudi_version or os.environ.get(HUDI_VERSION_ENV)
-    if writer:
-        given = (
-            f"--hudi-version {writer}" if options.hudi_version else f"{HUDI_VERSION_ENV}={writer}"
-        )
-        check_hudi_release(writer, said.get("hudi", given))
-    for name, release in options.reader_hudi_versions.items():
-        given = f"--{name}-hudi-version {release}"
-        check_hudi_release(release, said.get(f"{name.replace('-', '_')}_hudi", given))
+    releases = options.releases
+    for name, release in releases.formats.items():
+        table_format = format_named(name)
+        if name in options.formats or name == ORIGINAL:
+            given = said.get(name, f"{name} {release}")
+            if table_format.release_artifact is not None:
+                check_release(table_format.release_artifact(release), given, table_format.title)
+    for engine, formats in releases.carried.items():
+        for table_format, release in formats.items():
+            field = carried_field(engine, table_format)
+            given = said.get(field, f"{field} {release}")
+            artifact = format_named(table_format).release_artifact
+            if artifact is not None:
+                check_release(artifact(release), given, format_named(table_format).title)
     if options.table_version:
-        given = f"--table-version {options.table_version}"
-        check_table_version(
-            writer or hudi_version(), options.table_version, said.get("table_version", given)
-        )
+        given = said.get("table_version", f"--table-version {options.table_version}")
+        check_table_version(releases.format(ORIGINAL), options.table_version, given)
     if options.format_version:
-        given = f"--format-version {options.format_version}"
-        check_format_version(options.format_version, said.get("format_version", given))
-    iceberg = os.environ.get(ICEBERG_VERSION_ENV)
-    if iceberg and "iceberg" in options.formats:
-        given = said.get("iceberg", f"{ICEBERG_VERSION_ENV}={iceberg}")
-        check_release(iceberg_spark_runtime(iceberg), given, "Iceberg")
+        given = said.get("format_version", f"--format-version {options.format_version}")
+        check_format_version(options.format_version, given)
     for name in options.engines:
-        cls = engine_class(name)
-        chosen = os.environ.get(cls.release_env) if cls.release_env else None
-        if chosen:
-            cls.check_release(
-                chosen, said.get(name.replace("-", "_"), f"{cls.release_env}={chosen}")
-            )
+        release = releases.engines.get(name)
+        if release:
+            field = name.replace("-", "_")
+            engine_class(name).check_release(release, said.get(field, f"{field} {release}"))

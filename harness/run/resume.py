@@ -4,10 +4,9 @@ started with, into the same folder."""
 
 from __future__ import annotations
 
-from harness.run.folder import run_record
 from harness.run.options import RunOptions, RunResult
 from harness.run.progress import Progress
-from harness.run.releases import differences, in_force, recorded_releases
+from harness.run.releases import differences, environment_releases
 from harness.run.runner import Runner
 
 
@@ -17,11 +16,9 @@ def resume(options: RunOptions, progress: Progress) -> RunResult:
     is named on stdout."""
     if options.resume_dir is None:
         raise ValueError("resume() completes a run: its options need a resume_dir")
-    # The cells still to read come from the engines the run started with, whatever releases
-    # this shell's environment selects.
-    releases = recorded_releases(run_record(options.resume_dir))
-    changed = differences(releases)
+    # The cells still to read come from the engines the run started with (`resume_options`
+    # put its recorded releases in `options.releases`), whatever this shell names.
+    changed = differences(options.releases, environment_releases())
     if changed:
         print("resuming with the releases the run started with: " + ", ".join(changed))
-    with in_force(releases):
-        return Runner(options, progress).run()
+    return Runner(options, progress).run()

@@ -57,7 +57,7 @@ from harness.run.settings import check_settings
 from harness.run.shards import table_id, write_costs
 from harness.scenario.load import load_scenarios
 from harness.scenario.model import Scenario
-from harness.writer import create_writer
+from harness.writer import create_writer, writer_class
 from harness.writer.base import TableWriter, WriteResult
 from harness.writer.cache import prune as prune_table_cache
 
@@ -168,16 +168,19 @@ class Runner:
                 table_format=table_format,
                 cache=options.table_cache,
                 table_version=getattr(options, format_named(table_format).version_option),
+                release=options.releases.format(table_format),
             )
             for table_format in options.formats
         }
-        hudi = writers.get("hudi")
-        writes_hudi = hudi is not None and not all(
-            hudi.holds(s, kind) for s, kind in self._tables("hudi")
+        writes_in_session = any(
+            writer_class(table_format).writes_in_run_session
+            and not all(writer.holds(s, kind) for s, kind in self._tables(table_format))
+            for table_format, writer in writers.items()
         )
-        if not writes_hudi:
-            runtime.quick_jit = True  # Spark only reads: every Hudi table comes from the cache
-        specs, routes = plan_engines(self.points, runtime.hudi_version)
+        if not writes_in_session:
+            # Spark only reads: every table written in its session comes from the cache.
+            runtime.quick_jit = True
+        specs, routes = plan_engines(self.points)
         if options.variants == "default":
             specs = [replace(s, variants=s.cls.default_variant_names()) for s in specs]
         lanes = options.lanes
@@ -189,7 +192,7 @@ class Runner:
         stop = interrupt.Stop()
         try:
             with interrupt.watching(self._interrupted, stop):
-                self._measure(context, outlets, writers, specs, writes_hudi)
+                self._measure(context, outlets, writers, specs, writes_in_session)
                 stop.finished = True
             completed = True
         except KeyboardInterrupt:
@@ -213,7 +216,7 @@ class Runner:
         outlets: list[Outlet],
         writers: dict[str, TableWriter],
         specs: list[EngineSpec],
-        writes_hudi: bool,
+        writes_in_session: bool,
     ) -> None:
         """Start the engines, write and read every table, stop the engines."""
         options = self.options
@@ -221,7 +224,7 @@ class Runner:
         # Where every Hudi table comes from the cache, the writer's Spark is not started
         # beside the engines: a run that reads with others never starts it.
         with self.fleet.running(
-            context, specs, options.engine_settings, warm_writer=writes_hudi
+            context, specs, options.engine_settings, warm_writer=writes_in_session
         ) as engines:
             for outlet in outlets:
                 self._write_run_info(outlet, outlets, writers, engines)
@@ -292,11 +295,19 @@ class Runner:
         named after the run (`attached` in `run.json` records them)."""
         options = self.options
         attached = options.attachments
-        runtime = SparkRuntime(home / "logs", options.hudi_version, master=attached.spark_master)
+        runtime = SparkRuntime(
+            home / "logs", master=attached.spark_master, releases=options.releases
+        )
         # Filters are also read with pushdown off (`reads.PUSHDOWN_SHAPES`).
         pushdown_off = any(shape in PUSHDOWN_SHAPES for shape in options.shapes)
         if not attached.any:
-            return RunContext(home, runtime, formats=options.formats, pushdown_off=pushdown_off)
+            return RunContext(
+                home,
+                runtime,
+                formats=options.formats,
+                releases=options.releases,
+                pushdown_off=pushdown_off,
+            )
         name = options.attached_name or run_name(home.name)
         database = database_name(name) if attached.catalog_shared else DEFAULT_DATABASE
         tables = attached.warehouse / name if attached.warehouse else home / "tables"
@@ -313,6 +324,7 @@ class Runner:
             database,
             tables,
             formats=options.formats,
+            releases=options.releases,
             pushdown_off=pushdown_off,
         )
 

@@ -10,7 +10,6 @@ key only the running engine knows is taken unchecked, and the run says so: on it
 from __future__ import annotations
 
 from engines import engine_class
-from engines.infra.hudi_jars import hudi_version
 from engines.settings import SettingError, SettingsScope
 from harness.options import OptionError
 from harness.run.options import RunOptions
@@ -32,7 +31,8 @@ def check_settings(options: RunOptions) -> dict[str, dict[str, str]]:
             why = f"{name} reads with no settings"
             raise OptionError("--set", setting_text(name, first, settings[first]), why)
         scope = SettingsScope(
-            hudi=options.reader_hudi(name) or options.hudi_version or hudi_version(),
+            engine=name,
+            releases=options.releases,
             formats=options.formats,
             attachments=options.attachments,
         )

@@ -41,12 +41,14 @@ def create_writer(
     table_format: str = "hudi",
     cache: Path | None = None,
     table_version: str | None = None,
+    release: str | None = None,
 ) -> TableWriter:
     """The writer of `table_format`, writing through `runtime` into `tables_dir`; with `cache`
     (the table cache's folder), tables written before are read from there. `table_version`:
-    the format's table version to write (Hudi: `hoodie.write.table.version`); None: the
-    release's own."""
-    writer = writer_class(table_format)(runtime, tables_dir, step_timeout, table_version)
+    the format's table version to write (its `TableFormat.version_option`); None: the
+    release's own. `release`: the format's release to write with (None: the default)."""
+    cls = writer_class(table_format)
+    writer = cls(runtime, tables_dir, step_timeout, table_version, release)
     if cache is None:
         return writer
     from harness.writer.cache import CachedWriter

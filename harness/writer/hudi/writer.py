@@ -95,8 +95,16 @@ class HudiWriter(TableWriter):
         tables_dir: Path,
         step_timeout: float = 0,
         table_version: str | None = None,
+        release: str | None = None,
     ) -> None:
+        """`release`: the Hudi release to write with, which must be the one the run's Spark
+        session (`runtime`) loads (None: that one)."""
         super().__init__(tables_dir, step_timeout)
+        if release is not None and release != runtime.hudi_version:
+            raise ValueError(
+                f"the Hudi writer writes in the run's Spark session, which loads Hudi "
+                f"{runtime.hudi_version}, not {release}"
+            )
         self.runtime = runtime
         #: The table version every write asks for (`hoodie.write.table.version`, e.g. 6 for
         #: readers of Hudi 0.14/0.15); None: the release's own.

@@ -23,12 +23,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from engines.formats.iceberg import ICEBERG
 from engines.infra.artifacts import MavenArtifact
-from engines.infra.iceberg_jars import (
-    DEFAULT_FORMAT_VERSION,
-    iceberg_spark_runtime,
-    iceberg_version,
-)
+from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, iceberg_spark_runtime
 from engines.spark.process import SparkProcess
 from engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -88,9 +85,11 @@ class IcebergWriter(TableWriter):
         tables_dir: Path,
         step_timeout: float = 0,
         table_version: str | None = None,
+        release: str | None = None,
     ) -> None:
         super().__init__(tables_dir, step_timeout)
-        self.iceberg_version = iceberg_version()
+        #: The Iceberg release whose Spark runtime writes the tables.
+        self.iceberg_version = release or ICEBERG.default_release
         #: The Iceberg format version every table is created with.
         self.format_version = table_version or DEFAULT_FORMAT_VERSION
         self._spark_version = runtime.spark_version
