@@ -42,4 +42,6 @@ HUDI = TableFormat(
     writer_words=_writer_words,
     meta_prefix="_hoodie_",
     writer_option_prefix="hoodie.",
+    ordering_field="precombine field",
+    ordering_required=True,
 )

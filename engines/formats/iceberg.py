@@ -45,4 +45,11 @@ ICEBERG = TableFormat(
         "change (a changelog query also names the current snapshot, where it ends)."
     ),
     writer_words=_writer_words,
+    # A scenario gives Iceberg nothing of its own. It has no ordering field: its writer's
+    # upserts (`MERGE INTO`) keep the rule of the ordering field the scenario gives Hudi, so
+    # that one oracle holds for both formats. Its writer takes no step settings: its writes are
+    # SQL statements, which take no per-write options (a step with settings has no Iceberg
+    # table).
+    writer_option_prefix="",
+    ordering_field="",
 )
