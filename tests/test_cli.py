@@ -16,7 +16,7 @@ from harness.run.options import DEFAULT_ENGINES
 BAD_STEP = """\
 title: bad
 key: id
-precombine: ts
+formats: {hudi: {ordering: ts}}
 schema: [{name: id, type: int}, {name: ts, type: long}]
 rows: [{id: 1, ts: 1}]
 steps:

@@ -24,6 +24,13 @@ def test_every_format_is_whole() -> None:
         every = {q for types in kind.query_types.values() for q in types}
         assert set(kind.history_query_types) <= every, name
         assert kind.version_option in ("table_version", "format_version"), name
+        assert kind.ordering_field or not kind.ordering_required, name
+    # What a scenario may give a format: the old top-level `precombine` is the original
+    # format's ordering field, and a step setting's prefix names one format only.
+    assert FORMATS[ORIGINAL].ordering_field
+    prefixes = [k.writer_option_prefix for k in FORMATS.values() if k.writer_option_prefix]
+    assert not [(a, b) for a in prefixes for b in prefixes if a != b and a.startswith(b)]
+    assert len(set(prefixes)) == len(prefixes)
     # Each format's tables have a folder of their own in a run, and one format's kinds are bare.
     assert len({k.tables_subfolder for k in FORMATS.values()}) == len(FORMATS)
     assert [k.name for k in FORMATS.values() if not k.named_in_kinds] == [ORIGINAL]

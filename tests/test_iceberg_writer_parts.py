@@ -77,6 +77,8 @@ def test_an_upsert_keeps_the_stored_row_when_its_ordering_value_is_newer() -> No
     assert delete_statement("t", "id") == (
         "DELETE FROM t WHERE `id` IN (SELECT `id` FROM lakecompat_rows)"
     )
+    # Without an ordering field the later write wins, as the oracle has it then.
+    assert "WHEN MATCHED THEN UPDATE SET *" in merge_statement("t", "id", None)
 
 
 def test_only_scenarios_with_hudi_only_steps_have_no_iceberg_table() -> None:

@@ -157,7 +157,7 @@ def test_old_and_new_files_are_live_after_an_upsert(run: tuple[Path, list[Cell]]
 REWRITES_EVERYTHING = """\
 title: Change a type, then upsert every row
 key: id
-precombine: ts
+formats: {hudi: {ordering: ts}}
 table_types: [cow]
 schema:
   - {name: id, type: int}

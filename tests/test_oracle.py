@@ -29,7 +29,13 @@ BASE_TYPES = {"id": pa.int32(), "name": pa.string(), "qty": pa.int32(), "ts": pa
 
 def spec(*steps: dict[str, Any], **fields: Any) -> ScenarioSpec:
     """A scenario on the fruit table (or `schema`/`rows` given) with these steps."""
-    data = {"title": "t", "key": "id", "precombine": "ts", "schema": SCHEMA, "rows": ROWS}
+    data = {
+        "title": "t",
+        "key": "id",
+        "formats": {"hudi": {"ordering": "ts"}},
+        "schema": SCHEMA,
+        "rows": ROWS,
+    }
     return ScenarioSpec.model_validate({**data, **fields, "steps": list(steps)})
 
 

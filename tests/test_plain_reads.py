@@ -34,7 +34,7 @@ from harness.writer.base import WriteResult
 RENAME = {
     "title": "rename",
     "key": "id",
-    "precombine": "ts",
+    "formats": {"hudi": {"ordering": "ts"}},
     "schema": [
         {"name": "id", "type": "int"},
         {"name": "name", "type": "string"},

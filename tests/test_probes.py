@@ -24,7 +24,7 @@ from harness.writer.base import WriteResult
 SPEC = {
     "title": "unchanged",
     "key": "id",
-    "precombine": "ts",
+    "formats": {"hudi": {"ordering": "ts"}},
     "schema": [{"name": "id", "type": "int"}, {"name": "ts", "type": "long"}],
     "rows": [{"id": 1, "ts": 1}],
     "steps": [],

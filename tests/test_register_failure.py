@@ -26,7 +26,7 @@ from harness.writer.base import WriteResult
 SPEC = {
     "title": "one column added",
     "key": "id",
-    "precombine": "ts",
+    "formats": {"hudi": {"ordering": "ts"}},
     "schema": [{"name": "id", "type": "int"}, {"name": "ts", "type": "long"}],
     "rows": [{"id": 1, "ts": 1}, {"id": 2, "ts": 2}],
     "steps": [{"op": "add_column", "column": {"name": "c", "type": "string"}}],

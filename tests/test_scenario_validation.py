@@ -12,6 +12,7 @@ import pytest
 
 from harness.scenario.load import ScenarioError, load_scenario, load_scenarios
 from harness.scenario.model import MAX_ROWS
+from harness.scenario.oracle import evolve
 
 TESTS = Path(__file__).resolve().parent
 BAD = TESTS / "bad_scenarios"
@@ -34,7 +35,7 @@ CASES = [
         "unknown_top_level_field",
         "",
         "unknown field 'colour'; known fields: title, description, baseline, table_types, key, "
-        "precombine, partition_by, schema, rows, steps, needs",
+        "formats, precombine, partition_by, schema, rows, steps, needs",
     ),
     case(
         "top_level_field_misspelt", "", "unknown field 'preecombine' (did you mean 'precombine'?)"
@@ -50,6 +51,48 @@ CASES = [
     case("duplicate_column_names", "schema", "column names must be unique"),
     case("key_not_in_schema", "key", "'sku' is not a column of the schema"),
     case("precombine_not_in_schema", "precombine", "'updated_at' is not a column of the schema"),
+    case(
+        "ordering_not_in_schema",
+        "formats.hudi.ordering",
+        "'updated_at' is not a column of the schema",
+    ),
+    case(
+        "ordering_missing",
+        "formats.hudi.ordering",
+        "Hudi tables need an ordering field (Hudi's precombine field): the column whose larger "
+        "value wins when two writes carry the same key; for example `formats: {hudi: {ordering: "
+        "ts}}`",
+    ),
+    case(
+        "ordering_given_twice",
+        "precombine",
+        "the old spelling of formats.hudi.ordering, which the scenario gives too",
+    ),
+    case("format_unknown", "formats", "no table format 'delta'; the formats are: hudi, iceberg"),
+    case("format_misspelt", "formats", "no table format 'hudy' (did you mean 'hudi'?)"),
+    case("format_field_misspelt", "formats.hudi", "unknown field 'oredring' (did you mean"),
+    case(
+        "format_section_at_top",
+        "",
+        "unknown field 'hudi': what a scenario gives a format goes under `formats:`",
+    ),
+    case(
+        "format_lacks_ordering",
+        "formats.iceberg.ordering",
+        "Iceberg has no ordering field, so a scenario cannot give it one; its upserts follow the "
+        "one given to hudi (Hudi's precombine field)",
+    ),
+    case(
+        "setting_of_no_format",
+        "steps[0].settings.spark.sql.shuffle.partitions",
+        "no table format's writer takes 'spark.sql.shuffle.partitions': a step's settings are "
+        "writer options of one format (Hudi's start with 'hoodie.'; Iceberg's writer takes none)",
+    ),
+    case(
+        "setting_bad_name",
+        "steps[0].settings.hoodie.Write.Mode",
+        "'hoodie.Write.Mode' is not a Hudi writer option",
+    ),
     case("row_unknown_column", "rows[2].colour", "no such column; the table has: id, name, qty"),
     case("row_string_in_int_column", "rows[2].qty", "'thirty' is not a int"),
     case("row_int_out_of_range", "rows[1].qty", "2147483648 is out of range for int"),
@@ -132,7 +175,7 @@ def test_more_than_max_rows_is_refused(tmp_path: Path) -> None:
     rows = "[" + ", ".join(["{}"] * (MAX_ROWS + 1)) + "]"
     path = tmp_path / "too_big.yaml"
     path.write_text(
-        "title: Too big\nkey: id\nprecombine: ts\n"
+        "title: Too big\nkey: id\nformats: {hudi: {ordering: ts}}\n"
         f"schema: [{{name: id, type: int}}, {{name: ts, type: long}}]\nrows: {rows}\n"
     )
     assert_reports(load_error(path, tmp_path), path, "rows", f"at most {MAX_ROWS} items")
@@ -221,3 +264,40 @@ def test_two_ids_with_one_table_name_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"would have the names of .*\(t_a_b_c_cow\)") as caught:
         load_scenarios(tmp_path)
     assert caught.value.path == tmp_path / "a_b" / "c.yaml"
+
+
+OLD_FORM = """\
+title: Rename, then upsert an older and a newer row
+key: id
+precombine: ts
+schema: [{name: id, type: int}, {name: name, type: string}, {name: ts, type: long}]
+rows: [{id: 1, name: a, ts: 100}, {id: 2, name: b, ts: 100}]
+steps:
+  - {op: rename_column, column: name, to: label}
+  - op: upsert
+    rows: [{id: 1, label: older, ts: 50}, {id: 2, label: newer, ts: 200}]
+"""
+
+
+def test_the_old_precombine_still_loads_as_hudis_ordering_field(tmp_path: Path) -> None:
+    old = tmp_path / "old.yaml"
+    old.write_text(OLD_FORM)
+    new = tmp_path / "new.yaml"
+    new.write_text(OLD_FORM.replace("precombine: ts", "formats: {hudi: {ordering: ts}}"))
+    before, after = load_scenario(old, tmp_path).spec, load_scenario(new, tmp_path).spec
+    for spec in (before, after):
+        assert spec.ordering("hudi") == spec.write_order == "ts"
+        assert spec.ordering("iceberg") is None
+    assert before.ordering_path("hudi") == "precombine"
+    assert after.ordering_path("hudi") == "formats.hudi.ordering"
+    # The same table, row for row: the older write of key 1 loses, the newer of key 2 wins.
+    assert [s.rows for s in evolve(before)] == [s.rows for s in evolve(after)]
+    assert evolve(before)[-1].rows[1]["label"] == "a"
+    assert evolve(before)[-1].rows[2]["label"] == "newer"
+
+
+def test_a_section_may_be_empty_for_a_format_that_takes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    text = OLD_FORM.replace("precombine: ts", "formats: {hudi: {ordering: ts}, iceberg: {}}")
+    path.write_text(text)
+    assert load_scenario(path, tmp_path).spec.ordering("iceberg") is None

@@ -34,7 +34,13 @@ ROWS = [
 
 
 def spec(*steps: dict[str, Any], **fields: Any) -> ScenarioSpec:
-    data = {"title": "t", "key": "id", "precombine": "ts", "schema": SCHEMA, "rows": ROWS}
+    data = {
+        "title": "t",
+        "key": "id",
+        "formats": {"hudi": {"ordering": "ts"}},
+        "schema": SCHEMA,
+        "rows": ROWS,
+    }
     return ScenarioSpec.model_validate({**data, **fields, "steps": list(steps)})
 
 
@@ -203,7 +209,7 @@ def test_a_widened_field_inside_a_struct_is_filtered_by_its_path() -> None:
         {
             "title": "t",
             "key": "id",
-            "precombine": "ts",
+            "formats": {"hudi": {"ordering": "ts"}},
             "schema": [
                 {"name": "id", "type": "int"},
                 {"name": "point", "type": "struct<x:int,y:int>"},

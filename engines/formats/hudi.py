@@ -50,4 +50,6 @@ HUDI = TableFormat(
     "default: the writer release's own, 9 for Hudi 1.2)",
     meta_prefix="_hoodie_",
     writer_option_prefix="hoodie.",
+    ordering_field="precombine field",
+    ordering_required=True,
 )

@@ -57,4 +57,11 @@ ICEBERG = TableFormat(
     release_artifact=iceberg_spark_runtime,
     version_help="the Iceberg format version the writer creates tables in: 2 (the default; "
     "deletes as position-delete files) or 3 (deletion vectors instead)",
+    # A scenario gives Iceberg nothing of its own. It has no ordering field: its writer's
+    # upserts (`MERGE INTO`) keep the rule of the ordering field the scenario gives Hudi, so
+    # that one oracle holds for both formats. Its writer takes no step settings: its writes are
+    # SQL statements, which take no per-write options (a step with settings has no Iceberg
+    # table).
+    writer_option_prefix="",
+    ordering_field="",
 )

@@ -71,6 +71,13 @@ class TableFormat:
     #: The prefix of the writer options a scenario's step may set for this format (Hudi's
     #: `hoodie.`); "": the format's writer takes none.
     writer_option_prefix: str = ""
+    #: What the format calls its ordering field, the column whose larger value wins when two
+    #: writes carry the same key (Hudi's `precombine field`); "": the format has none, and a
+    #: scenario may not give it one (`formats: {<name>: {ordering: ...}}`).
+    ordering_field: str = ""
+    #: Whether every scenario must give the format an ordering field (Hudi's writer sets its
+    #: precombine field on every write, and Hudi 0.x upserts need one).
+    ordering_required: bool = False
 
     def table_types(self) -> tuple[str, ...]:
         """The table types of the format."""

@@ -1,9 +1,10 @@
 """Generated evolution sequences for `lakecompat explore`: a Hypothesis strategy of scenarios.
 
-A sequence is a scenario file's content (`ScenarioSpec` data): a key `id` and precombine `ts`,
-one to three data columns (primitive and nested types), one to three seed rows, and one to
-four steps drawn from what applies to the table as it stands: add, drop, rename, retype and
-move a column, upsert and delete rows, compaction and clustering. Every sequence is valid: the
+A sequence is a scenario file's content (`ScenarioSpec` data): a key `id` and Hudi's ordering
+field `ts` (`formats: {hudi: {ordering: ts}}`), one to three data columns (primitive and nested
+types), one to three seed rows, and one to four steps drawn from what applies to the table as
+it stands: add, drop, rename, retype and move a column, upsert and delete rows, compaction and
+clustering. Every sequence is valid: the
 strategy tracks the schema and the live keys as it draws, the way the oracle evolves them.
 
 Choices are drawn simplest first (fewer columns, rows and steps, `int` before other types,
@@ -125,7 +126,7 @@ def sequences(draw: Any) -> dict[str, Any]:
         "title": "Generated: " + ", then ".join(describe(step) for step in steps),
         "table_types": [table_type],
         "key": "id",
-        "precombine": "ts",
+        "formats": {"hudi": {"ordering": "ts"}},
         "schema": schema,
         "rows": rows,
         "steps": steps,

@@ -18,8 +18,11 @@ def add_parser(commands: Subcommands) -> None:
         "the oracle) and list them: id, table types, what the table must hold after the steps "
         "(old_files, new_files, older_writer_files) and title. A scenario is written as a Hudi "
         "table and as an Iceberg table, unless it is about one format's feature (Iceberg's "
-        "partition evolution; Hudi's table services, writer options and writer upgrades). A "
-        "bad file stops the listing with its path, the field and what was expected (exit 2).",
+        "partition evolution; Hudi's table services, writer options and writer upgrades). What "
+        "a scenario gives one format only is under `formats:` (Hudi's ordering field: "
+        "`formats: {hudi: {ordering: ts}}`; the old `precombine: ts` still means it) and is "
+        "checked against what that format has. A bad file stops the listing with its path, the "
+        "field and what was expected (exit 2).",
     )
     scenario_options(listing)
 

@@ -4,12 +4,14 @@ and one error naming the file and the field for anything wrong.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from engines.formats import format_names
 from harness.scenario.input_files import (
     InputError,
     field_path,
@@ -35,6 +37,13 @@ def load_scenario(path: Path, root: Path) -> Scenario:
         loc = first["loc"]
         if first["type"] == "extra_forbidden":
             message = unknown_field(ScenarioSpec, loc)
+            if loc[:-1] == ("formats",):
+                message = _unknown_format(str(loc[-1]))
+            elif len(loc) == 1 and loc[0] in format_names():
+                message = (
+                    f"unknown field {loc[0]!r}: what a scenario gives a format goes under "
+                    f"`formats:` (formats: {{{loc[0]}: {{...}}}})"
+                )
             raise ScenarioError(path, _field_path(loc[:-1]), message) from None
         raise ScenarioError(path, _field_path(loc), first["msg"]) from None
     scenario_id = path.relative_to(root).with_suffix("").as_posix()
@@ -91,8 +100,19 @@ def _check_table_names(scenarios: list[Scenario]) -> None:
         seen[name] = scenario
 
 
+def _unknown_format(name: str) -> str:
+    """What an unknown name under `formats:` is: no table format (the closest one, if any)."""
+    closest = difflib.get_close_matches(name, format_names(), n=1, cutoff=0.6)
+    hint = f" (did you mean {closest[0]!r}?)" if closest else ""
+    return f"no table format {name!r}{hint}; the formats are: {', '.join(format_names())}"
+
+
 def _field_path(loc: tuple[Any, ...]) -> str:
-    # The step's tag (its `op`) is not a field a user wrote: leave it out.
+    # The step's tag (its `op`) is not a field a user wrote, nor is pydantic's `[key]` after a
+    # mapping's key (a step setting's name): leave them out.
     return field_path(
-        loc, lambda position, item: position == 2 and loc[0] == "steps" and item in OPS
+        loc,
+        lambda position, item: (
+            (position == 2 and loc[0] == "steps" and item in OPS) or item == "[key]"
+        ),
     )

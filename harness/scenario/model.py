@@ -8,14 +8,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    create_model,
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
-from engines.formats import FORMATS
+from engines.formats import FORMATS, ORIGINAL, TableFormat
 from harness.scenario.types import ColumnType, parse_type
 
 IDENTIFIER_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
@@ -49,17 +52,54 @@ class ColumnSpec(_Strict):
 Rows = Annotated[list[dict[str, Any]], Field(min_length=1, max_length=MAX_ROWS)]
 
 
-#: The option prefixes of the formats whose writers take them (`TableFormat.writer_option_prefix`).
-OPTION_PREFIXES = tuple(f.writer_option_prefix for f in FORMATS.values() if f.writer_option_prefix)
+#: What may follow a format's `writer_option_prefix` in a step setting's key.
+_OPTION_NAME = re.compile(r"[a-z0-9_.]{1,200}")
+
+
+def settings_format(key: str) -> TableFormat | None:
+    """The format whose writer takes the step setting `key` (by its `writer_option_prefix`)."""
+    return next(
+        (
+            f
+            for f in FORMATS.values()
+            if f.writer_option_prefix and key.startswith(f.writer_option_prefix)
+        ),
+        None,
+    )
+
+
+def _refused(kind: str, message: str) -> PydanticCustomError:
+    """A validation error whose message is `message` as it stands (no `Value error, ...`)."""
+    return PydanticCustomError(kind, "{message}", {"message": message})
+
+
+def _writer_setting(key: str) -> str:
+    """A step setting's key: a writer option of one format, by its prefix (`hoodie.`)."""
+    table_format = settings_format(key)
+    if table_format is None:
+        takes = "; ".join(
+            f"{f.title}'s start with {f.writer_option_prefix!r}"
+            if f.writer_option_prefix
+            else f"{f.title}'s writer takes none"
+            for f in FORMATS.values()
+        )
+        raise _refused(
+            "writer_setting",
+            f"no table format's writer takes {key!r}: a step's settings are writer options of "
+            f"one format ({takes})",
+        )
+    if not _OPTION_NAME.fullmatch(key[len(table_format.writer_option_prefix) :]):
+        raise _refused(
+            "writer_setting",
+            f"{key!r} is not a {table_format.title} writer option: after "
+            f"{table_format.writer_option_prefix!r} come lower-case letters, digits, '_' and '.'",
+        )
+    return key
+
+
 #: Writer options a step may set: a format's own keys (`TableFormat.writer_option_prefix`),
 #: nothing else; a format other than the keys' own has no table of the scenario.
-WriterSettings = dict[
-    Annotated[
-        str,
-        Field(pattern="^(" + "|".join(map(re.escape, OPTION_PREFIXES)) + r")[a-z0-9_.]{1,200}$"),
-    ],
-    str,
-]
+WriterSettings = dict[Annotated[str, AfterValidator(_writer_setting)], str]
 
 
 class Insert(_Strict):
@@ -224,6 +264,53 @@ PARTITION_OPS = ("add_partition_field", "drop_partition_field")
 OPS = ("insert", "upsert", "delete", *SCHEMA_OPS, "compaction", "clustering", "upgrade_writer")
 
 
+class FormatSection(_Strict):
+    """What a scenario gives one table format (`formats: {hudi: {ordering: ts}}`): what the
+    format's module says a scenario may give it (`TableFormat.ordering_field`)."""
+
+    #: The format's ordering field (Hudi's precombine field): of two writes of one key, the
+    #: one with the larger value in this column wins; a later write wins a tie.
+    ordering: Identifier | None = None
+
+
+def _section(table_format: TableFormat) -> type[FormatSection]:
+    """The section a scenario may give `table_format`: an `ordering` only where the format has
+    an ordering field."""
+    if table_format.ordering_field:
+        return FormatSection
+    having = " or ".join(
+        f"the one given to {f.name} ({f.title}'s {f.ordering_field})"
+        for f in FORMATS.values()
+        if f.ordering_field
+    )
+
+    def _lacks(value: str | None) -> str | None:
+        if value is not None:
+            raise _refused(
+                "no_ordering_field",
+                f"{table_format.title} has no ordering field, so a scenario cannot give it one"
+                + (f"; its upserts follow {having}" if having else ""),
+            )
+        return value
+
+    return create_model(
+        f"{table_format.title}Section",
+        __base__=FormatSection,
+        __doc__=f"What a scenario gives {table_format.title}: nothing of its own yet.",
+        ordering=(Annotated[str | None, AfterValidator(_lacks)], None),
+    )
+
+
+#: `formats:` of a scenario: a section per registered format (`engines.formats.FORMATS`), by
+#: its name; a name of no format is an unknown field.
+Formats = create_model(
+    "Formats",
+    __base__=_Strict,
+    __doc__="What a scenario gives each table format, by the format's name.",
+    **{name: (_section(f) | None, None) for name, f in FORMATS.items()},  # type: ignore[call-overload]
+)
+
+
 class ScenarioSpec(_Strict):
     """The content of one scenario file."""
 
@@ -232,7 +319,12 @@ class ScenarioSpec(_Strict):
     baseline: bool = False
     table_types: list[TableType] = Field(default_factory=lambda: list(TABLE_TYPES), min_length=1)
     key: Identifier
-    precombine: Identifier
+    #: What the scenario gives each format of its own (`formats: {hudi: {ordering: ts}}`); read
+    #: it through `ordering(format_name)`. It does not choose the formats a scenario runs on.
+    formats: Formats = Field(default_factory=Formats)  # type: ignore[valid-type]
+    #: The old spelling of the ordering field of the format runs began with (Hudi's precombine
+    #: field, `formats: {hudi: {ordering: ...}}`), kept so that older scenario files load.
+    precombine: Identifier | None = None
     #: Partition columns (Hive-style folders `col=value`); none means a non-partitioned table.
     partition_by: list[Identifier] = Field(default_factory=list, max_length=3)
     schema_: list[ColumnSpec] = Field(alias="schema", min_length=1, max_length=200)
@@ -251,6 +343,36 @@ class ScenarioSpec(_Strict):
         if len([s for s in self.steps if isinstance(s, UpgradeWriter)]) > 1:
             raise ValueError("a scenario changes the writer's release at most once")
         return self
+
+    def ordering(self, format_name: str) -> str | None:
+        """The ordering field the scenario gives `format_name`'s tables (Hudi's precombine
+        field): `formats.<name>.ordering`, or the old top-level `precombine` for the format
+        runs began with; None where it gives none."""
+        section = getattr(self.formats, format_name, None)
+        if section is not None and section.ordering is not None:
+            return section.ordering
+        return self.precombine if format_name == ORIGINAL else None
+
+    def ordering_path(self, format_name: str) -> str:
+        """Where the scenario file gives `format_name`'s ordering field (or would give it): the
+        field path errors name (`formats.hudi.ordering`, or the old `precombine`)."""
+        section = getattr(self.formats, format_name, None)
+        given = section is not None and section.ordering is not None
+        if format_name == ORIGINAL and self.precombine is not None and not given:
+            return "precombine"
+        return f"formats.{format_name}.ordering"
+
+    @property
+    def write_order(self) -> str | None:
+        """The column that decides which of two writes of one key wins, in every format's
+        table: the ordering field given to the first format that has one (Hudi's precombine
+        field). A format without one keeps the same rule in its writer (Iceberg's `MERGE`), so
+        that one oracle holds for all. None: the later write wins."""
+        for table_format in FORMATS.values():
+            ordering = self.ordering(table_format.name) if table_format.ordering_field else None
+            if ordering is not None:
+                return ordering
+        return None
 
     @property
     def upgrade(self) -> tuple[int, UpgradeWriter] | None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from engines.formats import FORMATS, ORIGINAL
 from engines.table import CHANGE_ORDINAL, CHANGE_TYPE
 from harness.scenario import model as sc
 from harness.scenario.schema import Column, Schema, SchemaChangeError
@@ -339,18 +340,19 @@ def _write(
             raise StepError(f"{where}[{index}].{key}", f"key {value!r} exists; use an upsert")
         batch[value] = row
     for value, row in batch.items():
-        if _newer(state.rows.get(value), row, spec.precombine):
+        if _newer(state.rows.get(value), row, spec.write_order):
             state.rows[value] = row
             state.written[value] = state.index
         if value not in state.base:
             state.base[value] = copy.deepcopy(row)
 
 
-def _newer(old: Row | None, new: Row, precombine: str) -> bool:
-    """Hudi's event-time ordering: an update wins unless its precombine value is older."""
-    if old is None or old.get(precombine) is None or new.get(precombine) is None:
+def _newer(old: Row | None, new: Row, ordering: str | None) -> bool:
+    """Hudi's event-time ordering: an update wins unless its value in the ordering field
+    (`ScenarioSpec.write_order`) is older; with none, the later write wins."""
+    if ordering is None or old is None or old.get(ordering) is None or new.get(ordering) is None:
         return True
-    return new[precombine] >= old[precombine]
+    return new[ordering] >= old[ordering]
 
 
 def _delete(state: TableState, spec: sc.ScenarioSpec, keys: list[Any], where: str) -> None:
@@ -391,12 +393,39 @@ def _key_column(state: TableState, spec: sc.ScenarioSpec, where: str) -> str:
 def _require_columns(schema: Schema, spec: sc.ScenarioSpec, where: str) -> None:
     if len(set(schema.names)) != len(schema.names):
         raise StepError(where, "column names must be unique")
-    for role, name in (("key", spec.key), ("precombine", spec.precombine)):
+    for role, name in (("key", spec.key), *_orderings(spec)):
         if name not in schema.names:
             raise StepError(role, f"{name!r} is not a column of the schema")
     for index, name in enumerate(spec.partition_by):
         if name not in schema.names:
             raise StepError(f"partition_by[{index}]", f"{name!r} is not a column of the schema")
+
+
+def _orderings(spec: sc.ScenarioSpec) -> list[tuple[str, str]]:
+    """(field, column) of each ordering field the scenario gives a format; StepError where one
+    is given twice (the old `precombine` beside its new place) or a format that needs one
+    (`TableFormat.ordering_required`) has none."""
+    original = getattr(spec.formats, ORIGINAL, None)
+    if spec.precombine is not None and original is not None and original.ordering is not None:
+        new = f"formats.{ORIGINAL}.ordering"
+        raise StepError(
+            "precombine", f"the old spelling of {new}, which the scenario gives too; keep {new}"
+        )
+    found = []
+    for table_format in FORMATS.values():
+        ordering = spec.ordering(table_format.name)
+        where = spec.ordering_path(table_format.name)
+        if ordering is not None:
+            found.append((where, ordering))
+        elif table_format.ordering_required:
+            raise StepError(
+                where,
+                f"{table_format.title} tables need an ordering field ({table_format.title}'s "
+                f"{table_format.ordering_field}): the column whose larger value wins when two "
+                f"writes carry the same key; for example `formats: {{{table_format.name}: "
+                "{ordering: ts}}`",
+            )
+    return found
 
 
 def _for_all_rows(state: TableState, change: Any) -> None:

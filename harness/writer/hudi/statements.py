@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engines.formats.hudi import HUDI
 from harness.scenario import model as sc
 from harness.scenario.schema import Schema
 from harness.scenario.shapes import changes, field_changes
@@ -112,6 +113,7 @@ def write_options(
     table_version: str | None = None,
 ) -> dict[str, str]:
     """The Hudi datasource options of one DataFrame write (before a step's own settings)."""
+    ordering = spec.ordering(HUDI.name)
     return {
         **WRITE_SETTINGS,
         **version_settings(table_version),
@@ -119,7 +121,8 @@ def write_options(
         "hoodie.datasource.write.table.type": TABLE_TYPE_NAMES[table_type],
         "hoodie.datasource.write.operation": operation,
         "hoodie.datasource.write.recordkey.field": spec.key,
-        "hoodie.datasource.write.precombine.field": spec.precombine,
+        # The scenario's ordering field for Hudi (always given: `TableFormat.ordering_required`).
+        **({"hoodie.datasource.write.precombine.field": ordering} if ordering else {}),
         **_partitioning(spec),
         "hoodie.schema.on.read.enable": "true",
         # New keys always go to new base files: what the oracle's read-optimized model assumes.

@@ -113,12 +113,21 @@ class HudiWriter(TableWriter):
 
     @classmethod
     def not_applicable(cls, scenario: sc.Scenario) -> str | None:
-        """Why the scenario has no Hudi table (a step only Iceberg has), or None."""
+        """Why the scenario has no Hudi table (a step only Iceberg has, or another format's
+        writer options), or None."""
         for index, step in enumerate(scenario.spec.steps):
             if step.op in sc.PARTITION_OPS:
                 return (
                     f"steps[{index}] ({step.op}) is Iceberg's partition evolution; a Hudi "
                     "table's partition fields are fixed when it is created"
+                )
+            others = sorted(
+                k for k in getattr(step, "settings", {}) if sc.settings_format(k) != HUDI
+            )
+            if others:
+                options = ", ".join(others)
+                return (
+                    f"steps[{index}] ({step.op}) sets another format's writer options ({options})"
                 )
         return None
 

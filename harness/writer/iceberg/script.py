@@ -180,7 +180,7 @@ def _step(
             return _with_rows(before.schema, rows, insert_statement(_TABLE), partitions=1)
         case sc.Upsert(rows=rows, schema_=declared):
             schema = schema_of(declared) if declared else before.schema
-            merge = merge_statement(_TABLE, spec.key, spec.precombine)
+            merge = merge_statement(_TABLE, spec.key, spec.write_order)
             lines = _with_rows(schema, rows, merge)
             if declared is not None:
                 lines.append(f"check_columns({source(list(after.schema.names))})")

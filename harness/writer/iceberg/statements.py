@@ -55,7 +55,10 @@ def not_applicable(spec: sc.ScenarioSpec) -> str | None:
         if isinstance(step, sc.UpgradeWriter):
             return f"{where} upgrades the Hudi writer"
         if getattr(step, "settings", None):
-            return f"{where} sets Hudi writer options ({', '.join(sorted(step.settings))})"
+            formats = (sc.settings_format(key) for key in step.settings)
+            titles = sorted({f.title for f in formats if f is not None})
+            options = ", ".join(sorted(step.settings))
+            return f"{where} sets {' and '.join(titles)} writer options ({options})"
     return None
 
 
@@ -81,14 +84,18 @@ def insert_statement(identifier: str) -> str:
     return f"INSERT INTO {identifier} BY NAME SELECT * FROM {SOURCE_VIEW}"
 
 
-def merge_statement(identifier: str, key: str, precombine: str) -> str:
+def merge_statement(identifier: str, key: str, ordering: str | None) -> str:
     """Upsert the source view's rows by `key`, with Hudi's event-time ordering that the oracle
-    models: a row replaces the stored one unless its `precombine` value is older."""
-    k, p = quote(key), quote(precombine)
-    newer = f"s.{p} IS NULL OR t.{p} IS NULL OR s.{p} >= t.{p}"
+    models (Iceberg has no ordering field of its own): a row replaces the stored one unless its
+    value in `ordering` (`ScenarioSpec.write_order`) is older; with none, it always does."""
+    k = quote(key)
+    matched = "WHEN MATCHED"
+    if ordering is not None:
+        p = quote(ordering)
+        matched += f" AND (s.{p} IS NULL OR t.{p} IS NULL OR s.{p} >= t.{p})"
     return (
         f"MERGE INTO {identifier} t USING {SOURCE_VIEW} s ON t.{k} = s.{k} "
-        f"WHEN MATCHED AND ({newer}) THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+        f"{matched} THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
     )
 
 

@@ -299,7 +299,7 @@ class _Steps:
                 self._with_rows(before.schema, rows, statements, insert, partitions=1)
             case sc.Upsert(rows=rows, schema_=declared):
                 schema = schema_of(declared) if declared else before.schema
-                merge = merge_statement(identifier, spec.key, spec.precombine)
+                merge = merge_statement(identifier, spec.key, spec.write_order)
                 self._with_rows(schema, rows, statements, merge)
             case sc.Delete(keys=keys):
                 key_type = before.schema.column(spec.key).type
