@@ -1,10 +1,11 @@
 """Benchmark: what the JVMs' class archives save on a small run.
 
 Runs the same small run (default: `rename_column/rename` with Spark, Hive and Trino, tables
-from the cache) alternately with the class archives (`engines/infra/class_archive.py`) and
-without them (`LAKECOMPAT_CLASS_ARCHIVES=off`), each as a process of its own, after one
-warm-up of each (which also writes any archive that is missing). Prints the median wall time
-and CPU seconds (the run and every process it started) of each, and their ratios.
+from the cache) alternately with the class archives
+(`lakecompat/engines/infra/class_archive.py`) and without them
+(`LAKECOMPAT_CLASS_ARCHIVES=off`), each as a process of its own, after one warm-up of each
+(which also writes any archive that is missing). Prints the median wall time and CPU seconds
+(the run and every process it started) of each, and their ratios.
 
     .venv/bin/python bench/bench_class_archives.py [--runs N] [--engines E,..] [--scenarios S]
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SWITCH = "LAKECOMPAT_CLASS_ARCHIVES"
 #: lakecompat's command line, from this checkout.
-CLI = "import sys; from harness.cli import main; sys.exit(main())"
+CLI = "import sys; from lakecompat.harness.cli import main; sys.exit(main())"
 
 
 def one_run(engines: str, scenarios: str, archives: bool) -> tuple[float, float]:

@@ -26,13 +26,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import LIBRARY_START, ProcessSampler, p95, report, say, timed_child
 
-from engines.releases import Releases
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.releases import Releases
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 PROVISION = (
-    "import time; from engines.flink.runtime import provision; t = time.monotonic(); "
+    "import time; from lakecompat.engines.flink.runtime import provision; t = time.monotonic(); "
     "provision(progress=lambda m: None); print(time.monotonic() - t)"
 )
 HUDI = "0.15.0"

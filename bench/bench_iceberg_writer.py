@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import ProcessSampler, p95, report, say
 
-from engines.spark.runtime import SparkRuntime
-from harness.scenario.load import load_scenarios
-from harness.writer import create_writer
+from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.writer import create_writer
 
 
 def measure(pattern: str | None) -> dict[str, object]:

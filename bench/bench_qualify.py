@@ -24,12 +24,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import report
 
-from harness.qualify.compare import counts_line
-from harness.qualify.run import compare_runs, point_options, run_points
-from harness.qualify.versions import load_versions
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.harness.qualify.compare import counts_line
+from lakecompat.harness.qualify.run import compare_runs, point_options, run_points
+from lakecompat.harness.qualify.versions import load_versions
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 #: The issue's target: a second point must cost less than a second full run.
 RATIO_TARGET = 1.6

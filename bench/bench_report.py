@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.report.render import REPORT_FILES, write_reports
-from harness.results.outcomes import Cell
-from harness.results.store import ResultsWriter, load_run, write_run_info
+from lakecompat.harness.report.render import REPORT_FILES, write_reports
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.results.store import ResultsWriter, load_run, write_run_info
 
 
 def newest_run() -> Path:

@@ -37,50 +37,52 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engines.infra.jdk import find_jdk
-from harness.run.options import RunOptions, RunResult
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.infra.jdk import find_jdk
+from lakecompat.harness.run.options import RunOptions, RunResult
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 FETCH = (
-    "import time; from engines.infra.artifacts import fetch; from engines.infra.hudi_jars import "
-    "hudi_bundle, DEFAULT_HUDI_VERSION as H; from engines.metastore.service import "
-    "DEFAULT_HIVE_VERSION as V, metastore_classpath; from engines.hive.runtime import "
-    "hiveserver2_classpath; from engines.trino.runtime import provision; "
+    "import time; from lakecompat.engines.infra.artifacts import fetch; "
+    "from lakecompat.engines.infra.hudi_jars import hudi_bundle, DEFAULT_HUDI_VERSION as H; "
+    "from lakecompat.engines.metastore.service import DEFAULT_HIVE_VERSION as V, "
+    "metastore_classpath; from lakecompat.engines.hive.runtime import hiveserver2_classpath; "
+    "from lakecompat.engines.trino.runtime import provision; "
     "t = time.monotonic(); fetch(hudi_bundle(H), progress=lambda m: None); "
-    "metastore_classpath(V); hiveserver2_classpath(V, H); "
-    "provision(); from engines.library.environment import provision as environment; "
-    "from engines.library.hudi_rs import HudiRsEngine; "
-    "from engines.library.daft import DaftEngine; "
+    "metastore_classpath(V); hiveserver2_classpath(V, H); provision(); "
+    "from lakecompat.engines.library.environment import provision as environment; "
+    "from lakecompat.engines.library.hudi_rs import HudiRsEngine; "
+    "from lakecompat.engines.library.daft import DaftEngine; "
     "[environment(e.name, e.package_list(e.default_release)) for e in (HudiRsEngine, DaftEngine)]; "
     "print(time.monotonic() - t)"
 )
+#: What every start below imports.
+_CONTEXT = (
+    "import sys, time, tempfile, pathlib; from lakecompat.engines.context import RunContext; "
+    "from lakecompat.engines.spark.runtime import SparkRuntime; "
+)
 #: A Python-library reader's start: its worker process, up to importing the library.
 LIBRARY_START = (
-    "import time, tempfile, pathlib; from engines.context import RunContext; "
-    "from engines.spark.runtime import SparkRuntime; from engines import engine_class; "
+    _CONTEXT + "from lakecompat.engines import engine_class; "
     "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
     "e = engine_class({name!r})(c); "
     "t = time.monotonic(); e.start(); s = time.monotonic() - t; e.stop(); print(s)"
 )
 HIVE_START = (
-    "import time, tempfile, pathlib; from engines.context import RunContext; "
-    "from engines.spark.runtime import SparkRuntime; from engines.hive.reader import HiveEngine; "
+    _CONTEXT + "from lakecompat.engines.hive.reader import HiveEngine; "
     "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
     "t = time.monotonic(); c.metastore(); m = time.monotonic() - t; e = HiveEngine(c); "
     "t = time.monotonic(); e.start(); h = time.monotonic() - t; e.stop(); c.close(); "
     "print(m, h)"
 )
 TRINO_START = (
-    "import time, tempfile, pathlib; from engines.context import RunContext; "
-    "from engines.spark.runtime import SparkRuntime; from engines.trino.reader import TrinoEngine; "
+    _CONTEXT + "from lakecompat.engines.trino.reader import TrinoEngine; "
     "d = pathlib.Path(tempfile.mkdtemp()); c = RunContext(d, SparkRuntime(d / 'logs')); "
     "c.metastore(); e = TrinoEngine(c); "
     "t = time.monotonic(); e.start(); s = time.monotonic() - t; e.stop(); c.close(); print(s)"
 )
 SPARK_START = (
-    "import sys, time, tempfile, pathlib; from engines.spark.runtime import SparkRuntime; "
-    "r = SparkRuntime(pathlib.Path(tempfile.mkdtemp()) / 'logs'); t = time.monotonic(); "
+    _CONTEXT + "r = SparkRuntime(pathlib.Path(tempfile.mkdtemp()) / 'logs'); t = time.monotonic(); "
     "r.session(); print(time.monotonic() - t); r.stop()"
 )
 

@@ -27,12 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import report
 
-from harness.results.store import load_run
-from harness.run.merge import merge
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
-from harness.run.shards import COSTS_FILE, Shard
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.merge import merge
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
+from lakecompat.harness.run.shards import COSTS_FILE, Shard
 
 #: The issue's target: N shards finish within 15 % of each other.
 IMBALANCE_TARGET = 0.15

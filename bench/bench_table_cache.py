@@ -34,12 +34,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench_run import ProcessSampler, machine_references, report, say
 
-from harness.qualify.run import run_points
-from harness.qualify.versions import VersionPlan, VersionPoint
-from harness.results.outcomes import Cell
-from harness.run.options import RunOptions, default_engines
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.harness.qualify.run import run_points
+from lakecompat.harness.qualify.versions import VersionPlan, VersionPoint
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.run.options import RunOptions, default_engines
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 TARGETS = {"cold_wall_s": 600.0, "warm_ratio": 0.4, "second_point_ratio": 0.3}
 #: Which processes serve which engine's queries (the Metastore serves Hive and Trino both).

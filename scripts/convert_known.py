@@ -44,10 +44,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engines import known_engines  # noqa: E402
-from engines.infra.hudi_jars import written_table_version  # noqa: E402
-from engines.table import FORMAT_QUERY_TYPES  # noqa: E402
-from harness.results.expectations import (  # noqa: E402
+from lakecompat.engines import known_engines  # noqa: E402
+from lakecompat.engines.infra.hudi_jars import written_table_version  # noqa: E402
+from lakecompat.engines.table import FORMAT_QUERY_TYPES  # noqa: E402
+from lakecompat.harness.results.expectations import (  # noqa: E402
     SCOPE_FIELDS,
     Judge,
     Known,
@@ -57,14 +57,14 @@ from harness.results.expectations import (  # noqa: E402
     load_expectations,
     reader_variants,
 )
-from harness.results.known_lists import (  # noqa: E402
+from lakecompat.harness.results.known_lists import (  # noqa: E402
     dump_entries,
 )
-from harness.results.known_merge import by_cause, cause_item, merged  # noqa: E402
-from harness.results.outcomes import Cell, Outcome  # noqa: E402
-from harness.results.store import load_cells  # noqa: E402
-from harness.scenario.load import load_scenarios  # noqa: E402
-from harness.scenario.shapes import SHAPES  # noqa: E402
+from lakecompat.harness.results.known_merge import by_cause, cause_item, merged  # noqa: E402
+from lakecompat.harness.results.outcomes import Cell, Outcome  # noqa: E402
+from lakecompat.harness.results.store import load_cells  # noqa: E402
+from lakecompat.harness.scenario.load import load_scenarios  # noqa: E402
+from lakecompat.harness.scenario.shapes import SHAPES  # noqa: E402
 
 FOLDER = ROOT / "expectations"
 

@@ -21,15 +21,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engines.context import RunContext
-from engines.hive.reader import HiveEngine
-from engines.infra.artifacts import ProvisioningError
-from engines.infra.jdk import find_jdk
-from engines.infra.ports import service_port
-from engines.infra.supervisor import HttpReady, Service, ServiceError
-from engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
-from engines.trino.reader import TrinoEngine
-from harness.run.releases import environment_releases
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.hive.reader import HiveEngine
+from lakecompat.engines.infra.artifacts import ProvisioningError
+from lakecompat.engines.infra.jdk import find_jdk
+from lakecompat.engines.infra.ports import service_port
+from lakecompat.engines.infra.supervisor import HttpReady, Service, ServiceError
+from lakecompat.engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
+from lakecompat.engines.trino.reader import TrinoEngine
+from lakecompat.harness.run.releases import environment_releases
 
 SERVICES = ("spark", "hive", "trino")
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from support import SHARED_ENGINES, SHARED_SCENARIOS, SharedRun, lakecompat
 
-from harness.results.store import load_cells
+from lakecompat.harness.results.store import load_cells
 
 
 @pytest.fixture(scope="session")

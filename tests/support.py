@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from harness.results.expectations import Judged
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import load_run
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.harness.results.expectations import Judged
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
@@ -243,7 +243,7 @@ class ChildRun:
 
     def cells(self, timeout: float = 1200) -> tuple[Path, list[Cell]]:
         """(run folder, cells) once the run has finished; fails with the run's error."""
-        from harness.results.store import load_cells
+        from lakecompat.harness.results.store import load_cells
 
         assert self._conn.poll(timeout), f"the run beside did not finish in {timeout} s"
         status, said = self._conn.recv()
@@ -433,10 +433,10 @@ def overview_failures_not_about_their_operation(run_dir: Path) -> list[str]:
     failing summary must stand on at least one default-variant `SELECT *` cell that fails
     otherwise than its baseline cell and has something to read. Also every engine without a
     column must have no passing cell. An empty list: the overview tells the truth."""
-    from harness.report.overview import NOT_READ, overviews
-    from harness.results.causes import same_failure
-    from harness.results.expectations import judge, load_expectations
-    from harness.results.outcomes import NOTHING_TO_READ
+    from lakecompat.harness.report.overview import NOT_READ, overviews
+    from lakecompat.harness.results.causes import same_failure
+    from lakecompat.harness.results.expectations import judge, load_expectations
+    from lakecompat.harness.results.outcomes import NOTHING_TO_READ
 
     info, cells = load_run(run_dir)
     judged = judge(cells, load_expectations(ROOT / "expectations"))

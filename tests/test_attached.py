@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import load_script
 
-from engines.attached import (
+from lakecompat.engines.attached import (
     AttachError,
     Attachments,
     check_reachable,
@@ -19,7 +19,7 @@ from engines.attached import (
     trino_address,
     warehouse_folder,
 )
-from harness.cli import main
+from lakecompat.harness.cli import main
 
 ENGINES = ("spark", "hive", "trino")
 
@@ -128,7 +128,7 @@ def test_the_cli_refuses_bad_attachments(
 def test_start_services_says_in_a_line_which_service_did_not_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from engines.infra.supervisor import ServiceTimeout
+    from lakecompat.engines.infra.supervisor import ServiceTimeout
 
     script = load_script("start_services")
 

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from support import SCENARIOS
 
-from harness.run.plan import needed_baselines
-from harness.scenario import model as sc
-from harness.scenario.load import load_scenarios
-from harness.scenario.oracle import TableState, evolve
-from harness.scenario.type_shapes import spelled, spelled_types, type_shapes
-from harness.scenario.types import ColumnType, parse_type
+from lakecompat.harness.run.plan import needed_baselines
+from lakecompat.harness.scenario import model as sc
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.oracle import TableState, evolve
+from lakecompat.harness.scenario.type_shapes import spelled, spelled_types, type_shapes
+from lakecompat.harness.scenario.types import ColumnType, parse_type
 
 #: What the baselines hold whether the catalog's rows do or not (issue 69): NULL arrays and
 #: maps, empty ones, NULL structs and NULL struct fields, also inside arrays and maps (a NULL

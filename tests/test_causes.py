@@ -8,16 +8,16 @@ from types import SimpleNamespace
 
 from test_results_report import cell
 
-from engines.table import TableRef
-from harness.results.causes import (
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.results.causes import (
     failure_kind,
     own_reason,
     same_failure,
     unfounded_baseline_notes,
 )
-from harness.results.outcomes import BASELINE_NOTE, BASELINE_OTHER, Outcome
-from harness.run.cells import Baselines, writer_verdict
-from harness.writer.base import WriteResult
+from lakecompat.harness.results.outcomes import BASELINE_NOTE, BASELINE_OTHER, Outcome
+from lakecompat.harness.run.cells import Baselines, writer_verdict
+from lakecompat.harness.writer.base import WriteResult
 
 DELETE_FILES = (
     "UnsupportedOperationException: Delete files are currently not supported in changelog scans"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra.artifacts import CACHE_ENV, cache_dir
-from engines.infra.class_archive import (
+from lakecompat.engines.infra.artifacts import CACHE_ENV, cache_dir
+from lakecompat.engines.infra.class_archive import (
     FOLDER,
     KEPT_PER_SERVER,
     NO_ARCHIVE,
@@ -20,7 +20,7 @@ from engines.infra.class_archive import (
     ClassArchive,
     class_archive,
 )
-from engines.infra.jdk import Jdk, classes_jar, compile_java, installed_jdks
+from lakecompat.engines.infra.jdk import Jdk, classes_jar, compile_java, installed_jdks
 
 HELLO = """package lakecompat;
 public class Hello {

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from support import SHARED_ENGINES, SharedRun
 
-from harness.cli import COMMANDS, main
-from harness.results.outcomes import Outcome, summary_line
-from harness.run.options import DEFAULT_ENGINES
+from lakecompat.harness.cli import COMMANDS, main
+from lakecompat.harness.results.outcomes import Outcome, summary_line
+from lakecompat.harness.run.options import DEFAULT_ENGINES
 
 BAD_STEP = """\
 title: bad

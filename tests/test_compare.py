@@ -11,8 +11,14 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from harness.scenario.changelog import compare_changes
-from harness.scenario.compare import SAMPLE_SIZE, Comparison, compare, jsonable, same_value
+from lakecompat.harness.scenario.changelog import compare_changes
+from lakecompat.harness.scenario.compare import (
+    SAMPLE_SIZE,
+    Comparison,
+    compare,
+    jsonable,
+    same_value,
+)
 
 TYPES = {"id": pa.int32(), "name": pa.string(), "origin": pa.string(), "qty": pa.int32()}
 COLUMNS = {

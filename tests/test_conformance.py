@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from engines import engine_class, known_engines
-from engines.base import Engine, Reading
-from engines.formats import FORMATS, ORIGINAL, format_named
-from engines.table import QUERY_TYPES
+from lakecompat.engines import engine_class, known_engines
+from lakecompat.engines.base import Engine, Reading
+from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
+from lakecompat.engines.table import QUERY_TYPES
 
 ENGINES = [engine_class(name) for name in known_engines()]
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from harness.run.console import Console
+from lakecompat.harness.run.console import Console
 
 
 def test_a_write_to_a_pipe_without_its_reader_goes_to_the_other_stream() -> None:
@@ -36,8 +36,8 @@ def test_a_lost_output_stops_the_watched_run_and_says_why() -> None:
     script = textwrap.dedent(
         """
         import os, sys, threading, time
-        from harness.run import console
-        from harness.run.interrupt import Stop, watching
+        from lakecompat.harness.run import console
+        from lakecompat.harness.run.interrupt import Stop, watching
 
         read, write = os.pipe()
         os.dup2(write, 1)
@@ -70,8 +70,8 @@ def test_a_ctrl_c_that_also_ended_the_reader_is_told_as_a_ctrl_c() -> None:
     script = textwrap.dedent(
         """
         import os, signal, sys, threading, time
-        from harness.run import console
-        from harness.run.interrupt import LOST_OUTPUT, Stop, watching
+        from lakecompat.harness.run import console
+        from lakecompat.harness.run.interrupt import LOST_OUTPUT, Stop, watching
 
         read, write = os.pipe()
         os.dup2(write, 1)

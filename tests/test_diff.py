@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from test_results_report import CELLS, INFO, cell, write_run
 
-from harness.cli import main
-from harness.report.render import write_reports
-from harness.results.outcomes import Outcome
+from lakecompat.harness.cli import main
+from lakecompat.harness.report.render import write_reports
+from lakecompat.harness.results.outcomes import Outcome
 
 W, E = Outcome.WRONG, Outcome.ERROR
 

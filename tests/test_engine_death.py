@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from engines.base import Engine, Variant
-from engines.context import RunContext
-from engines.reading import reading
-from engines.shape import TRINO
-from engines.table import TableRef
-from harness.results.outcomes import Outcome
-from harness.run import cells
-from harness.run.fleet import EngineState, Fleet
-from harness.run.progress import Progress
-from harness.scenario.model import Scenario, ScenarioSpec
-from harness.writer.base import WriteResult
+from lakecompat.engines.base import Engine, Variant
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.reading import reading
+from lakecompat.engines.shape import TRINO
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.run import cells
+from lakecompat.harness.run.fleet import EngineState, Fleet
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.scenario.model import Scenario, ScenarioSpec
+from lakecompat.harness.writer.base import WriteResult
 
 SPEC = {
     "title": "one column added",

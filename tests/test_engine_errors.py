@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engines.errors import (
+from lakecompat.engines.errors import (
     ERROR_LIMIT,
     QueryError,
     cause_chain,
@@ -15,7 +15,7 @@ from engines.errors import (
     log_since,
     log_size,
 )
-from engines.spark.process import RemoteSparkError
+from lakecompat.engines.spark.process import RemoteSparkError
 
 JVM = """java.lang.IllegalArgumentException
 at org.apache.hudi.common.util.ValidationUtils.checkArgument(ValidationUtils.java:33)

@@ -7,20 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from engines.attached import Attachments
-from engines.base import Engine, Variant
-from engines.context import RunContext
-from engines.errors import QueryError, logged_trace
-from engines.flink.reader import FlinkEngine
-from engines.hive.reader import HiveEngine, _sent_trace
-from engines.library.daft import DaftEngine
-from engines.library.hudi_rs import HudiRsEngine
-from engines.spark.reader import SparkEngine
-from engines.spark.runtime import SparkRuntime
-from engines.table import TableRef
-from engines.trino.answers import failure_trace
-from engines.trino.reader import TrinoEngine, catalogs
-from harness.run.cells import failure_log
+from lakecompat.engines.attached import Attachments
+from lakecompat.engines.base import Engine, Variant
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.errors import QueryError, logged_trace
+from lakecompat.engines.flink.reader import FlinkEngine
+from lakecompat.engines.hive.reader import HiveEngine, _sent_trace
+from lakecompat.engines.library.daft import DaftEngine
+from lakecompat.engines.library.hudi_rs import HudiRsEngine
+from lakecompat.engines.spark.reader import SparkEngine
+from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.table import TableRef
+from lakecompat.engines.trino.answers import failure_trace
+from lakecompat.engines.trino.reader import TrinoEngine, catalogs
+from lakecompat.harness.run.cells import failure_log
 
 TABLE = TableRef(
     name="t_add",

@@ -12,11 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from engines import known_engines
-from harness.cli import main
-from harness.results.expectations import ExpectationError, check_references, load_expectations
-from harness.scenario.input_files import MAX_FILE_BYTES
-from harness.scenario.load import load_scenarios
+from lakecompat.engines import known_engines
+from lakecompat.harness.cli import main
+from lakecompat.harness.results.expectations import (
+    ExpectationError,
+    check_references,
+    load_expectations,
+)
+from lakecompat.harness.scenario.input_files import MAX_FILE_BYTES
+from lakecompat.harness.scenario.load import load_scenarios
 
 TESTS = Path(__file__).resolve().parent
 BAD = TESTS / "bad_expectations"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_results_report import cell
 
-from engines import engine_class, known_engines
-from harness.results.expectations import (
+from lakecompat.engines import engine_class, known_engines
+from lakecompat.harness.results.expectations import (
     ExpectationError,
     Known,
     Verdict,
@@ -21,8 +21,8 @@ from harness.results.expectations import (
     load_expectations,
     to_records,
 )
-from harness.results.outcomes import Outcome
-from harness.scenario.load import load_scenarios
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.scenario.load import load_scenarios
 
 
 def known(**fields: object) -> Known:
@@ -226,8 +226,8 @@ def test_the_shipped_expectations_are_valid_and_name_real_scenarios() -> None:
 def test_reader_hudi_bounds_match_the_readers_own_jars() -> None:
     from test_results_report import cell
 
-    from harness.results.expectations import Known
-    from harness.results.outcomes import Outcome
+    from lakecompat.harness.results.expectations import Known
+    from lakecompat.harness.results.outcomes import Outcome
 
     entry = Known(
         engine="hive",

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample
 from support import made_cell
 
-from harness.explore.generate import OPS, sequences
-from harness.explore.lab import reason_class, signatures
-from harness.results.outcomes import Cell, Outcome
-from harness.scenario.model import ScenarioSpec
-from harness.scenario.oracle import evolve
+from lakecompat.harness.explore.generate import OPS, sequences
+from lakecompat.harness.explore.lab import reason_class, signatures
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.scenario.model import ScenarioSpec
+from lakecompat.harness.scenario.oracle import evolve
 
 
 def _generated(seed: int, count: int) -> list[dict[str, object]]:

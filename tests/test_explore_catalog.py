@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.explore.catalog import catalog_run, described
-from harness.run.options import DEFAULT_ENGINES
+from lakecompat.harness.explore.catalog import catalog_run, described
+from lakecompat.harness.run.options import DEFAULT_ENGINES
 
 FULL: dict[str, Any] = {
     "pattern": None,

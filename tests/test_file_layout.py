@@ -10,17 +10,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness.scenario.load import load_scenario
-from harness.scenario.model import needs
-from harness.writer.base import DataFile
-from harness.writer.hudi.files import (
+from lakecompat.harness.scenario.load import load_scenario
+from lakecompat.harness.scenario.model import needs
+from lakecompat.harness.writer.base import DataFile
+from lakecompat.harness.writer.hudi.files import (
     HudiFileError,
     avro_type_name,
     live_files,
     log_blocks,
     parquet_columns,
 )
-from harness.writer.layout import describe, note, unlisted
+from lakecompat.harness.writer.layout import describe, note, unlisted
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 SEED, DDL, UPSERT = "20260101000000001", "20260101000000002", "20260101000000003"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra.supervisor import Service
-from harness.run.fleet import EngineState, at_once, start_engine
+from lakecompat.engines.infra.supervisor import Service
+from lakecompat.harness.run.fleet import EngineState, at_once, start_engine
 
 
 class SlowStart:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines.errors import QueryError
-from engines.flink.reader import FlinkEngine, _failure_text, flink_type, to_arrow
-from engines.table import TableRef
+from lakecompat.engines.errors import QueryError
+from lakecompat.engines.flink.reader import FlinkEngine, _failure_text, flink_type, to_arrow
+from lakecompat.engines.table import TableRef
 
 TABLE = TableRef(
     name="t_rename",

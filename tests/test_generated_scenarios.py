@@ -27,7 +27,7 @@ def test_type_change_files_match_the_generator() -> None:
 
 
 def test_every_generated_change_has_its_cell_in_the_type_change_tables() -> None:
-    from harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS
+    from lakecompat.harness.report.grouping import TYPE_COLUMNS, TYPE_ROWS
 
     for source, target in load_generator().pairs():
         assert source in TYPE_ROWS, source
@@ -36,8 +36,8 @@ def test_every_generated_change_has_its_cell_in_the_type_change_tables() -> None
 
 def test_the_extra_changes_convert_their_seed_values() -> None:
     """Each added change has seed values SQL CAST converts: the cells test values, not NULLs."""
-    from harness.scenario import oracle
-    from harness.scenario.load import load_scenarios
+    from lakecompat.harness.scenario import oracle
+    from lakecompat.harness.scenario.load import load_scenarios
 
     generator = load_generator()
     extra = {f"type_change/{source}_to_{target}" for source, target in generator.EXTRA}

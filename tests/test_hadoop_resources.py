@@ -8,7 +8,11 @@ from xml.etree import ElementTree
 
 import pytest
 
-from engines.infra.hadoop_conf import HADOOP_RESOURCES, resources_first, without_descriptions
+from lakecompat.engines.infra.hadoop_conf import (
+    HADOOP_RESOURCES,
+    resources_first,
+    without_descriptions,
+)
 
 
 def jar(path: Path, files: dict[str, str]) -> Path:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engines.metastore import hive3
-from engines.metastore.hive3 import LOADER_CLASS, SOURCES, hive3_launch, is_hive3
+from lakecompat.engines.metastore import hive3
+from lakecompat.engines.metastore.hive3 import LOADER_CLASS, SOURCES, hive3_launch, is_hive3
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engines.hive.failures import (
+from lakecompat.engines.hive.failures import (
     causes_line,
     file_groups,
     in_file_group,
@@ -77,8 +77,8 @@ def test_an_error_hive_3_sends_while_rows_are_fetched_is_hive_s_own_message() ->
     from pyhive.exc import OperationalError
     from TCLIService.ttypes import TStatus
 
-    from engines.errors import QueryError
-    from engines.hive.reader import _answered
+    from lakecompat.engines.errors import QueryError
+    from lakecompat.engines.hive.reader import _answered
 
     status = TStatus(
         statusCode=3,

@@ -1,10 +1,11 @@
-"""The causes of a failed Hive read per file group, kept between runs (engines/hive/probes.py)."""
+"""The causes of a failed Hive read per file group, kept between runs
+(lakecompat/engines/hive/probes.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engines.hive.probes import FileGroupCauses
+from lakecompat.engines.hive.probes import FileGroupCauses
 
 SQL = "SELECT * FROM `t_add_column_after_cow`"
 SETTINGS = {"hive.fetch.task.conversion": "none"}

@@ -11,10 +11,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from engines.hive.reader import _answer_columns, hive_arrow_type, to_arrow
-from engines.metastore.ddl import registration_ddl
-from engines.metastore.tables import INPUT_FORMAT, REALTIME_INPUT_FORMAT, hive_tables
-from engines.table import TableRef
+from lakecompat.engines.hive.reader import _answer_columns, hive_arrow_type, to_arrow
+from lakecompat.engines.metastore.ddl import registration_ddl
+from lakecompat.engines.metastore.tables import INPUT_FORMAT, REALTIME_INPUT_FORMAT, hive_tables
+from lakecompat.engines.table import TableRef
 
 COLUMNS = (("_hoodie_commit_time", "string"), ("id", "int"), ("amount", "decimal(10,2)"))
 

@@ -15,12 +15,12 @@ import pytest
 from support import ROOT, SCENARIOS
 from test_results_report import INFO, cell, write_run
 
-from harness.cli import main
-from harness.results.hints import program
-from harness.results.store import ResultsError, load_run
-from harness.run import folder as run_folder
-from harness.run.folder import resume_options
-from harness.run.interrupt import RunInterrupted, holding, watching
+from lakecompat.harness.cli import main
+from lakecompat.harness.results.hints import program
+from lakecompat.harness.results.store import ResultsError, load_run
+from lakecompat.harness.run import folder as run_folder
+from lakecompat.harness.run.folder import resume_options
+from lakecompat.harness.run.interrupt import RunInterrupted, holding, watching
 
 
 @pytest.mark.parametrize(
@@ -165,7 +165,7 @@ def test_a_run_started_with_nohup_keeps_running_when_the_terminal_closes() -> No
     closing the terminal does not stop the run."""
     code = (
         "import os, signal, sys, threading, time\n"
-        "from harness.run.interrupt import watching\n"
+        "from lakecompat.harness.run.interrupt import watching\n"
         "with watching(threading.Event()) as stop:\n"
         "    os.kill(os.getpid(), signal.SIGHUP)\n"
         "    time.sleep(0.5)\n"
@@ -238,12 +238,12 @@ def test_an_interrupted_repro_says_its_folder_is_incomplete(
 ) -> None:
     """A Ctrl-C during `lakecompat repro` keeps no cells: the message says what to do, not
     how to resume a run."""
-    from harness.cli import main
+    from lakecompat.harness.cli import main
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("harness.repro.reproduce.reproduce", interrupted)
+    monkeypatch.setattr("lakecompat.harness.repro.reproduce.reproduce", interrupted)
     out = tmp_path / "repro"
     assert (
         main(["repro", str(tmp_path), "spark.cow.snapshot.x/y[default]", "--out", str(out)]) == 130
@@ -255,7 +255,7 @@ def test_an_interrupted_repro_says_its_folder_is_incomplete(
 
 SECOND_SIGNAL = """
 import os, signal, threading, time
-from harness.run.interrupt import watching
+from lakecompat.harness.run.interrupt import watching
 
 class SlowEvent(threading.Event):
     # A second Ctrl-C arrives while the first one's handler sets the event (holding its lock).

@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from test_results_report import cell
 
-from engines.infra.artifacts import ProvisioningError
-from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, check_format_version
-from engines.library.pyiceberg import PyIcebergEngine
-from harness.cli import main
-from harness.qualify.compare import Point
-from harness.qualify.run import point_options, share_groups
-from harness.qualify.versions import VersionsError, load_versions, parse_points
-from harness.results.expectations import Known
-from harness.results.known_draft import draft_known_across, draft_on_top
-from harness.results.outcomes import Outcome
-from harness.run.options import RunOptions
+from lakecompat.engines.infra.artifacts import ProvisioningError
+from lakecompat.engines.infra.iceberg_jars import ICEBERG_VERSION_ENV, check_format_version
+from lakecompat.engines.library.pyiceberg import PyIcebergEngine
+from lakecompat.harness.cli import main
+from lakecompat.harness.qualify.compare import Point
+from lakecompat.harness.qualify.run import point_options, share_groups
+from lakecompat.harness.qualify.versions import VersionsError, load_versions, parse_points
+from lakecompat.harness.results.expectations import Known
+from lakecompat.harness.results.known_draft import draft_known_across, draft_on_top
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.run.options import RunOptions
 
 VERSIONS = Path(__file__).parent.parent / "versions"
 V2 = {"spark": "3.5.9", "iceberg": "1.10.0", "format_version": "2"}

@@ -11,16 +11,16 @@ import pyarrow.parquet as pq
 import pytest
 from support import SCENARIOS
 
-from engines.spark.runtime import iceberg_catalog_name
-from harness.run.plan import format_tables
-from harness.scenario import model as sc
-from harness.scenario.load import load_scenarios
-from harness.scenario.oracle import evolve
-from harness.scenario.shapes import shapes_for
-from harness.scenario.types import parse_type
-from harness.writer import layout
-from harness.writer.hudi.writer import HudiWriter
-from harness.writer.iceberg.files import (
+from lakecompat.engines.spark.runtime import iceberg_catalog_name
+from lakecompat.harness.run.plan import format_tables
+from lakecompat.harness.scenario import model as sc
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.oracle import evolve
+from lakecompat.harness.scenario.shapes import shapes_for
+from lakecompat.harness.scenario.types import parse_type
+from lakecompat.harness.writer import layout
+from lakecompat.harness.writer.hudi.writer import HudiWriter
+from lakecompat.harness.writer.iceberg.files import (
     appended_states,
     current_snapshot,
     delete_files_note,
@@ -28,7 +28,7 @@ from harness.writer.iceberg.files import (
     moment_after,
     snapshot_log,
 )
-from harness.writer.iceberg.statements import (
+from lakecompat.harness.writer.iceberg.statements import (
     create_statement,
     delete_statement,
     merge_statement,
@@ -36,8 +36,8 @@ from harness.writer.iceberg.statements import (
     table_identifier,
     table_properties,
 )
-from harness.writer.spark_sql import ddl
-from harness.writer.table_files import TableFileError
+from lakecompat.harness.writer.spark_sql import ddl
+from lakecompat.harness.writer.table_files import TableFileError
 
 
 def test_the_table_type_sets_how_deletes_updates_and_merges_are_written() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra.artifacts import (
+from lakecompat.engines.infra.artifacts import (
     Dependency,
     MavenArtifact,
     cache_dir,

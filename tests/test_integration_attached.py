@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from support import ROOT, SharedRun, lakecompat
 
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import load_cells
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIOS = "rename_column/rename,add_column/at_end"

@@ -21,17 +21,17 @@ from support import (
     quiet_run,
 )
 
-from engines import engine_class
-from engines.formats.hudi import HUDI
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import load_run
-from harness.run.options import RunOptions
-from harness.run.plan import needed_baselines
-from harness.run.progress import Progress
-from harness.run.reads import table_reads
-from harness.run.runner import Runner
-from harness.scenario.load import load_scenarios
-from harness.scenario.shapes import DEFAULT_SHAPES
+from lakecompat.engines import engine_class
+from lakecompat.engines.formats.hudi import HUDI
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.plan import needed_baselines
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.reads import table_reads
+from lakecompat.harness.run.runner import Runner
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.shapes import DEFAULT_SHAPES
 
 pytestmark = pytest.mark.integration
 #: One scenario per category (the baseline runs anyway).

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.explore.lab import Lab, explore, mark_covered, write_findings
-from harness.run.progress import Progress
-from harness.scenario import model as sc
-from harness.scenario import oracle, shapes
-from harness.writer.cache import default_location
+from lakecompat.harness.explore.lab import Lab, explore, mark_covered, write_findings
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.scenario import model as sc
+from lakecompat.harness.scenario import oracle, shapes
+from lakecompat.harness.writer.cache import default_location
 
 pytestmark = pytest.mark.integration
 

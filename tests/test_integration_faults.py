@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SCRIPT, SignalAfter, descendants, processes_mentioning
 
-from engines.hive.reader import HiveEngine
-from harness.results.outcomes import Cell, Outcome
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.hive.reader import HiveEngine
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 PATTERN = "type_change/int_to_long"  # and the baseline: two tables

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SignalAfter, SocketWatch, is_loopback, processes_mentioning
 
-from engines.releases import Releases
-from harness.results.expectations import Verdict
-from harness.results.outcomes import Cell, Outcome
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.releases import Releases
+from lakecompat.harness.results.expectations import Verdict
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 SERVER = "lakecompat.FlinkSqlServer"

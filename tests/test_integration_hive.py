@@ -17,21 +17,21 @@ from support import (
     processes_mentioning,
 )
 
-from engines.context import RunContext
-from engines.errors import QueryError, describe_error
-from engines.hive.failures import file_groups
-from engines.hive.probes import FileGroupCauses
-from engines.hive.reader import HiveEngine
-from engines.metastore.hive3 import LOADER_CLASS, is_hive3
-from engines.metastore.service import DEFAULT_HIVE_VERSION
-from engines.spark.runtime import SparkRuntime
-from engines.table import TableRef
-from harness.options import DEFAULT_SCENARIOS
-from harness.results.outcomes import Cell, Outcome
-from harness.run.releases import environment_releases
-from harness.scenario.load import load_scenarios
-from harness.writer import create_writer
-from harness.writer.cache import default_location
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.errors import QueryError, describe_error
+from lakecompat.engines.hive.failures import file_groups
+from lakecompat.engines.hive.probes import FileGroupCauses
+from lakecompat.engines.hive.reader import HiveEngine
+from lakecompat.engines.metastore.hive3 import LOADER_CLASS, is_hive3
+from lakecompat.engines.metastore.service import DEFAULT_HIVE_VERSION
+from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.options import DEFAULT_SCENARIOS
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.run.releases import environment_releases
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.writer import create_writer
+from lakecompat.harness.writer.cache import default_location
 
 pytestmark = pytest.mark.integration
 

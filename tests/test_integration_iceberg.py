@@ -26,16 +26,16 @@ from support import (
     overview_failures_not_about_their_operation,
 )
 
-from engines.infra.artifacts import maven_repo
-from engines.infra.iceberg_jars import iceberg_spark_runtime
-from harness.report.junit import case_id
-from harness.results.causes import unfounded_baseline_notes
-from harness.results.expectations import Judged
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import load_run
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.infra.artifacts import maven_repo
+from lakecompat.engines.infra.iceberg_jars import iceberg_spark_runtime
+from lakecompat.harness.report.junit import case_id
+from lakecompat.harness.results.causes import unfounded_baseline_notes
+from lakecompat.harness.results.expectations import Judged
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 

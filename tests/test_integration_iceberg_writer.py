@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS
 
-from engines.spark.runtime import SparkRuntime
-from engines.table import reference_time_ms
-from harness.scenario.load import load_scenarios
-from harness.scenario.oracle import expected
-from harness.writer import create_writer
-from harness.writer.base import TableWriter, WriteResult
-from harness.writer.iceberg.files import current_metadata, snapshot_log
+from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.table import reference_time_ms
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.oracle import expected
+from lakecompat.harness.writer import create_writer
+from lakecompat.harness.writer.base import TableWriter, WriteResult
+from lakecompat.harness.writer.iceberg.files import current_metadata, snapshot_log
 
 pytestmark = pytest.mark.integration
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, comparable
 
-from harness.results.outcomes import Cell
-from harness.run.options import RunOptions, RunResult
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.run.options import RunOptions, RunResult
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 PATTERN = "rename_column/rename"

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from support import SCENARIOS, SHARED_SCENARIOS, SharedRun, comparable, processes_mentioning
 
-from engines.hive.reader import HiveEngine
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.hive.reader import HiveEngine
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SharedRun, SignalAfter, processes_mentioning
 
-from engines.releases import Releases
-from harness.results.outcomes import Cell, Outcome
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.releases import Releases
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 WORKER = "engines/library/worker.py"

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS, SocketWatch, is_loopback, processes_mentioning
 
-from harness.results.expectations import Verdict
-from harness.results.outcomes import Cell, Outcome
-from harness.run.options import RunOptions
-from harness.run.runner import Runner, RunResult
+from lakecompat.harness.results.expectations import Verdict
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.runner import Runner, RunResult
 
 pytestmark = pytest.mark.integration
 MAIN = "lakecompat.presto.PrestoMain"

@@ -22,12 +22,12 @@ import pytest
 from support import SCENARIOS as SCENARIO_DIR
 from support import SCRIPT, SharedRun, headless_chromium, lakecompat, only_run
 
-from engines.metastore.service import DEFAULT_HIVE_VERSION
-from harness.report.diff import diff_cells
-from harness.report.junit import case_id
-from harness.results.outcomes import Outcome
-from harness.results.store import load_cells
-from harness.run.releases import environment_releases
+from lakecompat.engines.metastore.service import DEFAULT_HIVE_VERSION
+from lakecompat.harness.report.diff import diff_cells
+from lakecompat.harness.report.junit import case_id
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.results.store import load_cells
+from lakecompat.harness.run.releases import environment_releases
 
 pytestmark = pytest.mark.integration
 SCENARIOS = "rename_column/rename,schema_on_write/extra_column,type_change/int_to_long"

@@ -20,11 +20,11 @@ import pytest
 import yaml
 from support import SCRIPT, headless_chromium, lakecompat
 
-from harness.options import DEFAULT_EXPECTATIONS
-from harness.report.diff import KEY_FIELDS
-from harness.report.junit import case_id
-from harness.results.outcomes import Cell
-from harness.results.store import load_run
+from lakecompat.harness.options import DEFAULT_EXPECTATIONS
+from lakecompat.harness.report.diff import KEY_FIELDS
+from lakecompat.harness.report.junit import case_id
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
 SCENARIO = "rename_column/rename"

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from support import SharedRun, lakecompat
 
-from engines.infra.artifacts import maven_repo
-from engines.infra.hudi_jars import hudi_bundle
-from harness.report.junit import case_id
-from harness.repro.reproduce import default_folder
-from harness.results.store import load_cells
+from lakecompat.engines.infra.artifacts import maven_repo
+from lakecompat.engines.infra.hudi_jars import hudi_bundle
+from lakecompat.harness.report.junit import case_id
+from lakecompat.harness.repro.reproduce import default_folder
+from lakecompat.harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIO = "rename_column/rename"

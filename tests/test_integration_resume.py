@@ -24,14 +24,14 @@ from support import (
     processes_mentioning,
 )
 
-from engines.releases import Releases
-from harness.cli import main
-from harness.results.outcomes import Cell
-from harness.results.store import load_run
-from harness.run.folder import resume_options
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.engines.releases import Releases
+from lakecompat.harness.cli import main
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.folder import resume_options
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 PATTERN = "rename_column/rename,type_change/int_to_long"

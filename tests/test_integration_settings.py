@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from engines import engine_class, known_engines
-from engines.attached import Attachments
-from engines.settings import SettingsScope
-from harness.cli import main
-from harness.run.runner import Runner
+from lakecompat.engines import engine_class, known_engines
+from lakecompat.engines.attached import Attachments
+from lakecompat.engines.settings import SettingsScope
+from lakecompat.harness.cli import main
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 

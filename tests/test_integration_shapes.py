@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from support import quiet_run
 
-from harness.results.outcomes import ROWS_LOST, Cell, Outcome
-from harness.scenario.shapes import DEFAULT_SHAPES
+from lakecompat.harness.results.outcomes import ROWS_LOST, Cell, Outcome
+from lakecompat.harness.scenario.shapes import DEFAULT_SHAPES
 
 pytestmark = pytest.mark.integration
 WIDENED = "type_change/float_to_double"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from support import SharedRun, lakecompat, only_run
 
-from harness.results.outcomes import Cell
-from harness.results.store import load_cells
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIO = "rename_column/rename"

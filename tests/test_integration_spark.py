@@ -8,19 +8,19 @@ import pyspark
 import pytest
 from support import processes_mentioning, quiet_run
 
-from engines.context import RunContext
-from engines.errors import describe_error, error_text, log_size
-from engines.spark.reader import SparkEngine
-from engines.spark.runtime import SparkRuntime
-from engines.table import TableRef
-from harness.cli import main
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import load_run
-from harness.run.cells import failure_log
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.releases import environment_releases
-from harness.run.runner import Runner
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.errors import describe_error, error_text, log_size
+from lakecompat.engines.spark.reader import SparkEngine
+from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.cli import main
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.cells import failure_log
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.releases import environment_releases
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 INCREMENTAL_AND_PAST = ("incremental", "time_travel")

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from support import SCRIPT, comparable, processes_mentioning
 
-from harness.results.store import load_run
+from lakecompat.harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
 SCENARIOS = "rename_column/rename,type_change/int_to_long"

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS
 
-from harness.results.outcomes import Cell
-from harness.run.options import DEFAULT_FORMATS, RunOptions, default_engines
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.harness.results.outcomes import Cell
+from lakecompat.harness.run.options import DEFAULT_FORMATS, RunOptions, default_engines
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 #: A table every engine reads and one the writer refuses (its refusal is cached too).

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS
 
-from harness.results.outcomes import Outcome
-from harness.run.options import RunOptions
-from harness.run.progress import Progress
-from harness.run.runner import Runner
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.run.runner import Runner
 
 pytestmark = pytest.mark.integration
 

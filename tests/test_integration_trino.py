@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from support import interrupted_run, processes_mentioning, quiet_run
 
-from engines.context import RunContext
-from engines.infra.artifacts import cache_dir
-from engines.spark.runtime import SparkRuntime
-from engines.table import TableRef
-from engines.trino.reader import TrinoEngine
-from engines.trino.runtime import DEFAULT_TRINO_VERSION
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import load_run
-from harness.run.releases import environment_releases
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.infra.artifacts import cache_dir
+from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.table import TableRef
+from lakecompat.engines.trino.reader import TrinoEngine
+from lakecompat.engines.trino.runtime import DEFAULT_TRINO_VERSION
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import load_run
+from lakecompat.harness.run.releases import environment_releases
 
 pytestmark = pytest.mark.integration
 VARIANTS = TrinoEngine.reading("hudi").variants

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from support import SharedRun, lakecompat
 
-from harness.results.store import load_cells
+from lakecompat.harness.results.store import load_cells
 
 pytestmark = pytest.mark.integration
 SCENARIO = "writer_upgrade/rename_after_upgrade"

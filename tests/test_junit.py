@@ -7,9 +7,9 @@ from pathlib import Path
 
 from test_results_report import INFO, cell, render, wrong
 
-from harness.report.junit import case_id, render_junit
-from harness.results.expectations import Known, judge
-from harness.results.outcomes import Cell, Evidence, Outcome
+from lakecompat.harness.report.junit import case_id, render_junit
+from lakecompat.harness.results.expectations import Known, judge
+from lakecompat.harness.results.outcomes import Cell, Evidence, Outcome
 
 
 def parse(cells: list[Cell], known: list[Known] | None = None) -> ET.Element:

@@ -13,9 +13,9 @@ from types import ModuleType
 import yaml
 from test_results_report import cell
 
-from harness.results.expectations import judge as judge_cells
-from harness.results.expectations import load_expectations
-from harness.results.outcomes import Outcome
+from lakecompat.harness.results.expectations import judge as judge_cells
+from lakecompat.harness.results.expectations import load_expectations
+from lakecompat.harness.results.outcomes import Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from test_results_report import INFO, cell, write_run
 
-from harness.cli import main
-from harness.results.expectations import load_expectations
-from harness.results.known_review import failure_class, render, review
-from harness.results.outcomes import Evidence, Outcome
+from lakecompat.harness.cli import main
+from lakecompat.harness.results.expectations import load_expectations
+from lakecompat.harness.results.known_review import failure_class, render, review
+from lakecompat.harness.results.outcomes import Evidence, Outcome
 
 FILE = """\
 known:

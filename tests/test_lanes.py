@@ -6,15 +6,15 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engines.attached import Attachments
-from engines.hive.reader import HiveEngine
-from engines.releases import Releases
-from engines.table import TableRef
-from harness.run.fleet import EngineState, Fleet
-from harness.run.options import RunOptions
-from harness.run.outlets import plan_engines, plan_lanes
-from harness.run.progress import Progress
-from harness.writer.base import WriteResult
+from lakecompat.engines.attached import Attachments
+from lakecompat.engines.hive.reader import HiveEngine
+from lakecompat.engines.releases import Releases
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.run.fleet import EngineState, Fleet
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.outlets import plan_engines, plan_lanes
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.writer.base import WriteResult
 
 HIVE_VARIANTS = tuple(v.name for v in HiveEngine.reading("hudi").variants)
 
@@ -114,11 +114,11 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
     part of the run that counts a table's cells (plan, resume, merge) counts the same reads."""
     from dataclasses import replace
 
-    from engines.formats.hudi import HUDI
-    from engines.shape import base_variant
-    from engines.spark.reader import SparkEngine
-    from harness.run.reads import table_reads
-    from harness.scenario.load import load_scenario
+    from lakecompat.engines.formats.hudi import HUDI
+    from lakecompat.engines.shape import base_variant
+    from lakecompat.engines.spark.reader import SparkEngine
+    from lakecompat.harness.run.reads import table_reads
+    from lakecompat.harness.scenario.load import load_scenario
 
     specs, routes = plan_engines([RunOptions(engines=("hive",))])
     default = HiveEngine.default_variant_name("hudi")

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from support import SCENARIOS
 
-from harness.report.render import REPORT_FILES
-from harness.run import latest
-from harness.run.latest import LATEST, narrowing, publish
-from harness.run.options import DEFAULT_FORMATS, default_engines
-from harness.scenario.shapes import DEFAULT_SHAPES
+from lakecompat.harness.report.render import REPORT_FILES
+from lakecompat.harness.run import latest
+from lakecompat.harness.run.latest import LATEST, narrowing, publish
+from lakecompat.harness.run.options import DEFAULT_FORMATS, default_engines
+from lakecompat.harness.scenario.shapes import DEFAULT_SHAPES
 
 #: What `run.json` records of a run of the default matrix.
 DEFAULT_RUN: dict[str, Any] = {

@@ -13,12 +13,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines.base import Variant
-from engines.context import RunContext
-from engines.errors import QueryError, error_text
-from engines.library.environment import environment_dir, provision
-from engines.library.reader import LibraryReader, comparable
-from engines.reading import reading
+from lakecompat.engines.base import Variant
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.errors import QueryError, error_text
+from lakecompat.engines.library.environment import environment_dir, provision
+from lakecompat.engines.library.reader import LibraryReader, comparable
+from lakecompat.engines.reading import reading
 
 
 class PlainPython(LibraryReader):
@@ -38,7 +38,7 @@ class PlainPython(LibraryReader):
 @pytest.fixture
 def reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlainPython:
     monkeypatch.setattr(
-        "engines.library.reader.provision", lambda name, packages: Path(sys.executable)
+        "lakecompat.engines.library.reader.provision", lambda name, packages: Path(sys.executable)
     )
     engine = PlainPython(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
     engine.start()

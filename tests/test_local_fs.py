@@ -12,8 +12,8 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from engines.infra.jdk import find_jdk
-from engines.infra.local_fs import LOCAL_FS_CLASS, local_fs_jar
+from lakecompat.engines.infra.jdk import find_jdk
+from lakecompat.engines.infra.local_fs import LOCAL_FS_CLASS, local_fs_jar
 
 JARS = Path(pyspark.__file__).parent / "jars"
 #: Creates a folder and a file with permissions through Hadoop's FileSystem API, changes the

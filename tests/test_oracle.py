@@ -8,8 +8,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from harness.scenario.model import ScenarioSpec
-from harness.scenario.oracle import StepError, evolve, expected
+from lakecompat.harness.scenario.model import ScenarioSpec
+from lakecompat.harness.scenario.oracle import StepError, evolve, expected
 
 SCHEMA = [
     {"name": "id", "type": "int"},
@@ -284,7 +284,7 @@ def test_cow_read_optimized_equals_snapshot() -> None:
 
 
 def test_reference_is_the_state_before_the_first_schema_change() -> None:
-    from harness.scenario.oracle import reference_index
+    from lakecompat.harness.scenario.oracle import reference_index
 
     rename = {"op": "rename_column", "column": "name", "to": "product"}
     assert reference_index(spec(upsert(row(1, ts=150)), rename, upsert(row(2, ts=300)))) == 1

@@ -9,11 +9,11 @@ from typing import Any
 
 from test_results_report import cell, write_run
 
-from harness.report.overview import overviews
-from harness.report.overview_markdown import asides_text
-from harness.report.render import write_reports
-from harness.results.expectations import Known, judge
-from harness.results.outcomes import BASELINE_NOTE, Cell, Outcome
+from lakecompat.harness.report.overview import overviews
+from lakecompat.harness.report.overview_markdown import asides_text
+from lakecompat.harness.report.render import write_reports
+from lakecompat.harness.results.expectations import Known, judge
+from lakecompat.harness.results.outcomes import BASELINE_NOTE, Cell, Outcome
 
 INFO = {
     "run_id": "20250101-000000",

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.run.pipeline import Pipeline
+from lakecompat.harness.run.pipeline import Pipeline
 
 
 def test_jobs_run_in_order_on_another_thread() -> None:

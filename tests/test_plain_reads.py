@@ -12,24 +12,24 @@ import pyarrow as pa
 import pytest
 from test_results_report import cell
 
-from engines.base import Engine, Variant
-from engines.context import RunContext
-from engines.reading import Reading
-from engines.shape import ALL, PUSHDOWN_OFF, TRINO
-from engines.table import TableRef
-from harness.results.outcomes import ROWS_LOST, Cell, Evidence, Outcome
-from harness.results.plain_reads import (
+from lakecompat.engines.base import Engine, Variant
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.reading import Reading
+from lakecompat.engines.shape import ALL, PUSHDOWN_OFF, TRINO
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.results.outcomes import ROWS_LOST, Cell, Evidence, Outcome
+from lakecompat.harness.results.plain_reads import (
     MISSING_AS_PLAIN,
     MISSING_WHERE_PLAIN_FAILS,
     misread,
     missing_rows,
 )
-from harness.run import cells
-from harness.run.fleet import EngineState, Fleet
-from harness.run.progress import Progress
-from harness.scenario.model import Scenario, ScenarioSpec
-from harness.scenario.shapes import expected_shape
-from harness.writer.base import WriteResult
+from lakecompat.harness.run import cells
+from lakecompat.harness.run.fleet import EngineState, Fleet
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.scenario.model import Scenario, ScenarioSpec
+from lakecompat.harness.scenario.shapes import expected_shape
+from lakecompat.harness.writer.base import WriteResult
 
 RENAME = {
     "title": "rename",

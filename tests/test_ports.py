@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra import ports
+from lakecompat.engines.infra import ports
 
 
 def _range_file(tmp_path: Path, text: str) -> Path:

@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pytest
 
-from engines.context import RunContext
-from engines.errors import error_text
-from engines.presto import runtime as presto_runtime
-from engines.presto.answer import parse_type, to_arrow
-from engines.presto.client import (
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.errors import error_text
+from lakecompat.engines.presto import runtime as presto_runtime
+from lakecompat.engines.presto.answer import parse_type, to_arrow
+from lakecompat.engines.presto.client import (
     Answer,
     PrestoClient,
     PrestoQueryError,
@@ -28,8 +28,8 @@ from engines.presto.client import (
     failure_reason,
     session_header,
 )
-from engines.presto.reader import MetastoreUnsupported, PrestoEngine, metastore_problem
-from engines.presto.runtime import (
+from lakecompat.engines.presto.reader import MetastoreUnsupported, PrestoEngine, metastore_problem
+from lakecompat.engines.presto.runtime import (
     UNUSED_JMX_PORT,
     asm_dependencies,
     catalogs,
@@ -38,8 +38,8 @@ from engines.presto.runtime import (
     server_config,
     started,
 )
-from engines.releases import Releases
-from engines.table import TableRef
+from lakecompat.engines.releases import Releases
+from lakecompat.engines.table import TableRef
 
 TABLE = TableRef(
     name="t_rename",

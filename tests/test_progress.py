@@ -16,9 +16,9 @@ from typing import TextIO
 import pytest
 from support import made_cell
 
-from harness.results.expectations import Judge, Known
-from harness.results.outcomes import Outcome
-from harness.run.progress import FALLBACK_COLUMNS, Progress
+from lakecompat.harness.results.expectations import Judge, Known
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.run.progress import FALLBACK_COLUMNS, Progress
 
 
 @pytest.fixture

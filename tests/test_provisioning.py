@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra import artifacts, jdk
-from engines.infra.artifacts import (
+from lakecompat.engines.infra import artifacts, jdk
+from lakecompat.engines.infra.artifacts import (
     MavenArtifact,
     ProvisioningError,
     cache_dir,
@@ -346,7 +346,7 @@ def test_excerpt_jar_names_the_jar_and_leaves_no_file(
 
 _HOLD_THE_LOCK = """
 import sys, time
-from engines.infra.artifacts import one_at_a_time
+from lakecompat.engines.infra.artifacts import one_at_a_time
 
 @one_at_a_time
 def fetch_slowly():

@@ -10,14 +10,14 @@ import pytest
 from support import ROOT
 from test_results_report import cell, write_run
 
-from engines import engine_class
-from engines.releases import Releases
-from harness.cli import main
-from harness.qualify.compare import Change, Point, classify, qualify, render_markdown
-from harness.qualify.versions import VersionsError, load_versions, parse_points
-from harness.results.outcomes import Outcome
-from harness.run.plan import needed_baselines
-from harness.scenario.load import load_scenarios
+from lakecompat.engines import engine_class
+from lakecompat.engines.releases import Releases
+from lakecompat.harness.cli import main
+from lakecompat.harness.qualify.compare import Change, Point, classify, qualify, render_markdown
+from lakecompat.harness.qualify.versions import VersionsError, load_versions, parse_points
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.run.plan import needed_baselines
+from lakecompat.harness.scenario.load import load_scenarios
 
 BASE_INFO = {"run_id": "base", "writer": {"spark": "3.5.9", "hudi": "1.1.1"}}
 CAND_INFO = {"run_id": "cand", "writer": {"spark": "3.5.9", "hudi": "1.2.0"}}
@@ -213,7 +213,7 @@ def test_the_project_versions_files_are_valid() -> None:
 
 
 def test_hive_with_older_hudi_jars_is_named_in_reports_and_points() -> None:
-    from harness.report.summary import engine_versions
+    from lakecompat.harness.report.summary import engine_versions
 
     info = {"engines": {"spark": "3.5.9", "hive": "4.0.1"}, "hive_hudi": "0.15.0"}
     assert engine_versions(info) == "spark 3.5.9, hive 4.0.1 with Hudi 0.15.0 jars"
@@ -224,8 +224,8 @@ def test_hive_with_older_hudi_jars_is_named_in_reports_and_points() -> None:
 
 
 def test_known_outcomes_drafted_across_version_points_judge_every_point() -> None:
-    from harness.results.expectations import Verdict, judge
-    from harness.results.known_draft import draft_known_across
+    from lakecompat.harness.results.expectations import Verdict, judge
+    from lakecompat.harness.results.known_draft import draft_known_across
 
     def at(hudi: str, **overrides: object) -> object:
         return cell(writer={"spark": "3.5.9", "hudi": hudi}, reader_hudi=hudi, **overrides)
@@ -268,8 +268,8 @@ def test_known_takes_several_runs(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.results.expectations import Known, Verdict, judge
-    from harness.results.known_draft import draft_on_top
+    from lakecompat.harness.results.expectations import Known, Verdict, judge
+    from lakecompat.harness.results.known_draft import draft_on_top
 
     reviewed = [
         Known(engine="spark", scenario="a/*", outcome=W, reason="reviewed"),
@@ -309,8 +309,8 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
 
 
 def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() -> None:
-    from harness.results.expectations import Known, Verdict, judge
-    from harness.results.known_draft import draft_on_top
+    from lakecompat.harness.results.expectations import Known, Verdict, judge
+    from lakecompat.harness.results.known_draft import draft_on_top
 
     link = "https://example.org/an-upstream-report"
     reviewed = [
@@ -357,7 +357,7 @@ def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() 
 
 
 def to_yaml_text(entries: list) -> str:
-    from harness.results.known_draft import to_yaml
+    from lakecompat.harness.results.known_draft import to_yaml
 
     return to_yaml(entries)
 
@@ -376,8 +376,8 @@ def test_two_finished_runs_are_compared_on_the_selected_cells_only(tmp_path: Pat
 
 
 def test_points_with_the_same_writer_share_a_run() -> None:
-    from harness.qualify.run import share_groups
-    from harness.run.options import RunOptions
+    from lakecompat.harness.qualify.run import share_groups
+    from lakecompat.harness.run.options import RunOptions
 
     plan = parse_points(
         [
@@ -397,8 +397,8 @@ def test_points_with_the_same_writer_share_a_run() -> None:
 
 
 def test_a_shared_run_starts_each_distinct_reader_once() -> None:
-    from harness.run.options import RunOptions
-    from harness.run.outlets import plan_engines
+    from lakecompat.harness.run.options import RunOptions
+    from lakecompat.harness.run.outlets import plan_engines
 
     current = RunOptions(engines=("spark", "hive", "trino"))
     lagging = RunOptions(
@@ -425,8 +425,8 @@ def test_a_shared_run_starts_each_distinct_reader_once() -> None:
 
 
 def test_points_that_choose_different_cells_cannot_share_a_run() -> None:
-    from harness.run.options import RunOptions
-    from harness.run.outlets import check_shareable
+    from lakecompat.harness.run.options import RunOptions
+    from lakecompat.harness.run.outlets import check_shareable
 
     with pytest.raises(ValueError, match="must agree on pattern, table_types"):
         check_shareable(RunOptions(), RunOptions(pattern="x/*", table_types=("cow",)))
@@ -484,7 +484,7 @@ def test_a_versions_file_says_which_engines_and_scenarios_it_is_for(tmp_path: Pa
 def test_the_shipped_versions_files_name_the_engines_outside_the_default_set() -> None:
     """The README's Presto example ran 25 minutes without Presto: a file about readers that
     are not read by default names them."""
-    from harness.run.options import DEFAULT_ENGINES
+    from lakecompat.harness.run.options import DEFAULT_ENGINES
 
     folder = Path(__file__).resolve().parent.parent / "versions"
     six = load_versions(folder / "hudi-1.2-table-version-6.yaml")
@@ -510,7 +510,7 @@ def started(
         raise stop
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("harness.qualify.run.provision_points", fetching)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.provision_points", fetching)
     try:
         return main(["qualify", *args])
     except Stop:
@@ -520,7 +520,7 @@ def started(
 def test_the_plan_is_said_before_anything_starts_and_the_command_line_wins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.qualify.run import plan_line
+    from lakecompat.harness.qualify.run import plan_line
 
     path = versions_file(
         tmp_path,
@@ -536,7 +536,7 @@ def test_the_plan_is_said_before_anything_starts_and_the_command_line_wins(
     assert started(tmp_path, monkeypatch, [*args, "--table-types", "cow"], Stop) == -1
     line = capsys.readouterr().out.splitlines()[-1]
     assert "read by spark (hudi tables)" in line
-    from harness.qualify.record import load_record
+    from lakecompat.harness.qualify.record import load_record
 
     record = load_record(tmp_path / "reports" / "qualify")
     assert record.options.pattern == "add_column/*" and record.options.engines == ("spark",)
@@ -571,8 +571,8 @@ def test_ctrl_c_during_a_qualification_prints_the_command_that_completes_it(
 def test_the_interrupted_message_names_the_kept_cells_and_points(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.qualify.record import QualificationInterrupted
-    from harness.run.interrupt import RunInterrupted
+    from lakecompat.harness.qualify.record import QualificationInterrupted
+    from lakecompat.harness.run.interrupt import RunInterrupted
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.argv", ["pytest"])
@@ -589,8 +589,8 @@ def test_the_interrupted_message_names_the_kept_cells_and_points(
 def recorded_points(tmp_path: Path) -> Path:
     """The folder of a qualification whose two points' runs are complete (as a qualification
     interrupted while it compared them leaves it), recorded as interrupted."""
-    from harness.qualify.record import new_record
-    from harness.run.options import RunOptions
+    from lakecompat.harness.qualify.record import new_record
+    from lakecompat.harness.run.options import RunOptions
 
     base, cand = pair(tmp_path)
     for run_dir in (base, cand):
@@ -615,9 +615,9 @@ def test_resume_keeps_the_points_measured_and_compares_them(
     def never(*_: object, **__: object) -> None:
         raise AssertionError("a point measured already was run again")
 
-    monkeypatch.setattr("harness.qualify.run.Runner", never)
-    monkeypatch.setattr("harness.qualify.run.resume", never)
-    monkeypatch.setattr("harness.qualify.run.provision_points", lambda *_, **__: None)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.Runner", never)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.resume", never)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.provision_points", lambda *_, **__: None)
     folder = recorded_points(tmp_path)
     assert main(["qualify", "--resume", str(folder)]) == 1
     out = capsys.readouterr().out
@@ -632,8 +632,8 @@ def test_resume_completes_an_interrupted_point_and_runs_one_never_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Which machinery each point gets (the engines themselves: the integration test)."""
-    from harness.qualify.record import load_record
-    from harness.qualify.run import run_points
+    from lakecompat.harness.qualify.record import load_record
+    from lakecompat.harness.qualify.run import run_points
 
     folder = recorded_points(tmp_path)
     record = load_record(folder)
@@ -661,10 +661,10 @@ def test_resume_completes_an_interrupted_point_and_runs_one_never_started(
         assert reports == (tmp_path / "reports" / "points" / "old").resolve()
         return type("Options", (), {"resume_dir": run_dir})
 
-    monkeypatch.setattr("harness.qualify.run.resume_options", resume_options)
-    monkeypatch.setattr("harness.qualify.run.Runner", Started)
-    monkeypatch.setattr("harness.qualify.run.resume", resumed)
-    monkeypatch.setattr("harness.qualify.run.provision_points", lambda *_, **__: None)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.resume_options", resume_options)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.Runner", Started)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.resume", resumed)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.provision_points", lambda *_, **__: None)
     runs = run_points(record.plan, record.options, True, record)
     assert calls == [("resume", old_run), ("run", "1.2.0")]
     assert runs["old"].run_dir == old_run and runs["new"].run_dir == tmp_path / "fresh"
@@ -716,7 +716,7 @@ def test_a_bad_release_in_the_last_point_stops_before_anything_is_fetched(
     def fetching(*_: object, **__: object) -> None:
         raise Fetched
 
-    monkeypatch.setattr("harness.qualify.run.fetch", fetching)
+    monkeypatch.setattr("lakecompat.harness.qualify.run.fetch", fetching)
     for name in ("spark", "trino", "daft"):
         monkeypatch.setattr(engine_class(name), "provision", classmethod(fetching))
     points = ["--point", "old:hudi=1.2.0", "--point", f"new:hudi=1.2.0,{last}"]

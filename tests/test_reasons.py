@@ -3,9 +3,9 @@ task numbers, Java identity hashes, Iceberg snapshot ids) is taken out."""
 
 from __future__ import annotations
 
-from engines.errors import QueryError, describe_error
-from engines.hive.failures import causes_line
-from engines.reasons import stable_reason
+from lakecompat.engines.errors import QueryError, describe_error
+from lakecompat.engines.hive.failures import causes_line
+from lakecompat.engines.reasons import stable_reason
 
 CAST = "org.apache.spark.SparkArithmeticException: [CAST_OVERFLOW_IN_TABLE_INSERT] Fail"
 

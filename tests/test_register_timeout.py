@@ -11,16 +11,16 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines.base import Engine, Variant
-from engines.context import RunContext
-from engines.reading import reading
-from engines.table import TableRef
-from harness.run import fleet as fleet_module
-from harness.run.control import CONTROL_ROWS, CONTROL_SCHEMA
-from harness.run.fleet import EngineState, Fleet, register_timeout
-from harness.run.progress import Progress
-from harness.scenario.schema import Schema
-from harness.writer.base import WriteResult
+from lakecompat.engines.base import Engine, Variant
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.reading import reading
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.run import fleet as fleet_module
+from lakecompat.harness.run.control import CONTROL_ROWS, CONTROL_SCHEMA
+from lakecompat.harness.run.fleet import EngineState, Fleet, register_timeout
+from lakecompat.harness.run.progress import Progress
+from lakecompat.harness.scenario.schema import Schema
+from lakecompat.harness.writer.base import WriteResult
 
 #: Longer than the query timeouts below, far shorter than any registration bound.
 SLOW = 0.3

@@ -17,19 +17,19 @@ from typing import Any
 import pytest
 from support import ROOT, SCENARIOS, headless_chromium, made_cell
 
-from engines import engine_class
-from engines.infra.hudi_jars import DEFAULT_HUDI_VERSION
-from engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, DEFAULT_ICEBERG_VERSION
-from harness.report.html import render_html
-from harness.report.overview_markdown import FORMAT_NAMES
-from harness.results.expectations import Known, judge, load_expectations, to_records
-from harness.results.outcomes import Cell, Evidence, Outcome
-from harness.run.options import DEFAULT_FORMATS, DEFAULT_READERS, default_engines
-from harness.run.plan import format_tables
-from harness.run.reads import table_reads
-from harness.scenario.load import load_scenarios
-from harness.scenario.model import Scenario
-from harness.scenario.shapes import DEFAULT_SHAPES
+from lakecompat.engines import engine_class
+from lakecompat.engines.infra.hudi_jars import DEFAULT_HUDI_VERSION
+from lakecompat.engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, DEFAULT_ICEBERG_VERSION
+from lakecompat.harness.report.html import render_html
+from lakecompat.harness.report.overview_markdown import FORMAT_NAMES
+from lakecompat.harness.results.expectations import Known, judge, load_expectations, to_records
+from lakecompat.harness.results.outcomes import Cell, Evidence, Outcome
+from lakecompat.harness.run.options import DEFAULT_FORMATS, DEFAULT_READERS, default_engines
+from lakecompat.harness.run.plan import format_tables
+from lakecompat.harness.run.reads import table_reads
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.model import Scenario
+from lakecompat.harness.scenario.shapes import DEFAULT_SHAPES
 
 #: A laptop's browser window: its page is 1366 × 757 px below the window's bars.
 WINDOW = (1366, 900)

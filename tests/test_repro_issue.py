@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from harness.repro.issue import _cause, _in_words
-from harness.scenario.changelog import CHANGE_KEY, compare_changes
-from harness.scenario.compare import compare
+from lakecompat.harness.repro.issue import _cause, _in_words
+from lakecompat.harness.scenario.changelog import CHANGE_KEY, compare_changes
+from lakecompat.harness.scenario.compare import compare
 
 EXPECTED = pa.table(
     {

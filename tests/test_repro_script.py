@@ -13,15 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra.artifacts import maven_repo
-from engines.infra.hudi_jars import hudi_bundle
-from harness.repro.reproduce import default_folder, find_cell
-from harness.results.outcomes import Cell, Outcome
-from harness.results.store import ResultsError
-from harness.scenario.load import load_scenarios
-from harness.writer.hudi.script import writer_script
-from harness.writer.iceberg.script import iceberg_script
-from harness.writer.script_text import ReproScriptError, default_path, source, submit_command
+from lakecompat.engines.infra.artifacts import maven_repo
+from lakecompat.engines.infra.hudi_jars import hudi_bundle
+from lakecompat.harness.repro.reproduce import default_folder, find_cell
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.store import ResultsError
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.writer.hudi.script import writer_script
+from lakecompat.harness.writer.iceberg.script import iceberg_script
+from lakecompat.harness.writer.script_text import (
+    ReproScriptError,
+    default_path,
+    source,
+    submit_command,
+)
 
 SCENARIOS = load_scenarios(Path(__file__).resolve().parent.parent / "scenarios")
 
@@ -133,7 +138,10 @@ def test_the_header_gives_the_offline_command_repro_runs() -> None:
 
 
 def test_bloom_filters_go_on_the_key_and_every_name_a_changed_column_had() -> None:
-    from harness.writer.hudi.statements import bloom_filter_columns, bloom_filter_settings
+    from lakecompat.harness.writer.hudi.statements import (
+        bloom_filter_columns,
+        bloom_filter_settings,
+    )
 
     by_id = {s.id: s for s in SCENARIOS}
     # A rename: the new name and the old one (the files written before the rename carry it).
@@ -153,7 +161,7 @@ def test_a_files_columns_say_which_have_a_bloom_filter(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.writer.hudi.files import parquet_columns
+    from lakecompat.harness.writer.hudi.files import parquet_columns
 
     table = pa.table({"_hoodie_record_key": ["1"], "id": [1], "price": [1.5], "name": ["a"]})
     path = tmp_path / "f.parquet"
@@ -162,10 +170,10 @@ def test_a_files_columns_say_which_have_a_bloom_filter(tmp_path: Path) -> None:
 
 
 def test_reader_files_are_relocated_to_the_table_the_script_writes(tmp_path: Path) -> None:
-    from engines.spark.iceberg import SparkIceberg
-    from engines.spark.runtime import iceberg_catalog_name
-    from engines.table import TableRef
-    from harness.repro.reproduce import relocated
+    from lakecompat.engines.spark.iceberg import SparkIceberg
+    from lakecompat.engines.spark.runtime import iceberg_catalog_name
+    from lakecompat.engines.table import TableRef
+    from lakecompat.harness.repro.reproduce import relocated
 
     written = tmp_path / "work" / "tables" / "t_rename_column_rename_cow"
     table = TableRef(written.name, written, "cow", "id", "iceberg")
@@ -184,8 +192,8 @@ def test_reader_files_are_relocated_to_the_table_the_script_writes(tmp_path: Pat
 
 
 def test_each_writer_names_its_release_and_the_jar_its_script_is_submitted_with() -> None:
-    from engines.infra.iceberg_jars import iceberg_spark_runtime
-    from harness.writer import writer_class
+    from lakecompat.engines.infra.iceberg_jars import iceberg_spark_runtime
+    from lakecompat.harness.writer import writer_class
 
     hudi, iceberg = writer_class("hudi"), writer_class("iceberg")
     assert hudi.release_words({"spark": "3.5.9", "hudi": "1.2.0"}) == "Hudi 1.2.0"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from harness.report.render import REPORT_FILES, write_reports
-from harness.results.outcomes import Cell, Evidence, Outcome, summary_line
-from harness.results.store import (
+from lakecompat.harness.report.render import REPORT_FILES, write_reports
+from lakecompat.harness.results.outcomes import Cell, Evidence, Outcome, summary_line
+from lakecompat.harness.results.store import (
     RESULTS_FILE,
     SCHEMA_VERSION,
     ResultsError,

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
-from engines.releases import Releases
-from harness.run.folder import recorded_releases
-from harness.run.releases import differences, environment_releases
+from lakecompat.engines.infra.iceberg_jars import ICEBERG_VERSION_ENV
+from lakecompat.engines.releases import Releases
+from lakecompat.harness.run.folder import recorded_releases
+from lakecompat.harness.run.releases import differences, environment_releases
 
 RUN_JSON = {
     "engines": {"spark": "3.5.9", "hive": "4.0.1", "trino": "476", "pyiceberg": "0.11.1"},

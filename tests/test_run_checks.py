@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.cli import main
-from harness.run import folder as run_folder
+from lakecompat.harness.cli import main
+from lakecompat.harness.run import folder as run_folder
 
 
 def test_a_nearly_full_disk_stops_the_run_before_anything_starts(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.load import ScenarioError, load_scenario, load_scenarios
-from harness.scenario.model import MAX_ROWS
-from harness.scenario.oracle import evolve
+from lakecompat.harness.scenario.load import ScenarioError, load_scenario, load_scenarios
+from lakecompat.harness.scenario.model import MAX_ROWS
+from lakecompat.harness.scenario.oracle import evolve
 
 TESTS = Path(__file__).resolve().parent
 BAD = TESTS / "bad_scenarios"

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from engines.infra.jar_strings import class_literals, jar_literals
-from engines.settings import Keys
-from harness.cli import main
-from harness.options import DEFAULT_SCENARIOS
-from harness.run.folder import run_info
-from harness.run.options import RunOptions
-from harness.run.settings import unchecked_lines
-from harness.scenario.load import load_scenarios
+from lakecompat.engines.infra.jar_strings import class_literals, jar_literals
+from lakecompat.engines.settings import Keys
+from lakecompat.harness.cli import main
+from lakecompat.harness.options import DEFAULT_SCENARIOS
+from lakecompat.harness.run.folder import run_info
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.settings import unchecked_lines
+from lakecompat.harness.scenario.load import load_scenarios
 
 
 def catalyst() -> Path:

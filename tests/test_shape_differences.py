@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from test_results_report import cell
 
-from harness.report.shape_differences import cause, differences, differences_markdown
-from harness.results.outcomes import Outcome
+from lakecompat.harness.report.shape_differences import cause, differences, differences_markdown
+from lakecompat.harness.results.outcomes import Outcome
 
 LOST = (
     "rows lost without an error: the filter `v = 1.5` returned 0 of 1 matching rows; all 1 "

@@ -8,9 +8,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from engines.shape import COUNT_COLUMN, HIVE, SPARK, TRINO, Shape, shape_sql
-from harness.scenario.model import ScenarioSpec
-from harness.scenario.shapes import (
+from lakecompat.engines.shape import COUNT_COLUMN, HIVE, SPARK, TRINO, Shape, shape_sql
+from lakecompat.harness.scenario.model import ScenarioSpec
+from lakecompat.harness.scenario.shapes import (
     change_of,
     changes,
     expected_shape,

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from test_results_report import cell, write_run
 
-from engines import engine_class
-from engines.formats.hudi import HUDI
-from harness.cli import main
-from harness.run.merge import MergeError, merge
-from harness.run.options import RunOptions
-from harness.run.plan import format_tables, select_scenarios, shard_plan, tables
-from harness.run.shards import Shard, ShardError, assign, estimate, load_costs, table_id
+from lakecompat.engines import engine_class
+from lakecompat.engines.formats.hudi import HUDI
+from lakecompat.harness.cli import main
+from lakecompat.harness.run.merge import MergeError, merge
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.run.plan import format_tables, select_scenarios, shard_plan, tables
+from lakecompat.harness.run.shards import Shard, ShardError, assign, estimate, load_costs, table_id
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 CHOSEN = "rename_column/rename,add_column/at_end,drop_column/drop_one"

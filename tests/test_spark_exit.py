@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from engines.spark.runtime import end_jvm
+from lakecompat.engines.spark.runtime import end_jvm
 
 #: Reads its stdin to the end, as PySpark's JVM does, then exits or keeps running.
 EXITS = "import sys; sys.stdin.read()"

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from support import gone
 
-from engines.infra.jdk import find_jdk
-from engines.infra.reaper import MARKER as REAPER_MARKER
-from engines.infra.reaper import Reaper
-from engines.infra.supervisor import (
+from lakecompat.engines.infra.jdk import find_jdk
+from lakecompat.engines.infra.reaper import MARKER as REAPER_MARKER
+from lakecompat.engines.infra.reaper import Reaper
+from lakecompat.engines.infra.supervisor import (
     AllOf,
     FutureDone,
     HttpReady,
@@ -423,7 +423,7 @@ def test_stop_all_stops_newest_first(log_dir: Path, monkeypatch: pytest.MonkeyPa
 PARENT_SCRIPT = """
 import signal, sys, time
 from pathlib import Path
-from engines.infra.supervisor import LogMatches, Service
+from lakecompat.engines.infra.supervisor import LogMatches, Service
 
 # Python ignores SIGINT if it started with it ignored (e.g. a background job); undo that.
 signal.signal(signal.SIGINT, signal.default_int_handler)

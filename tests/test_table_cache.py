@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from support import SCENARIOS
 
-from engines.table import TableRef
-from harness.scenario.load import load_scenarios
-from harness.scenario.model import Scenario, table_name
-from harness.scenario.schema import Schema
-from harness.writer import cache as table_cache
-from harness.writer.base import TableWriter, WriteResult
-from harness.writer.cache import CachedWriter, prune, writer_code_version
+from lakecompat.engines.table import TableRef
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.model import Scenario, table_name
+from lakecompat.harness.scenario.schema import Schema
+from lakecompat.harness.writer import cache as table_cache
+from lakecompat.harness.writer.base import TableWriter, WriteResult
+from lakecompat.harness.writer.cache import CachedWriter, prune, writer_code_version
 
 
 class FolderWriter(TableWriter):

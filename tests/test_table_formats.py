@@ -11,27 +11,27 @@ from pathlib import Path
 import pytest
 from support import SCENARIOS
 
-from engines import engine_class
-from engines.attached import Attachments
-from engines.errors import QueryError
-from engines.library.daft import DaftEngine
-from engines.library.polars import PolarsEngine
-from engines.library.pyiceberg import PyIcebergEngine
-from engines.shape import ALL, Predicate, Shape
-from engines.spark.iceberg import SparkIceberg
-from engines.table import TableRef, iceberg_metadata, reference_time_ms
-from engines.trino.reader import TrinoEngine
-from harness.cli import main
-from harness.report.junit import case_id
-from harness.results.expectations import ExpectationError, Known, load_expectations
-from harness.results.outcomes import Cell, Outcome
-from harness.run.command import tables_line
-from harness.run.options import RunOptions, default_engines
-from harness.run.plan import check_formats, select_scenarios
-from harness.run.reads import table_reads
-from harness.scenario.load import load_scenarios
-from harness.scenario.model import Scenario
-from harness.scenario.shapes import SHAPES
+from lakecompat.engines import engine_class
+from lakecompat.engines.attached import Attachments
+from lakecompat.engines.errors import QueryError
+from lakecompat.engines.library.daft import DaftEngine
+from lakecompat.engines.library.polars import PolarsEngine
+from lakecompat.engines.library.pyiceberg import PyIcebergEngine
+from lakecompat.engines.shape import ALL, Predicate, Shape
+from lakecompat.engines.spark.iceberg import SparkIceberg
+from lakecompat.engines.table import TableRef, iceberg_metadata, reference_time_ms
+from lakecompat.engines.trino.reader import TrinoEngine
+from lakecompat.harness.cli import main
+from lakecompat.harness.report.junit import case_id
+from lakecompat.harness.results.expectations import ExpectationError, Known, load_expectations
+from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.run.command import tables_line
+from lakecompat.harness.run.options import RunOptions, default_engines
+from lakecompat.harness.run.plan import check_formats, select_scenarios
+from lakecompat.harness.run.reads import table_reads
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.scenario.model import Scenario
+from lakecompat.harness.scenario.shapes import SHAPES
 
 
 def scenario(name: str) -> Scenario:
@@ -405,8 +405,8 @@ def test_filters_and_projections_are_read_in_every_variant_that_matches_columns_
     """Where a variant changes how old files' columns are matched to the table's (Trino by
     position, Spark with Hudi's schema on read, Hive through Hudi 0.x's reader or with schema
     on read), the query shapes are read under it too, not only under the default (Hive:
-    filters only, see engines/hive/reader.py); on the formats whose reading has such variants
-    (Hudi's here), and not when the run reads the default variant alone."""
+    filters only, see lakecompat/engines/hive/reader.py); on the formats whose reading has
+    such variants (Hudi's here), and not when the run reads the default variant alone."""
     engine = engine_class(name)
     hudi = engine.reading("hudi")
     names = [v.name for v in hudi.variants]

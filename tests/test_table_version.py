@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 from test_results_report import cell
 
-from engines.infra.artifacts import ProvisioningError
-from engines.infra.hudi_jars import check_table_version, default_table_version
-from harness.qualify.run import share_groups
-from harness.qualify.versions import load_versions, parse_points
-from harness.report.summary import writer_text
-from harness.results.expectations import Known
-from harness.results.outcomes import Outcome
-from harness.run.options import RunOptions
-from harness.scenario.load import load_scenarios
-from harness.writer.hudi.script import writer_script
-from harness.writer.hudi.statements import write_options
+from lakecompat.engines.infra.artifacts import ProvisioningError
+from lakecompat.engines.infra.hudi_jars import check_table_version, default_table_version
+from lakecompat.harness.qualify.run import share_groups
+from lakecompat.harness.qualify.versions import load_versions, parse_points
+from lakecompat.harness.report.summary import writer_text
+from lakecompat.harness.results.expectations import Known
+from lakecompat.harness.results.outcomes import Outcome
+from lakecompat.harness.run.options import RunOptions
+from lakecompat.harness.scenario.load import load_scenarios
+from lakecompat.harness.writer.hudi.script import writer_script
+from lakecompat.harness.writer.hudi.statements import write_options
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
@@ -83,7 +83,7 @@ def test_reports_say_which_table_version_the_writer_wrote() -> None:
 
 
 def test_entries_that_differ_only_in_the_table_version_are_not_repeats() -> None:
-    from harness.results.expectations import check_references
+    from lakecompat.harness.results.expectations import check_references
 
     common = {"engine": "daft", "scenario": "x/y", "outcome": Outcome.ERROR, "reason": "r"}
     check_references(

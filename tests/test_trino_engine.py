@@ -10,14 +10,14 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from engines.context import RunContext
-from engines.infra.artifacts import MavenArtifact, ProvisioningError, _pom
-from engines.infra.jdk import Jdk
-from engines.metastore.tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
-from engines.table import TableRef
-from engines.trino import runtime as trino_runtime
-from engines.trino.answers import error_message, to_arrow, trino_arrow_type
-from engines.trino.reader import TrinoEngine, catalogs
+from lakecompat.engines.context import RunContext
+from lakecompat.engines.infra.artifacts import MavenArtifact, ProvisioningError, _pom
+from lakecompat.engines.infra.jdk import Jdk
+from lakecompat.engines.metastore.tables import PARQUET_INPUT_FORMAT, input_format, serde_parameters
+from lakecompat.engines.table import TableRef
+from lakecompat.engines.trino import runtime as trino_runtime
+from lakecompat.engines.trino.answers import error_message, to_arrow, trino_arrow_type
+from lakecompat.engines.trino.reader import TrinoEngine, catalogs
 
 
 def fake_trino_main(folder: Path, java_release: int) -> Path:
@@ -209,8 +209,8 @@ def test_an_error_naming_the_first_split_to_fail_gets_a_stable_first_line() -> N
 def test_an_attached_trino_without_the_pushdown_off_catalog_does_not_read_with_it(
     tmp_path: Path,
 ) -> None:
-    from engines.trino.hudi import NO_PUSHDOWN, TrinoHudi
-    from engines.trino.reader import AttachedTrino
+    from lakecompat.engines.trino.hudi import NO_PUSHDOWN, TrinoHudi
+    from lakecompat.engines.trino.reader import AttachedTrino
 
     engine = TrinoEngine(RunContext(tmp_path, spark=None))  # type: ignore[arg-type]
     default = TrinoEngine.reading("hudi").variants[0]

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from harness.scenario.types import ColumnType, coerce, convert, parse_type
+from lakecompat.harness.scenario.types import ColumnType, coerce, convert, parse_type
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
@@ -215,7 +215,7 @@ def test_nested_values_are_coerced_field_by_field() -> None:
 
 
 def test_nested_paths_find_and_change_fields() -> None:
-    from harness.scenario.types import map_at, type_at, with_child
+    from lakecompat.harness.scenario.types import map_at, type_at, with_child
 
     attrs = parse_type("map<string,struct<v:int>>")
     assert type_at(attrs, ["value", "v"]) == parse_type("int")
@@ -226,7 +226,7 @@ def test_nested_paths_find_and_change_fields() -> None:
 
 
 def test_canonical_json_sorts_keys_and_spells_dates_and_decimals() -> None:
-    from engines.answers import canonical_json
+    from lakecompat.engines.answers import canonical_json
 
     value = {"b": [Decimal("1.50")], "a": dt.date(2024, 1, 2)}
     assert canonical_json(value) == '{"a":"2024-01-02","b":["1.50"]}'
@@ -373,7 +373,7 @@ def test_convert_the_new_types_like_sql_cast(
 
 
 def test_the_oracle_hands_arrow_its_timestamps_and_bytes() -> None:
-    from harness.scenario.types import to_arrow_value
+    from lakecompat.harness.scenario.types import to_arrow_value
 
     kinds = {"t": t("timestamp"), "n": t("timestamp_ntz"), "b": t("binary"), "f": t("boolean")}
     row = {
@@ -393,7 +393,7 @@ def test_the_oracle_hands_arrow_its_timestamps_and_bytes() -> None:
 
 
 def test_canonical_json_spells_timestamps_and_bytes_as_scenarios_do() -> None:
-    from engines.answers import canonical_json
+    from lakecompat.engines.answers import canonical_json
 
     value = {"at": STAMP_UTC, "local": STAMP, "raw": b"abc"}
     assert canonical_json(value) == (

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from test_results_report import CELLS, INFO, cell, write_run, wrong
 
-from harness.report.render import write_reports
-from harness.results.expectations import Verdict, judge, load_expectations, to_records
-from harness.results.known_draft import draft_known, to_yaml
-from harness.results.outcomes import Outcome
+from lakecompat.harness.report.render import write_reports
+from lakecompat.harness.results.expectations import Verdict, judge, load_expectations, to_records
+from lakecompat.harness.results.known_draft import draft_known, to_yaml
+from lakecompat.harness.results.outcomes import Outcome
 
 KNOWN_FILE = """\
 known:
@@ -220,8 +220,8 @@ def test_the_totals_count_a_refused_table_once_and_the_reads_apart(tmp_path: Pat
 def test_drafts_on_top_never_speak_for_cells_the_reviewed_entries_judge_right() -> None:
     """A filter read under a second variant fails as the default's does: the draft names that
     variant, so the default's cell keeps its reviewed reason."""
-    from harness.results.expectations import Known
-    from harness.results.known_draft import draft_on_top
+    from lakecompat.harness.results.expectations import Known
+    from lakecompat.harness.results.known_draft import draft_on_top
 
     reviewed = [
         Known.model_validate(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from engines.infra.watchdog import Watchdog
+from lakecompat.engines.infra.watchdog import Watchdog
 
 
 def test_a_fast_block_does_not_fire() -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import model as sc
-from harness.scenario.model import table_name
-from harness.scenario.types import parse_type
-from harness.writer.hudi.statements import ddl
-from harness.writer.hudi.timeline import (
+from lakecompat.harness.scenario import model as sc
+from lakecompat.harness.scenario.model import table_name
+from lakecompat.harness.scenario.types import parse_type
+from lakecompat.harness.writer.hudi.statements import ddl
+from lakecompat.harness.writer.hudi.timeline import (
     completed_as_now,
     latest_instant,
     partition_folders,

@@ -1,0 +1,195 @@
+"""Spark in a Python process of its own: another Hudi release, or a reader beside the writer.
+
+PySpark keeps one JVM per Python process, and one JVM cannot load two Hudi bundles, so a
+second Hudi release runs in a child process with its own SparkSession. The child knows none of
+its clients: each request is a function and its arguments, `fn(runtime, *args)`, run with the
+child's `SparkRuntime` (the function must be importable by name: a module-level function).
+Three things use it: a scenario's `upgrade_writer` step (the older release writes the first
+part of the table, the run's writer takes it over), a Spark reader whose Hudi release is not
+the writer's (version skew, `--spark-hudi-version`), and in a large run the Spark reader with
+the writer's release, so that its reads do not wait for the writes. The child starts once per
+run and label and warms up while the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from lakecompat.engines.errors import describe_error, error_trace, message_lines
+from lakecompat.engines.spark.runtime import SparkRuntime
+
+#: Seconds to wait for the child to exit after it was asked to.
+_STOP_SECONDS = 60
+
+
+def runtime_label(hudi: str) -> str:
+    """The name of a release's Spark logs and scratch folder: `spark-hudi-0.15.0`."""
+    return f"spark-hudi-{hudi}"
+
+
+#: At most this much of a child's stack trace crosses to the parent (the evidence keeps less).
+_TRACE_LIMIT = 64_000
+
+
+class RemoteSparkError(RuntimeError):
+    """A request failed in the child's Spark; `java_exception` is its error text, as a Py4J
+    error carries it, so that the cell's reason reads as for the run's own Spark, and `trace`
+    the JVM's stack trace behind it."""
+
+    def __init__(self, text: str, trace: str = "") -> None:
+        super().__init__(text)
+        self.java_exception = text
+        self.trace = trace
+
+
+def _serve(
+    conn: Connection,
+    log_dir: Path,
+    hudi: str,
+    master: str | None,
+    label: str,
+    quick_jit: bool,
+    iceberg: str | None = None,
+) -> None:
+    """The child (`SparkProcess` gives its arguments): start Spark with `hudi`'s bundle, or
+    with `iceberg`'s runtime (on `master` when it is a cluster's), then run each request
+    `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
+    # A session of its own, like every service: a Ctrl-C in the terminal reaches the parent
+    # only, which stops the run and this child with it; the child would otherwise end the
+    # request in progress, and the parent record that as the cell's error.
+    os.setsid()
+    runtime = SparkRuntime(log_dir, hudi, label=label, master=master, iceberg=iceberg)
+    runtime.quick_jit = quick_jit  # see SparkRuntime.quick_jit
+    release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
+    try:
+        try:
+            runtime.session()
+        except Exception as exc:  # noqa: BLE001 - every request then says why
+            conn.send(("failed", f"Spark with {release} did not start: {describe_error(exc)}"))
+        else:
+            conn.send(("ready", ""))
+        while True:
+            request = conn.recv()
+            if request is None:
+                break
+            fn, args = request
+            try:
+                conn.send(("ok", fn(runtime, *args)))
+            except Exception as exc:  # noqa: BLE001 - the parent's caller says what failed
+                message = "\n".join(message_lines(exc)[:40])[:8000]
+                conn.send(("error", (message, error_trace(exc)[:_TRACE_LIMIT])))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass  # the parent is gone (an answer finds no one to read it) or the run was stopped
+    finally:
+        runtime.stop()
+
+
+class SparkProcess:
+    """The child process running Spark with one Hudi release (or one Iceberg release)."""
+
+    def __init__(
+        self,
+        hudi: str,
+        log_dir: Path,
+        master: str | None = None,
+        label: str | None = None,
+        quick_jit: bool = False,
+        iceberg: str | None = None,
+    ) -> None:
+        """`label` names the logs (by default after the release); with `quick_jit` the child
+        runs Spark's JVM with the quick JIT compiler alone (a Spark that only reads, or one of
+        a small run: `SparkRuntime.quick_jit`); with `iceberg`, the child's Spark loads that
+        Iceberg release's runtime instead of the Hudi bundle."""
+        self.hudi = hudi
+        self.release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
+        self.label = label or (f"spark-iceberg-{iceberg}" if iceberg else runtime_label(hudi))
+        self.log_path = log_dir / f"{self.label}.log"
+        self._arguments = (log_dir, hudi, master, self.label, quick_jit, iceberg)
+        self._process: Any = None
+        self._conn: Connection | None = None
+        #: Why Spark with this release could not start ("" when it did; None: not told yet).
+        self._failure: str | None = None
+
+    def start(self) -> None:
+        """Start the child (it starts Spark at once and says when it is ready)."""
+        if self.alive():
+            return
+        self.stop()
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(
+            target=_serve,
+            args=(child, *self._arguments),
+            name=f"lakecompat-{self.label}",
+            daemon=True,
+        )
+        self._process.start()
+        child.close()
+        self._conn, self._failure = parent, None
+
+    def alive(self) -> bool:
+        """Whether the child process is running."""
+        return self._process is not None and self._process.is_alive()
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """What `fn(runtime, *args)` returns in the child, with this release's Spark.
+
+        Raises `RemoteSparkError` with the child's error text when `fn` raises, and
+        `RuntimeError` naming the release when Spark with it cannot start or the child dies.
+        """
+        status, answer = self._ask((fn, args))
+        if status == "error":
+            raise RemoteSparkError(*answer)
+        return answer
+
+    def _ask(self, request: tuple[Any, ...]) -> tuple[str, Any]:
+        self.start()
+        assert self._conn is not None
+        try:
+            if self._failure is None:
+                status, message = self._conn.recv()
+                self._failure = message if status == "failed" else ""
+            if self._failure:
+                raise RuntimeError(self._failure)
+            self._conn.send(request)
+            return self._conn.recv()
+        except (EOFError, OSError) as exc:
+            code = self._process.exitcode if self._process is not None else None
+            self.kill()
+            raise RuntimeError(
+                f"the process running Spark with {self.release} ended (exit code {code}): "
+                f"{type(exc).__name__}"
+            ) from None
+
+    def kill(self) -> None:
+        """End the child at once (a hung query); the next request starts a new one."""
+        process, self._process, self._conn = self._process, None, None
+        if process is not None and process.is_alive():
+            process.kill()
+            process.join(10)
+
+    def restart(self) -> None:
+        """A new child after the old one died or was killed."""
+        self.kill()
+        self.start()
+
+    def stop(self) -> None:
+        """Ask the child to stop Spark and exit; kill it when it does not."""
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if process is None:
+            return
+        if conn is not None:
+            with contextlib.suppress(OSError):
+                conn.send(None)
+            conn.close()
+        process.join(_STOP_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join(10)

@@ -1,0 +1,111 @@
+"""What the Iceberg writer says to Spark: the table's properties, and the SQL of each step.
+
+Data steps are SQL over a temporary view of the step's rows (`INSERT INTO ... BY NAME`,
+`MERGE INTO` for an upsert, `DELETE FROM ... WHERE key IN`); schema changes are the same
+`ALTER TABLE` statements as for Hudi (`harness.writer.spark_sql`), on Iceberg's catalog.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakecompat.harness.scenario import model as sc
+from lakecompat.harness.writer.spark_sql import quote
+
+#: A merge-on-read table writes delete files for its deletes, updates and merges (position
+#: deletes in format version 2, deletion vectors in 3); copy-on-write rewrites the data files
+#: they touch, Iceberg's default.
+MERGE_ON_READ = {
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+}
+COPY_ON_WRITE = {
+    "write.delete.mode": "copy-on-write",
+    "write.update.mode": "copy-on-write",
+    "write.merge.mode": "copy-on-write",
+}
+
+#: The seed rows' write keeps its input's partitioning: one data file per row, so that the rows
+#: a later step does not touch keep the files written before a schema change, as in a real
+#: table of many files. Later writes keep Iceberg's defaults.
+SEED_WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
+
+#: The temporary view a data step's rows are read from.
+SOURCE_VIEW = "lakecompat_rows"
+
+
+def table_properties(table_type: str, format_version: str) -> dict[str, str]:
+    """The `TBLPROPERTIES` a table is created with."""
+    modes = MERGE_ON_READ if table_type == "mor" else COPY_ON_WRITE
+    return {"format-version": format_version, **modes}
+
+
+def table_identifier(catalog: str, namespace: str, name: str) -> str:
+    """`catalog`.`namespace`.`name`, quoted for Spark SQL."""
+    return f"{catalog}.{quote(namespace)}.{quote(name)}"
+
+
+def not_applicable(spec: sc.ScenarioSpec) -> str | None:
+    """Why a scenario has no Iceberg table (a step only Hudi has), or None."""
+    for index, step in enumerate(spec.steps):
+        where = f"steps[{index}] ({step.op})"
+        if isinstance(step, sc.Compaction | sc.Clustering):
+            return f"{where} is a Hudi table service; Iceberg tables have no such step"
+        if isinstance(step, sc.UpgradeWriter):
+            return f"{where} upgrades the Hudi writer"
+        if getattr(step, "settings", None):
+            formats = (sc.settings_format(key) for key in step.settings)
+            titles = sorted({f.title for f in formats if f is not None})
+            options = ", ".join(sorted(step.settings))
+            return f"{where} sets {' and '.join(titles)} writer options ({options})"
+    return None
+
+
+def create_statement(
+    identifier: str,
+    columns: list[tuple[str, str]],
+    partition_by: list[str],
+    properties: dict[str, str],
+) -> str:
+    """`CREATE TABLE ... USING iceberg` with the seed rows' columns (name, Spark SQL type)."""
+    spelled = ", ".join(f"{quote(name)} {kind}" for name, kind in columns)
+    partitioned = (
+        f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})" if partition_by else ""
+    )
+    props = ", ".join(f"'{key}'='{value}'" for key, value in properties.items())
+    return (
+        f"CREATE TABLE {identifier} ({spelled}) USING iceberg{partitioned} TBLPROPERTIES ({props})"
+    )
+
+
+def insert_statement(identifier: str) -> str:
+    """Append the source view's rows, matching columns by name."""
+    return f"INSERT INTO {identifier} BY NAME SELECT * FROM {SOURCE_VIEW}"
+
+
+def merge_statement(identifier: str, key: str, ordering: str | None) -> str:
+    """Upsert the source view's rows by `key`, with Hudi's event-time ordering that the oracle
+    models (Iceberg has no ordering field of its own): a row replaces the stored one unless its
+    value in `ordering` (`ScenarioSpec.write_order`) is older; with none, it always does."""
+    k = quote(key)
+    matched = "WHEN MATCHED"
+    if ordering is not None:
+        p = quote(ordering)
+        matched += f" AND (s.{p} IS NULL OR t.{p} IS NULL OR s.{p} >= t.{p})"
+    return (
+        f"MERGE INTO {identifier} t USING {SOURCE_VIEW} s ON t.{k} = s.{k} "
+        f"{matched} THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+
+
+def delete_statement(identifier: str, key: str) -> str:
+    """Delete the rows whose key is in the source view."""
+    return (
+        f"DELETE FROM {identifier} WHERE {quote(key)} IN (SELECT {quote(key)} FROM {SOURCE_VIEW})"
+    )
+
+
+def describe_rows(rows: list[Any], columns: str) -> str:
+    """A comment line standing for the source view in the writer's evidence."""
+    return f"-- {SOURCE_VIEW}: {len(rows)} row(s) of ({columns})"
