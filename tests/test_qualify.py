@@ -737,3 +737,50 @@ def test_the_help_says_how_to_resume_and_what_a_versions_file_may_choose(
     assert "lakecompat qualify --resume reports/qualify" in text
     assert "engines: [spark, presto]" in text and "--engines and --scenarios win" in text
     assert "one that does not exist stops the qualification in one line" in text
+
+
+def test_a_formats_releases_in_one_map_stand_for_its_fields(tmp_path: Path) -> None:
+    """`hudi: {release, table_version, hive}` sets `hudi`, `table_version` and `hive_hudi`, as
+    the flat fields do; the point's releases are then those values."""
+    from lakecompat.harness.qualify.run import point_options
+    from lakecompat.harness.run.options import RunOptions
+
+    path = tmp_path / "versions.yaml"
+    path.write_text(
+        "points:\n"
+        "  - {name: flat, hudi: 1.2.0, table_version: 6, hive_hudi: 0.15.0}\n"
+        "  - name: mapped\n"
+        "    hudi: {release: 1.2.0, table_version: 6, hive: 0.15.0}\n"
+        "    iceberg: {release: 1.12.0, format_version: 3}\n"
+    )
+    flat, mapped = load_versions(path).points
+    assert mapped.releases() == {**flat.releases(), "iceberg": "1.12.0", "format_version": "3"}
+    chosen = point_options(RunOptions(), mapped)
+    assert chosen.table_version == "6" and chosen.format_version == "3"
+    assert chosen.releases.reads_with("hive", "hudi") == "0.15.0"
+    assert chosen.releases.reads_with("spark", "hudi") == "1.2.0"
+    assert chosen.releases.format("iceberg") == "1.12.0"
+
+
+@pytest.mark.parametrize(
+    ("point", "message"),
+    [
+        (
+            "{name: a, hudi: {relase: 1.2.0}}",
+            "points[0]: hudi.relase: not a release of Hudi; a hudi map gives release, "
+            "table_version, hive, spark",
+        ),
+        (
+            "{name: a, hudi: {hive: 0.15.0}, hive_hudi: 0.15.0}",
+            "points[0]: hudi.hive and hive_hudi set the same release: give one of them",
+        ),
+    ],
+)
+def test_a_wrong_format_map_names_the_file_and_the_field(
+    tmp_path: Path, point: str, message: str
+) -> None:
+    path = tmp_path / "versions.yaml"
+    path.write_text(f"points:\n  - {point}\n  - {{name: b}}\n")
+    with pytest.raises(VersionsError) as raised:
+        load_versions(path)
+    assert str(raised.value) == f"{path}: {message}"

@@ -17,6 +17,8 @@ field a point leaves out keeps the run's default.
         hudi: 1.1.1
       - name: hudi-1.2
         hudi: 1.2.0
+      - name: hudi-1.2-readers-0.15      # a format's releases in one map
+        hudi: {release: 1.2.0, table_version: 6, hive: 0.15.0}
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pydantic import (
 )
 
 from lakecompat.engines import carried_field, carriers, engine_class, known_engines
-from lakecompat.engines.formats import FORMATS, ORIGINAL
+from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
 from lakecompat.engines.infra.iceberg_jars import FORMAT_VERSIONS
 from lakecompat.engines.releases import Releases
 from lakecompat.harness.scenario.input_files import (
@@ -90,6 +92,18 @@ FORMAT_FIELDS = {
 PLAN_FIELDS = ("points", "baseline", "candidate", "engines", "scenarios")
 
 
+def format_map_fields(table_format: str) -> dict[str, str]:
+    """What a point's map of `table_format`'s releases gives, and the field each stands for:
+    `release` (the writer's), the format's version option, and the release of its jars each
+    engine that carries them reads with (`hive: 0.15.0` for `hive_hudi`)."""
+    chosen = format_named(table_format)
+    return {
+        "release": chosen.name,
+        chosen.version_option: chosen.version_option,
+        **{name: carried_field(name, fmt) for name, fmt in carriers() if fmt == table_format},
+    }
+
+
 class VersionsError(InputError):
     """A versions file or `--point` is invalid; the message names the file and the field."""
 
@@ -101,6 +115,35 @@ class _Point(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
     name: Annotated[str, _NAME]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _format_maps(cls, data: Any) -> Any:
+        """A format's releases in one map (`hudi: {release: 1.2.0, table_version: 6, hive:
+        0.15.0}`) as the fields they stand for (`hudi`, `table_version`, `hive_hudi`); the
+        flat fields keep loading."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for table_format in FORMATS.values():
+            given = data.get(table_format.name)
+            if not isinstance(given, dict):
+                continue
+            del data[table_format.name]
+            fields = format_map_fields(table_format.name)
+            for key, release in given.items():
+                if key not in fields:
+                    raise ValueError(
+                        f"{table_format.name}.{key}: not a release of {table_format.title}; "
+                        f"a {table_format.name} map gives {', '.join(fields)}"
+                    )
+                if fields[key] in data:
+                    raise ValueError(
+                        f"{table_format.name}.{key} and {fields[key]} set the same release: "
+                        "give one of them"
+                    )
+                data[fields[key]] = release
+        return data
 
     def releases(self) -> dict[str, str]:
         """The releases this point sets, by field."""
