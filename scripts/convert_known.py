@@ -389,15 +389,17 @@ def _allowed(entry: Known, engine: str, grid: dict[str, list[Any]]) -> tuple[fro
     writers = frozenset(
         i
         for i, (hudi, table_version) in enumerate(grid["writer"])
-        if in_range(hudi, entry.hudi)
-        and in_range(written_table_version(_writer(hudi, table_version)), entry.table_version)
+        if in_range(hudi, entry.bound("hudi"))
+        and in_range(
+            written_table_version(_writer(hudi, table_version)), entry.bound("table_version")
+        )
     )
     return (
         within("versions", entry.engine_versions(engine)),
         writers,
-        within("reader_hudi", entry.reader_hudi),
-        within("iceberg", entry.iceberg),
-        within("format_version", entry.format_version),
+        within("reader_hudi", entry.bound("reader_hudi")),
+        within("iceberg", entry.bound("iceberg")),
+        within("format_version", entry.bound("format_version")),
     )
 
 
@@ -411,7 +413,7 @@ def _version_values(engine: str, entries: list[Known]) -> dict[str, list[str]]:
     bounds: dict[str, set[str]] = defaultdict(set)
     for entry in entries:
         for name in ("versions", *SCOPE_FIELDS):
-            text = entry.engine_versions(engine) if name == "versions" else getattr(entry, name)
+            text = entry.engine_versions(engine) if name == "versions" else entry.bound(name)
             for _, limit in bound_parts(text):
                 bounds[name].add(limit)
     return {name: _around(limits) for name, limits in bounds.items()}

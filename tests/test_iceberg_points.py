@@ -106,7 +106,9 @@ def test_known_outcomes_match_on_the_iceberg_writer() -> None:
     )
     assert entry.matches(cell(engine="daft", format="iceberg", writer=V3))
     assert not entry.matches(cell(engine="daft", format="iceberg", writer=V2))
-    newer = entry.model_copy(update={"format_version": "", "iceberg": ">=1.12"})
+    newer = Known.model_validate(
+        {**entry.model_dump(), "releases": {"iceberg": {"release": ">=1.12"}}}
+    )
     assert not newer.matches(cell(engine="daft", format="iceberg", writer=V3))
     assert newer.matches(cell(engine="daft", format="iceberg", writer={**V3, "iceberg": "1.12.0"}))
 
@@ -121,12 +123,18 @@ def test_entries_drafted_across_format_versions_are_scoped_to_theirs() -> None:
 
     entries = draft_known_across([run(V2, Outcome.PASS), run(V3, Outcome.ERROR)])
     daft = [e for e in entries if e.engine == "daft"]
-    assert [(e.outcome, e.format_version, e.iceberg) for e in daft] == [(Outcome.ERROR, "==3", "")]
+    assert [(e.outcome, e.bound("format_version"), e.bound("iceberg")) for e in daft] == [
+        (Outcome.ERROR, "==3", "")
+    ]
     polars = [e for e in entries if e.engine == "polars"]
-    assert [(e.outcome, e.format_version) for e in polars] == [(Outcome.WRONG, "")]
+    assert [(e.outcome, e.bound("format_version")) for e in polars] == [(Outcome.WRONG, "")]
     # On top of reviewed entries, a run's additions name its Iceberg writer.
     (added,) = draft_on_top(run(V3, Outcome.ERROR), [*polars])
-    assert (added.engine, added.iceberg, added.format_version) == ("daft", "==1.10.0", "==3")
+    assert (added.engine, added.bound("iceberg"), added.bound("format_version")) == (
+        "daft",
+        "==1.10.0",
+        "==3",
+    )
 
 
 def test_a_point_names_each_formats_writer() -> None:

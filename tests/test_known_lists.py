@@ -166,7 +166,10 @@ def test_a_cause_met_in_several_files_is_one_entry_in_the_default_releases_file(
     assert sorted(p.name for p in after.iterdir()) == ["known.yaml"]
     items = yaml.safe_load((after / "known.yaml").read_text())["known"]
     assert [(i["reason"], i["cases"]) for i in items] == [
-        ("read by position", [{"hudi": "==1.2.0"}, {"hudi": "==0.15.0"}])
+        (
+            "read by position",
+            [{"hudi": {"release": "==1.2.0"}}, {"hudi": {"release": "==0.15.0"}}],
+        )
     ]
     assert judgements(after) == judgements(before)
 

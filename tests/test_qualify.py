@@ -243,12 +243,12 @@ def test_known_outcomes_drafted_across_version_points_judge_every_point() -> Non
         at("1.2.0", engine="hive", engine_version="4.0.1"),
     ]
     entries = draft_known_across([old, new])
-    scoped = [e for e in entries if e.hudi]
-    assert {(e.query_type, e.hudi, e.reader_hudi) for e in scoped} == {
+    scoped = [e for e in entries if e.bound("hudi")]
+    assert {(e.query_type, e.bound("hudi"), e.bound("reader_hudi")) for e in scoped} == {
         ("incremental", "==1.2.0", "==1.2.0"),
         ("time_travel", "==1.1.1", "==1.1.1"),
     }
-    assert entries[-1].hudi == "" and entries[-1].outcome is W
+    assert entries[-1].bound("hudi") == "" and entries[-1].outcome is W
     for cells in (old, new):
         assert {j.verdict for j in judge(cells, entries)} == {Verdict.AS_EXPECTED}
 
@@ -262,7 +262,7 @@ def test_known_takes_several_runs(tmp_path: Path, capsys: pytest.CaptureFixture[
     new = write_run(tmp_path / "new", [cell(writer={"hudi": "1.2.0"})])
     assert main(["known", str(old), str(new)]) == 0
     text = capsys.readouterr().out
-    assert "hudi: ==1.1.1" in text and "1.2.0" not in text
+    assert "hudi: {release: ==1.1.1}" in text and "1.2.0" not in text
 
 
 def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
@@ -291,7 +291,8 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
     ]
     entries = draft_on_top(old, reviewed)
     drafted = [
-        (e.engine, e.scenario, e.query_type, e.outcome, e.hudi, e.reader_hudi) for e in entries
+        (e.engine, e.scenario, e.query_type, e.outcome, e.bound("hudi"), e.bound("reader_hudi"))
+        for e in entries
     ]
     assert drafted == [
         ("spark", "a/y", "*", E, "==0.15.0", "==0.15.0"),
@@ -305,7 +306,7 @@ def test_known_against_reviewed_entries_drafts_only_what_a_point_needs(
     (folder / "known.yaml").write_text(to_yaml_text(reviewed))
     run = write_run(tmp_path / "old", old)
     assert main(["known", str(run), "--against", str(folder)]) == 0
-    assert capsys.readouterr().out.count("\n  hudi: ==0.15.0") == 3
+    assert capsys.readouterr().out.count("\n  hudi: {release: ==0.15.0") == 3
 
 
 def test_a_shaped_entry_borrows_the_reviewed_reason_of_its_tables_select_star() -> None:

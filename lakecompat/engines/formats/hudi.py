@@ -6,7 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from lakecompat.engines.formats.model import TableFormat
-from lakecompat.engines.infra.hudi_jars import DEFAULT_HUDI_VERSION, HUDI_VERSION_ENV, hudi_bundle
+from lakecompat.engines.infra.hudi_jars import (
+    DEFAULT_HUDI_VERSION,
+    HUDI_VERSION_ENV,
+    hudi_bundle,
+    written_table_version,
+)
 
 
 def _writer_words(writer: Mapping[str, Any]) -> str:
@@ -45,6 +50,7 @@ HUDI = TableFormat(
     release_env=HUDI_VERSION_ENV,
     release_help="the Hudi release Spark writes Hudi tables with (its Spark 3.5 bundle)",
     release_artifact=hudi_bundle,
+    version_written=written_table_version,
     version_help="the Hudi table version the writer writes (hoodie.write.table.version; a Hudi "
     "1.x writer writes 6, 8 or 9; 6 keeps the tables readable by Hudi 0.14/0.15 readers; "
     "default: the writer release's own, 9 for Hudi 1.2)",

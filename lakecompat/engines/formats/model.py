@@ -62,6 +62,10 @@ class TableFormat:
     release_help: str = ""
     #: What the version option (`version_option`) sets, for help.
     version_help: str = ""
+    #: The version a writer wrote, from its releases as a cell records them (`writer`), where
+    #: it is not simply its `version_option` (Hudi's: the release's default table version
+    #: when the run chose none); None: the `version_option` recorded.
+    version_written: Callable[[Mapping[str, str]], str] | None = None
     #: The artifact a release is fetched as, to check before anything starts that the
     #: release exists (None: not checked).
     release_artifact: Callable[[str], MavenArtifact] | None = None
@@ -78,6 +82,13 @@ class TableFormat:
     #: Whether every scenario must give the format an ordering field (Hudi's writer sets its
     #: precombine field on every write, and Hudi 0.x upserts need one).
     ordering_required: bool = False
+
+    def written_version(self, writer: Mapping[str, str]) -> str:
+        """The version of the format a writer with releases `writer` (a cell's) wrote ("":
+        not recorded)."""
+        if self.version_written is not None:
+            return self.version_written(writer)
+        return str(writer.get(self.version_option, ""))
 
     def table_types(self) -> tuple[str, ...]:
         """The table types of the format."""

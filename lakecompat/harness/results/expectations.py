@@ -2,9 +2,11 @@
 
 Files `expectations/*.yaml` hold a list `known:` of entries, one per cause. Each entry matches
 cells by table format (`hudi` unless it says otherwise, so that no Hudi entry judges another
-format), engine, engine version range (per engine where it names several), the writer's Hudi
-release and table version, the reader's Hudi jars, the Iceberg writer, scenario glob, table
-type, query type, variant glob and query shape (`all`, `SELECT *`, unless it says otherwise);
+format), engine, engine version range (per engine where it names several), a table format's
+releases in one map per format (`hudi: {release: '>=1.1', table_version: '>=8', reader:
+'<1.0'}`: the writer's release, the version it wrote, the release of the format's jars the
+reader carried), scenario glob, table type, query type, variant glob and query shape (`all`,
+`SELECT *`, unless it says otherwise);
 each match field takes one value or a list of values. An entry says the outcome those cells
 are known to have, with a reason and, where there is one, an upstream link.
 The first matching entry wins; a cell no entry matches is expected to PASS.
@@ -31,12 +33,13 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from lakecompat.engines import engine_class
-from lakecompat.engines.infra.hudi_jars import written_table_version
+from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
 from lakecompat.engines.table import FORMAT_QUERY_TYPES, QUERY_TYPES
-from lakecompat.harness.results.outcomes import Cell, Outcome
+from lakecompat.harness.results.outcomes import CELL_FIELDS, Cell, Outcome
 from lakecompat.harness.scenario.input_files import (
     InputError,
     field_path,
@@ -51,8 +54,23 @@ _ENGINE = re.compile(r"^([a-z][a-z0-9_-]*|\*)$")
 TABLE_TYPES = ("cow", "mor")
 #: The fields that say which cells an entry matches, each one value (or glob) or a list.
 MATCH_FIELDS = ("engine", "format", "scenario", "table_type", "query_type", "variant", "shape")
-#: The fields that bound the versions of an entry's cells (`versions` per engine).
-SCOPE_FIELDS = ("hudi", "table_version", "reader_hudi", "iceberg", "format_version")
+#: What a format's map of releases in an entry may bound, by format, and the field of a file
+#: from before the maps that stands for each (still read): `release` (the writer's release:
+#: the format's name), the version the writer wrote (the format's `version_option`) and, for
+#: a format whose jars a reader may carry, the release of those jars (`reader`: the cell's
+#: `reader_<format>`).
+FORMAT_SCOPES: dict[str, dict[str, str]] = {
+    f.name: {
+        "release": f.name,
+        f.version_option: f.version_option,
+        **({"reader": f"reader_{f.name}"} if f"reader_{f.name}" in CELL_FIELDS else {}),
+    }
+    for f in FORMATS.values()
+}
+#: The version bounds of an entry's cells besides `versions` (per engine), as the flat fields
+#: of files from before the maps name them: `hudi`, `table_version`, `reader_hudi`, ...
+SCOPE_FIELDS = tuple(flat for keys in FORMAT_SCOPES.values() for flat in keys.values())
+_FLAT = {flat: (fmt, key) for fmt, keys in FORMAT_SCOPES.items() for key, flat in keys.items()}
 
 #: A match field as a file gives it: one value or glob, or a list of them (any may match).
 Values = str | tuple[str, ...]
@@ -75,25 +93,14 @@ class Known(BaseModel):
     engine: Values
     #: The table format of the cells (`engines.table.FORMAT_QUERY_TYPES`): an entry without
     #: one speaks for Hudi tables only, so that a Hudi entry never judges an Iceberg cell.
-    format: Values = "hudi"
+    format: Values = ORIGINAL
     #: Engine versions: bounds like '>=479,<500' for the one engine named, or a mapping
     #: engine -> bounds for a list of engines (an engine left out: every version).
     versions: str | dict[str, str] = Field(default="", description="empty: every version")
-    hudi: str = Field(default="", description="Hudi versions the writer used, e.g. '>=1.1'")
-    table_version: str = Field(
-        default="",
-        description="Hudi table versions the writer wrote (the one a run chose, else its "
-        "release's own), e.g. '>=8'",
-    )
-    reader_hudi: str = Field(
-        default="", description="Hudi versions of the reader's own Hudi jars, e.g. '<1.0'"
-    )
-    iceberg: str = Field(
-        default="", description="Iceberg versions the writer used (Iceberg tables), e.g. '>=1.12'"
-    )
-    format_version: str = Field(
-        default="", description="Iceberg format versions the writer wrote, e.g. '==3'"
-    )
+    #: Each table format's version bounds, by format and what they bound (`FORMAT_SCOPES`):
+    #: `{"hudi": {"release": ">=1.1", "table_version": ">=8"}}`. A file gives them as one map
+    #: per format (`hudi: {release: '>=1.1'}`), or as the flat fields of `SCOPE_FIELDS`.
+    releases: dict[str, dict[str, str]] = Field(default_factory=dict)
     #: Scenario ids or globs.
     scenario: Values
     table_type: Values = "*"
@@ -174,10 +181,44 @@ class Known(BaseModel):
     def _check_shape(cls, value: Values) -> Values:
         return _one_of(value, (*SHAPES, "*"))
 
-    @field_validator(*SCOPE_FIELDS)
+    @model_validator(mode="before")
     @classmethod
-    def _check_range(cls, value: str) -> str:
-        return _bounds(value)
+    def _format_maps(cls, data: Any) -> Any:
+        """A format's map (`hudi: {release: '>=1.1'}`) and the flat fields (`hudi: '>=1.1'`,
+        `table_version: '>=8'`) as `releases`."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        releases = {fmt: dict(keys) for fmt, keys in dict(data.pop("releases", {})).items()}
+        for name in (*FORMAT_SCOPES, *SCOPE_FIELDS):
+            if name not in data:
+                continue
+            value = data.pop(name)
+            if isinstance(value, dict) and name in FORMAT_SCOPES:
+                allowed = FORMAT_SCOPES[name]
+                for key, bounds in value.items():
+                    if key not in allowed:
+                        raise ScopeError(
+                            f"{name}.{key}",
+                            f"not a version a {name} map bounds; it bounds {', '.join(allowed)}",
+                        )
+                    _set_bound(releases, name, key, bounds, f"{name}.{key}")
+            elif name in _FLAT:
+                fmt, key = _FLAT[name]
+                _set_bound(releases, fmt, key, value, name)
+        data["releases"] = releases
+        return data
+
+    @field_validator("releases")
+    @classmethod
+    def _check_ranges(cls, value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for fmt, keys in value.items():
+            for key, bounds in keys.items():
+                try:
+                    _bounds(bounds)
+                except ValueError as exc:
+                    raise ValueError(f"{fmt}.{key}: {exc}") from None
+        return {fmt: keys for fmt, keys in value.items() if keys}
 
     @field_validator("versions")
     @classmethod
@@ -204,6 +245,12 @@ class Known(BaseModel):
         """A match field's values, one or several."""
         return _each(getattr(self, field))
 
+    def bound(self, field: str) -> str:
+        """The bounds of a scope field (`SCOPE_FIELDS`: `hudi`, `table_version`, ...); "" for
+        every version."""
+        fmt, key = _FLAT[field]
+        return self.releases.get(fmt, {}).get(key, "")
+
     def engine_versions(self, engine: str) -> str:
         """The bounds on the versions of `engine` ("" for every version)."""
         if isinstance(self.versions, dict):
@@ -227,13 +274,12 @@ class Known(BaseModel):
 
     def in_scope(self, cell: Cell) -> bool:
         """Whether the cell's versions are within the entry's bounds."""
-        return (
-            in_range(cell.engine_version, self.engine_versions(cell.engine))
-            and in_range(cell.writer.get("hudi", ""), self.hudi)
-            and in_range(written_table_version(cell.writer), self.table_version)
-            and in_range(cell.reader_hudi, self.reader_hudi)
-            and in_range(cell.writer.get("iceberg", ""), self.iceberg)
-            and in_range(cell.writer.get("format_version", ""), self.format_version)
+        if not in_range(cell.engine_version, self.engine_versions(cell.engine)):
+            return False
+        return all(
+            in_range(scope_value(cell, fmt, key), bounds)
+            for fmt, keys in self.releases.items()
+            for key, bounds in keys.items()
         )
 
     def place(self) -> tuple[Path, str]:
@@ -252,8 +298,60 @@ class Known(BaseModel):
         return f"{path.relative_to(folder).as_posix()}#{at}"
 
     def to_yaml_dict(self) -> dict[str, Any]:
-        """The entry as written in a file: defaults left out, lists as lists."""
-        return self.model_dump(mode="json", exclude_defaults=True)
+        """The entry as written in a file: defaults left out, lists as lists, each format's
+        version bounds in one map before `scenario` (`hudi: {release: '>=1.1'}`)."""
+        dumped = self.model_dump(mode="json", exclude_defaults=True)
+        releases = dumped.pop("releases", {})
+        found: dict[str, Any] = {}
+        for key, value in dumped.items():
+            if key == "scenario":  # the maps come before it, where the flat fields stood
+                found |= _format_maps(releases)
+            found[key] = value
+        return found
+
+
+def _format_maps(releases: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Each format's bounds as its map, in the registry's order and its keys' order."""
+    return {
+        fmt: {key: releases[fmt][key] for key in keys if key in releases[fmt]}
+        for fmt, keys in FORMAT_SCOPES.items()
+        if releases.get(fmt)
+    }
+
+
+class ScopeError(ValueError):
+    """A format's version bound an entry gives wrong: `where` is the field as the file gives
+    it (`hudi`, `hudi.table_version`)."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def _set_bound(
+    releases: dict[str, dict[str, str]], fmt: str, key: str, bounds: Any, where: str
+) -> None:
+    if not isinstance(bounds, str):
+        raise ScopeError(where, "a version bound like '>=1.1' expected")
+    if bounds and releases.get(fmt, {}).get(key, bounds) != bounds:
+        raise ScopeError(where, "bounds a version another field of the entry bounds too")
+    try:
+        _bounds(bounds)
+    except ValueError as exc:
+        raise ScopeError(where, str(exc)) from None
+    if bounds:
+        releases.setdefault(fmt, {})[key] = bounds
+
+
+def scope_value(cell: Cell, table_format: str, key: str) -> str:
+    """The version of `cell` an entry's `table_format` map bounds with `key`: the writer's
+    release of the format, the version it wrote, or the release of the format's jars the
+    reader carried ("" where the cell has none)."""
+    if key == "release":
+        return cell.writer.get(table_format, "")
+    if key == "reader":
+        return str(getattr(cell, f"reader_{table_format}", ""))
+    return format_named(table_format).written_version(cell.writer)
 
 
 def _each(value: Values) -> tuple[str, ...]:
@@ -290,7 +388,7 @@ class _File(BaseModel):
 
 
 #: The fields a case of an entry may give (`cases`): which cells, never what is said of them.
-CASE_FIELDS = (*MATCH_FIELDS, "versions", *SCOPE_FIELDS)
+CASE_FIELDS = tuple(dict.fromkeys((*MATCH_FIELDS, "versions", *FORMAT_SCOPES, *SCOPE_FIELDS)))
 
 
 def expanded(item: dict[str, Any]) -> list[tuple[int | None, dict[str, Any]]]:
@@ -401,6 +499,9 @@ def _entries_of(path: Path, number: int, item: dict[str, Any]) -> list[Known]:
         except ValidationError as exc:
             first = first_error(exc)
             loc = first["loc"]
+            cause = (first.get("ctx") or {}).get("error")
+            if isinstance(cause, ScopeError):  # a format's bound: its field, as the file gives it
+                loc, first["msg"] = (*loc, *cause.where.split(".")), str(cause)
             given = item.get("cases", [{}])[case] if case is not None else {}
             place = f"{at}.cases[{case}]" if loc and loc[0] in given else at
             if first["type"] == "extra_forbidden":

@@ -23,9 +23,16 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import replace
 
-from lakecompat.engines.infra.hudi_jars import written_table_version
+from lakecompat.engines.formats import format_named
 from lakecompat.engines.shape import PUSHDOWN_OFF
-from lakecompat.harness.results.expectations import Known, Verdict, judge
+from lakecompat.harness.results.expectations import (
+    FORMAT_SCOPES,
+    SCOPE_FIELDS,
+    Known,
+    Verdict,
+    judge,
+    scope_value,
+)
 from lakecompat.harness.results.known_lists import dump_entries
 from lakecompat.harness.results.known_merge import by_cause, cause_item, merged
 from lakecompat.harness.results.known_review import failure_class
@@ -178,17 +185,19 @@ def _borrowed(
 
 def _run_scope(cells: list[Cell]) -> dict[str, str]:
     cell = cells[0]
-    scope = {"hudi": f"=={cell.writer['hudi']}"} if cell.writer.get("hudi") else {}
-    if cell.writer.get("table_version"):
-        scope["table_version"] = f"=={cell.writer['table_version']}"
-    for field in ("iceberg", "format_version"):  # Iceberg's writer release and format version
-        if cell.writer.get(field):
-            scope[field] = f"=={cell.writer[field]}"
+    scope: dict[str, str] = {}
     engines = {c.engine for c in cells}
-    readers = {c.reader_hudi for c in cells}
-    reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
-    if reader[:1].isdigit():
-        scope["reader_hudi"] = f"=={reader}"
+    for fmt, keys in FORMAT_SCOPES.items():
+        # Each format's writer release and the version it was asked to write.
+        for key in (k for k in keys if k != "reader"):
+            field = keys[key]
+            if cell.writer.get(field):
+                scope[field] = f"=={cell.writer[field]}"
+        if "reader" in keys:
+            readers = {scope_value(c, fmt, "reader") for c in cells}
+            reader = readers.pop() if len(engines) == 1 and len(readers) == 1 else ""
+            if reader[:1].isdigit():
+                scope[keys["reader"]] = f"=={reader}"
     releases = {c.engine_version for c in cells}
     release = releases.pop() if len(engines) == 1 and len(releases) == 1 else ""
     if release[:1].isdigit():
@@ -200,12 +209,11 @@ def _signature(cells: list[Cell]) -> dict[str, str]:
     """The versions a run's cells ran with: the writer's Hudi, each engine's version and Hudi."""
     found: dict[str, str] = {}
     for cell in cells:
-        found.setdefault("hudi", cell.writer.get("hudi", ""))
-        found.setdefault("table_version", written_table_version(cell.writer))
-        for field in ("iceberg", "format_version"):
-            found.setdefault(field, cell.writer.get(field, ""))
+        for fmt, keys in FORMAT_SCOPES.items():
+            for key, field in keys.items():
+                name = f"{field}:{cell.engine}" if key == "reader" else field
+                found.setdefault(name, scope_value(cell, fmt, key))
         found.setdefault(f"versions:{cell.engine}", cell.engine_version)
-        found.setdefault(f"reader_hudi:{cell.engine}", cell.reader_hudi)
     return found
 
 
@@ -219,11 +227,12 @@ def _scope(entry: Known, signatures: list[dict[str, str]], index: int) -> dict[s
         value = mine.get(field) or ""
         return value[:1].isdigit() and any(s.get(field) != value for s in signatures)
 
-    for field in ("hudi", "table_version", "iceberg", "format_version"):
+    readers = [keys["reader"] for keys in FORMAT_SCOPES.values() if "reader" in keys]
+    for field in (f for f in SCOPE_FIELDS if f not in readers):
         if differs(field):
             scope[field] = f"=={mine[field]}"
     if entry.engine != "*":
-        for field in ("versions", "reader_hudi"):
+        for field in ("versions", *readers):
             if differs(f"{field}:{entry.engine}"):
                 scope[field] = f"=={mine[f'{field}:{entry.engine}']}"
     return scope
@@ -243,11 +252,13 @@ def _values(cell: Cell, form: tuple[str, ...]) -> tuple[str, ...]:
 
 def _entry(names: dict[str, str], matched: list[Cell]) -> Known:
     reason, _ = Counter(_first_sentence(c.reason) for c in matched).most_common(1)[0]
+    fmt = names.get("format", matched[0].format)
     if matched[0].outcome is Outcome.PASS:
-        reason = f"passes with Hudi {matched[0].writer.get('hudi', '?')}"
+        writer = format_named(fmt)
+        reason = f"passes with {writer.title} {matched[0].writer.get(fmt, '?')}"
     return Known.model_validate(
         {
-            "format": names.get("format", "hudi"),
+            "format": fmt,
             "engine": names.get("engine", "*"),
             "scenario": names.get("scenario", "*"),
             "table_type": names.get("table_type", "*"),

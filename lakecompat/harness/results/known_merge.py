@@ -64,7 +64,7 @@ def merged(
     found = []
     for box in boxes:
         entry = entries[box.first]
-        fields = {**entry_fields(box), **entry.model_dump(include=set(_SAID) | set(SCOPE_FIELDS))}
+        fields = {**entry_fields(box), **entry.model_dump(include={*_SAID, "releases"})}
         fields["format"] = entry.format
         found.append((section_of[box.first], Known.model_validate(fields)))
     return found
@@ -73,7 +73,7 @@ def merged(
 def _signature(entry: Known) -> tuple[Any, ...]:
     """What merged entries share: what they say, their format and their version scope."""
     said = (entry.outcome, entry.reason, entry.link, entry.values("format"))
-    return said + tuple(getattr(entry, f) for f in SCOPE_FIELDS)
+    return said + tuple(entry.bound(f) for f in SCOPE_FIELDS)
 
 
 _SAID = ("outcome", "reason", "link")
@@ -124,7 +124,7 @@ def may_meet(a: Known, b: Known) -> bool:
     for dimension in DIMENSIONS[1:]:
         if not _globs_meet(a.values(dimension), b.values(dimension)):
             return False
-    return all(_ranges_meet(getattr(a, f), getattr(b, f)) for f in SCOPE_FIELDS)
+    return all(_ranges_meet(a.bound(f), b.bound(f)) for f in SCOPE_FIELDS)
 
 
 def _names_meet(x: str, y: str) -> bool:

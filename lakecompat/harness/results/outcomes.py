@@ -4,7 +4,7 @@ query shape."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -113,6 +113,10 @@ class Cell:
         fields["outcome"] = Outcome(fields["outcome"])
         fields["evidence"] = Evidence(**fields.get("evidence") or {})
         return cls(**fields)
+
+
+#: The names of a cell's fields.
+CELL_FIELDS = frozenset(f.name for f in fields(Cell))
 
 
 def table_of(cell: Cell) -> tuple[str, str, str]:
