@@ -80,8 +80,10 @@ class Point:
         }
         for cell in cells:
             versions.setdefault(cell.engine, cell.engine_version)
-            if cell.reader_hudi and cell.reader_hudi != writer.get("hudi"):
-                versions.setdefault(f"{cell.engine} hudi", cell.reader_hudi)
+            # The format jars a reader carried where they are not the writer's (version skew).
+            written = dict(writers.get(cell.format) or writer).get(cell.format)
+            if cell.reader_hudi and cell.reader_hudi != written:
+                versions.setdefault(f"{cell.engine} {cell.format}", cell.reader_hudi)
         return cls(name, versions)
 
     def label(self) -> str:
