@@ -286,6 +286,13 @@ class HiveEngine(MetastoreReader):
             *huge_pages(),
             "-XX:+UseParallelGC",
             "-Duser.timezone=UTC",
+            # One failure, one message, however warm the JVM is: a hot exception keeps its
+            # message (HotSpot would throw a preallocated one without), and a reflective call
+            # on the wrong object always fails as the first 15 do ("object is not an instance
+            # of declaring class"), not as Java 17's generated accessors do after them (an
+            # IllegalArgumentException around a ClassCastException).
+            "-XX:-OmitStackTraceInFastThrow",
+            "-Dsun.reflect.inflationThreshold=2147483647",
             # Hudi's object-size estimator (JOL) need not fork JVMs to probe this one.
             "-Djol.skipDynamicAttach=true",
             "-Djol.skipHotspotSAAttach=true",
