@@ -74,7 +74,8 @@ def _refused(kind: str, message: str) -> PydanticCustomError:
 
 
 def _writer_setting(key: str) -> str:
-    """A step setting's key: a writer option of one format, by its prefix (`hoodie.`)."""
+    """A step setting's key: a writer option of one format, by its prefix
+    (`TableFormat.writer_option_prefix`)."""
     table_format = settings_format(key)
     if table_format is None:
         takes = "; ".join(
