@@ -141,3 +141,35 @@ def test_a_run_of_default_variants_reads_each_engine_once_per_query() -> None:
         if r.shape.name != "all"
         and base_variant(r.variant.name) not in SparkEngine.reading("hudi").matching_variants
     ]
+
+
+def test_an_engines_lanes_read_together_every_read_the_engine_reads_alone(tmp_path: Path) -> None:
+    """Split into lanes, Hive reads what one Hive reads: the shapes under the variants that
+    match columns otherwise too, in the lane that has them without the default variant."""
+    from lakecompat.engines.context import RunContext
+    from lakecompat.harness.run.reads import table_reads
+    from lakecompat.harness.scenario.load import load_scenarios
+
+    specs, _ = plan_lanes(*plan_engines([RunOptions(engines=("hive",))]), True, Attachments())
+    context = RunContext(tmp_path, spark=None)  # type: ignore[arg-type]
+    lanes = []
+    for spec in specs:
+        engine = spec.cls(context, dict(spec.carried), spec.label)
+        engine.narrow(spec.variants or ())
+        lanes.append(engine)
+    assert len(lanes) == 2
+    assert "schema_on_read" not in [v.name for v in lanes[0].variants_of("hudi")]
+
+    def key(read: object) -> tuple[str, str, str]:
+        return (read.query_type, read.variant.name, read.shape.name)  # type: ignore[attr-defined]
+
+    scenarios = load_scenarios(
+        Path("scenarios"), "add_column/table_with_timestamps,rename_column/*"
+    )
+    for scenario in scenarios:
+        for table_type in ("cow", "mor"):
+            alone = sorted(map(key, table_reads(HiveEngine, scenario, table_type)))
+            split = sorted(key(r) for e in lanes for r in table_reads(e, scenario, table_type))
+            assert split == alone, scenario.id
+    shaped = [key(r) for r in table_reads(lanes[1], scenarios[0], "cow") if r.shape.name != "all"]
+    assert ("snapshot", "schema_on_read", "filter") in shaped

@@ -85,18 +85,23 @@ def table_reads(
         for variant in own
         if "all" in chosen and (variants == "all" or variant is default)
     ]
-    if default is None or not engine.reads_shapes or SHAPED_QUERY_TYPE not in query_types:
+    if not engine.reads_shapes or SHAPED_QUERY_TYPE not in query_types:
         return reads
     # The format's filter controls (Hudi's data skipping off, ...) and the variants that
-    # match columns otherwise (`Reading.matching_variants`).
-    controls = reading.filter_controls(default)
+    # match columns otherwise (`Reading.matching_variants`). An instance that reads only
+    # some of the variants (a lane) reads the shapes under those it has: the default's
+    # where it has the default, and the matching ones it has.
+    controls = reading.filter_controls(default) if default is not None else []
     matching = [v for v in own if variants == "all" and v.name in reading.matching_variants]
+    if default is None and not matching:
+        return reads
     for shape in scenario_shapes(scenario, chosen):
         if shape.name == "all":
             continue
-        reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
-        if shape.name in PUSHDOWN_SHAPES:
-            reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
+        if default is not None:
+            reads.append(Read(SHAPED_QUERY_TYPE, default, shape))
+            if shape.name in PUSHDOWN_SHAPES:
+                reads += [Read(SHAPED_QUERY_TYPE, control, shape) for control in controls]
         if reading.matching_shapes is not None and shape.name not in reading.matching_shapes:
             continue
         for variant in matching:
