@@ -212,7 +212,7 @@ class HiveEngine(MetastoreReader):
 
     @classmethod
     def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
-        return check_hive_settings(settings, scope, scope.release(cls))
+        return check_hive_settings(settings, scope, scope.release(cls.default_release))
 
     def __init__(
         self,
