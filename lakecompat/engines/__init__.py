@@ -4,6 +4,7 @@ registered by name here, in one place; nothing here imports the harness."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 from lakecompat.engines.base import Engine
 
@@ -38,6 +39,18 @@ def carried_field(engine: str, table_format: str) -> str:
     """The field that names the release of `table_format` that `engine` carries, in version
     points and run records: `hive_hudi`."""
     return f"{engine.replace('-', '_')}_{table_format}"
+
+
+def carried_releases(named: Callable[[str], str | None]) -> dict[str, dict[str, str]]:
+    """The format releases engines carry apart from the writer's, by engine and format, from
+    `named(field)`: the release a source (a version point, a run record, the command line)
+    gives each `carried_field` (None or "": none)."""
+    found: dict[str, dict[str, str]] = {}
+    for engine, table_format in carriers():
+        release = named(carried_field(engine, table_format))
+        if release:
+            found.setdefault(engine, {})[table_format] = str(release)
+    return found
 
 
 def engine_class(name: str) -> type[Engine]:

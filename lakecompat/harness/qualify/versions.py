@@ -37,7 +37,13 @@ from pydantic import (
     model_validator,
 )
 
-from lakecompat.engines import carried_field, carriers, engine_class, known_engines
+from lakecompat.engines import (
+    carried_field,
+    carried_releases,
+    carriers,
+    engine_class,
+    known_engines,
+)
 from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
 from lakecompat.engines.infra.iceberg_jars import FORMAT_VERSIONS
 from lakecompat.engines.releases import Releases
@@ -295,12 +301,7 @@ def point_releases(point: VersionPoint) -> Releases:
     fields = point.releases()
     formats = {name: fields[name] for name in FORMATS if name in fields}
     engines = {cls.name: fields[field] for field, cls in RELEASED.items() if field in fields}
-    carried: dict[str, dict[str, str]] = {}
-    for name, table_format in carriers():
-        release = fields.get(carried_field(name, table_format))
-        if release:
-            carried.setdefault(name, {})[table_format] = release
-    return Releases(formats, engines, carried)
+    return Releases(formats, engines, carried_releases(fields.get))
 
 
 def slug(name: str) -> str:

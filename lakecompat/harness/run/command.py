@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lakecompat.engines import carried_field, carriers, engine_class, known_engines
+from lakecompat.engines import (
+    carried_field,
+    carried_releases,
+    carriers,
+    engine_class,
+    known_engines,
+)
 from lakecompat.engines.attached import Attachments, warehouse_folder
 from lakecompat.engines.formats import FORMATS as FORMAT_REGISTRY
 from lakecompat.engines.formats import ORIGINAL
@@ -413,11 +419,7 @@ def _releases(args: argparse.Namespace) -> Releases:
     """The releases the command line names: `--<format>-version` of each format, and
     `--<engine>-<format>-version` of each format an engine carries jars of."""
     formats = {name: getattr(args, f"{name}_version") for name in FORMAT_REGISTRY}
-    carried: dict[str, dict[str, str]] = {}
-    for name, table_format in carriers():
-        release = getattr(args, f"{carried_field(name, table_format)}_version")
-        if release:
-            carried.setdefault(name, {})[table_format] = release
+    carried = carried_releases(lambda field: getattr(args, f"{field}_version"))
     return Releases({k: v for k, v in formats.items() if v}, {}, carried)
 
 

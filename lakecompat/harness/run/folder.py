@@ -10,7 +10,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lakecompat.engines import carried_field, carriers, engine_class, known_engines
+from lakecompat.engines import (
+    carried_field,
+    carried_releases,
+    carriers,
+    engine_class,
+    known_engines,
+)
 from lakecompat.engines.attached import Attachments
 from lakecompat.engines.context import SHARED_SCRATCH_FOLDERS, SHARED_STATE_FOLDERS
 from lakecompat.engines.formats import FORMATS, ORIGINAL
@@ -244,9 +250,4 @@ def recorded_releases(info: Mapping[str, Any]) -> Releases:
             release = dict(info.get("writer") or {}).get(name)
         if release:
             formats[name] = str(release)
-    carried: dict[str, dict[str, str]] = {}
-    for engine, table_format in carriers():
-        release = info.get(carried_field(engine, table_format))
-        if release:
-            carried.setdefault(engine, {})[table_format] = str(release)
-    return Releases(formats, engines, carried)
+    return Releases(formats, engines, carried_releases(info.get))

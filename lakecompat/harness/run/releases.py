@@ -19,18 +19,24 @@ from lakecompat.engines.releases import Releases
 from lakecompat.harness.run.options import RunOptions
 
 
+def _variables() -> list[tuple[str, str, str]]:
+    """(kind, name, variable) of every release an environment variable can name: each
+    format's writer release (`format`) and each engine's (`engine`)."""
+    found = [("format", f.name, f.release_env) for f in FORMATS.values() if f.release_env]
+    for name in known_engines():
+        variable = engine_class(name).release_env
+        if variable:
+            found.append(("engine", name, variable))
+    return found
+
+
 def environment_releases(environ: Mapping[str, str] | None = None) -> Releases:
     """The releases the environment variables of `environ` (default: this process's) name:
     each format's and each engine's whose variable is set."""
     environ = os.environ if environ is None else environ
-    formats = {
-        f.name: environ[f.release_env] for f in FORMATS.values() if environ.get(f.release_env)
-    }
-    engines = {}
-    for name in known_engines():
-        variable = engine_class(name).release_env
-        if variable and environ.get(variable):
-            engines[name] = environ[variable]
+    named = [(kind, name, environ[var]) for kind, name, var in _variables() if environ.get(var)]
+    formats = {name: release for kind, name, release in named if kind == "format"}
+    engines = {name: release for kind, name, release in named if kind == "engine"}
     return Releases(formats, engines)
 
 
@@ -38,16 +44,11 @@ def environment_sources(environ: Mapping[str, str] | None = None) -> dict[str, s
     """How the environment names each release it names, by field (`hudi`, `trino`):
     `LAKECOMPAT_TRINO_VERSION=476`, for messages."""
     environ = os.environ if environ is None else environ
-    found = {
-        f.name: f"{f.release_env}={environ[f.release_env]}"
-        for f in FORMATS.values()
-        if environ.get(f.release_env)
+    return {
+        name.replace("-", "_"): f"{variable}={environ[variable]}"
+        for _, name, variable in _variables()
+        if environ.get(variable)
     }
-    for name in known_engines():
-        variable = engine_class(name).release_env
-        if variable and environ.get(variable):
-            found[name.replace("-", "_")] = f"{variable}={environ[variable]}"
-    return found
 
 
 def differences(recorded: Releases, here: Releases) -> list[str]:
