@@ -75,14 +75,14 @@ def test_points_of_another_iceberg_writer_do_not_share_a_run() -> None:
     options = RunOptions(formats=("iceberg",))
     groups = share_groups(plan, options)
     assert [[p.name for p in group] for group in groups] == [["v2", "same"], ["v3"], ["new"]]
-    assert point_options(options, plan.points[1]).format_version == "3"
+    assert point_options(options, plan.points[1]).version("iceberg") == "3"
     assert point_options(options, plan.points[0]).reports_dir == Path("reports/points/v2")
 
 
 def test_only_format_versions_2_and_3_are_written() -> None:
-    check_format_version("3", "format_version 3")  # no error
+    check_format_version("1.10.0", "3", "format_version 3")  # no error
     with pytest.raises(ProvisioningError, match=r"^--format-version 1: the Iceberg writer"):
-        check_format_version("1", "--format-version 1")
+        check_format_version("1.10.0", "1", "--format-version 1")
 
 
 def test_a_bad_format_version_is_refused_before_anything_starts(

@@ -60,7 +60,7 @@ def test_presto_reads_table_version_6_in_both_catalogs_and_not_version_9(
     tmp_path: Path,
 ) -> None:
     watch = SocketWatch()
-    result = run(tmp_path / "v6", "rename_column/rename", watch, table_version="6")
+    result = run(tmp_path / "v6", "rename_column/rename", watch, versions={"hudi": "6"})
     cells = result.cells
     # 2 scenarios x (cow 3 + mor 4 query types) x 2 variants.
     assert len(cells) == 28

@@ -34,7 +34,7 @@ def test_a_run_asked_for_table_version_6_writes_and_reads_version_6_tables(
         reports_dir=tmp_path / "reports",
         table_cache=tmp_path / "cache",
         keep_tables=True,
-        table_version="6",
+        versions={"hudi": "6"},
     )
     result = Runner(options, Progress(quiet=True)).run()
     assert {c.writer.get("table_version") for c in result.cells} == {"6"}

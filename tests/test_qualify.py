@@ -757,7 +757,7 @@ def test_a_formats_releases_in_one_map_stand_for_its_fields(tmp_path: Path) -> N
     flat, mapped = load_versions(path).points
     assert mapped.releases() == {**flat.releases(), "iceberg": "1.12.0", "format_version": "3"}
     chosen = point_options(RunOptions(), mapped)
-    assert chosen.table_version == "6" and chosen.format_version == "3"
+    assert chosen.versions == {"hudi": "6", "iceberg": "3"}
     assert chosen.releases.reads_with("hive", "hudi") == "0.15.0"
     assert chosen.releases.reads_with("spark", "hudi") == "1.2.0"
     assert chosen.releases.format("iceberg") == "1.12.0"

@@ -69,6 +69,6 @@ def test_releases_named_first_win_and_a_reader_carrying_the_writers_release_carr
 def test_a_resumed_run_keeps_each_formats_version_option() -> None:
     from lakecompat.harness.run.folder import _version_options
 
-    assert _version_options(RUN_JSON) == {"table_version": None, "format_version": "2"}
+    assert _version_options(RUN_JSON) == {"iceberg": "2"}
     six = {"writer": {"hudi": "1.2.0", "table_version": "6"}}  # a run from before `writers`
-    assert _version_options(six) == {"table_version": "6", "format_version": None}
+    assert _version_options(six) == {"hudi": "6"}

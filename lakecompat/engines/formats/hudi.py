@@ -9,6 +9,7 @@ from lakecompat.engines.formats.model import TableFormat
 from lakecompat.engines.infra.hudi_jars import (
     DEFAULT_HUDI_VERSION,
     HUDI_VERSION_ENV,
+    check_table_version,
     hudi_bundle,
     written_table_version,
 )
@@ -51,6 +52,7 @@ HUDI = TableFormat(
     release_help="the Hudi release Spark writes Hudi tables with (its Spark 3.5 bundle)",
     release_artifact=hudi_bundle,
     version_written=written_table_version,
+    check_version=check_table_version,
     version_help="the Hudi table version the writer writes (hoodie.write.table.version; a Hudi "
     "1.x writer writes 6, 8 or 9; 6 keeps the tables readable by Hudi 0.14/0.15 readers; "
     "default: the writer release's own, 9 for Hudi 1.2)",

@@ -7,8 +7,10 @@ from typing import Any
 
 from lakecompat.engines.formats.model import TableFormat
 from lakecompat.engines.infra.iceberg_jars import (
+    DEFAULT_FORMAT_VERSION,
     DEFAULT_ICEBERG_VERSION,
     ICEBERG_VERSION_ENV,
+    check_format_version,
     iceberg_spark_runtime,
 )
 
@@ -55,6 +57,8 @@ ICEBERG = TableFormat(
     release_help="the Iceberg release Spark writes Iceberg tables with and Spark reads them "
     "with (iceberg-spark-runtime-3.5_2.12)",
     release_artifact=iceberg_spark_runtime,
+    default_version=DEFAULT_FORMAT_VERSION,
+    check_version=check_format_version,
     version_help="the Iceberg format version the writer creates tables in: 2 (the default; "
     "deletes as position-delete files) or 3 (deletion vectors instead)",
     # A scenario gives Iceberg nothing of its own. It has no ordering field: its writer's

@@ -66,6 +66,13 @@ class TableFormat:
     #: it is not simply its `version_option` (Hudi's: the release's default table version
     #: when the run chose none); None: the `version_option` recorded.
     version_written: Callable[[Mapping[str, str]], str] | None = None
+    #: The version option's value when a run gives none, where it does not depend on the
+    #: release ("": it does, or the writer decides).
+    default_version: str = ""
+    #: Checks a version option's value before anything starts: `(release, version, setting)`
+    #: raises `ProvisioningError` naming `setting` when the writer of `release` cannot write
+    #: tables of `version` (None: every value is taken).
+    check_version: Callable[[str, str, str], None] | None = None
     #: The artifact a release is fetched as, to check before anything starts that the
     #: release exists (None: not checked).
     release_artifact: Callable[[str], MavenArtifact] | None = None

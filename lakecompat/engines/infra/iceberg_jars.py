@@ -22,9 +22,9 @@ def iceberg_spark_runtime(version: str) -> MavenArtifact:
     return MavenArtifact("org.apache.iceberg", "iceberg-spark-runtime-3.5_2.12", version)
 
 
-def check_format_version(format_version: str, setting: str) -> None:
-    """`ProvisioningError` naming `setting` when the writer cannot create tables in
-    `format_version`."""
+def check_format_version(release: str, format_version: str, setting: str) -> None:
+    """`ProvisioningError` naming `setting` when the writer (of any `release`) cannot create
+    tables in `format_version`."""
     if format_version not in FORMAT_VERSIONS:
         raise ProvisioningError(
             f"{setting}: the Iceberg writer creates tables in format version "

@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakecompat.engines.formats.hudi import HUDI
-from lakecompat.engines.infra.artifacts import MavenArtifact
 from lakecompat.engines.infra.hudi_jars import hudi_bundle
 from lakecompat.engines.reading import Reading, Variant
 from lakecompat.engines.shape import DATA_SKIPPING_OFF, PUSHDOWN_OFF
-from lakecompat.engines.spark.runtime import SESSION_SETTINGS
+from lakecompat.engines.spark.runtime import SESSION_SETTINGS, FormatJars
 from lakecompat.engines.table import TableRef, reference_instant
 
 if TYPE_CHECKING:
@@ -90,6 +89,7 @@ class SparkHudi(Reading):
             engine.context.spark.session()
 
     @staticmethod
-    def session(engine: SparkEngine) -> tuple[MavenArtifact, dict[str, str]]:
+    def session(engine: SparkEngine) -> FormatJars:
         """The jar and session settings a spark-sql user starts this Spark with."""
-        return hudi_bundle(engine.hudi_version), SESSION_SETTINGS
+        release = engine.hudi_version
+        return FormatJars(f"Hudi {release}", "", (hudi_bundle(release),), SESSION_SETTINGS)

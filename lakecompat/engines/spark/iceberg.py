@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from lakecompat.engines.formats.iceberg import ICEBERG
-from lakecompat.engines.infra.artifacts import MavenArtifact
 from lakecompat.engines.infra.iceberg_jars import iceberg_spark_runtime
 from lakecompat.engines.reading import Reading
 from lakecompat.engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
+    FormatJars,
     iceberg_catalog_name,
     iceberg_catalog_settings,
 )
@@ -18,6 +18,17 @@ from lakecompat.engines.table import FORMAT_QUERY_TYPES, TableRef, reference_ins
 
 if TYPE_CHECKING:
     from lakecompat.engines.spark.reader import SparkEngine, SparkReader
+
+
+def iceberg_jars(release: str, label: str = "") -> FormatJars:
+    """Iceberg's Spark runtime of `release` and its session settings (logs `label`, by default
+    `spark-iceberg-<release>`)."""
+    return FormatJars(
+        f"Iceberg {release}",
+        label or f"spark-iceberg-{release}",
+        (iceberg_spark_runtime(release),),
+        ICEBERG_SESSION_SETTINGS,
+    )
 
 
 class SparkIceberg(Reading):
@@ -77,6 +88,6 @@ class SparkIceberg(Reading):
         engine.iceberg.start()
 
     @staticmethod
-    def session(engine: SparkEngine) -> tuple[MavenArtifact, dict[str, str]]:
+    def session(engine: SparkEngine) -> FormatJars:
         """The jar and session settings a spark-sql user starts this Spark with."""
-        return iceberg_spark_runtime(engine.reads_with(ICEBERG.name)), ICEBERG_SESSION_SETTINGS
+        return iceberg_jars(engine.reads_with(ICEBERG.name))

@@ -1,4 +1,5 @@
-"""Spark in a Python process of its own: another Hudi release, or a reader beside the writer.
+"""Spark in a Python process of its own: another Hudi release, another table format's jars, or a
+reader beside the writer.
 
 PySpark keeps one JVM per Python process, and one JVM cannot load two Hudi bundles, so a
 second Hudi release runs in a child process with its own SparkSession. The child knows none of
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from lakecompat.engines.errors import describe_error, error_trace, message_lines
-from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.spark.runtime import FormatJars, SparkRuntime
 
 #: Seconds to wait for the child to exit after it was asked to.
 _STOP_SECONDS = 60
@@ -55,18 +56,18 @@ def _serve(
     master: str | None,
     label: str,
     quick_jit: bool,
-    iceberg: str | None = None,
+    loads: FormatJars | None = None,
 ) -> None:
     """The child (`SparkProcess` gives its arguments): start Spark with `hudi`'s bundle, or
-    with `iceberg`'s runtime (on `master` when it is a cluster's), then run each request
-    `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
+    with another format's jars (`loads`; on `master` when it is a cluster's), then run each
+    request `(fn, args)` as `fn(runtime, *args)` and send back what it returns."""
     # A session of its own, like every service: a Ctrl-C in the terminal reaches the parent
     # only, which stops the run and this child with it; the child would otherwise end the
     # request in progress, and the parent record that as the cell's error.
     os.setsid()
-    runtime = SparkRuntime(log_dir, hudi, label=label, master=master, iceberg=iceberg)
+    runtime = SparkRuntime(log_dir, hudi, label=label, master=master, loads=loads)
     runtime.quick_jit = quick_jit  # see SparkRuntime.quick_jit
-    release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
+    release = loads.release if loads else f"Hudi {hudi}"
     try:
         try:
             runtime.session()
@@ -91,7 +92,7 @@ def _serve(
 
 
 class SparkProcess:
-    """The child process running Spark with one Hudi release (or one Iceberg release)."""
+    """The child process running Spark with one Hudi release (or another format's jars)."""
 
     def __init__(
         self,
@@ -100,17 +101,17 @@ class SparkProcess:
         master: str | None = None,
         label: str | None = None,
         quick_jit: bool = False,
-        iceberg: str | None = None,
+        loads: FormatJars | None = None,
     ) -> None:
         """`label` names the logs (by default after the release); with `quick_jit` the child
         runs Spark's JVM with the quick JIT compiler alone (a Spark that only reads, or one of
-        a small run: `SparkRuntime.quick_jit`); with `iceberg`, the child's Spark loads that
-        Iceberg release's runtime instead of the Hudi bundle."""
+        a small run: `SparkRuntime.quick_jit`); with `loads`, the child's Spark loads another
+        format's jars instead of the Hudi bundle."""
         self.hudi = hudi
-        self.release = f"Iceberg {iceberg}" if iceberg else f"Hudi {hudi}"
-        self.label = label or (f"spark-iceberg-{iceberg}" if iceberg else runtime_label(hudi))
+        self.release = loads.release if loads else f"Hudi {hudi}"
+        self.label = label or (loads.label if loads else runtime_label(hudi))
         self.log_path = log_dir / f"{self.label}.log"
-        self._arguments = (log_dir, hudi, master, self.label, quick_jit, iceberg)
+        self._arguments = (log_dir, hudi, master, self.label, quick_jit, loads)
         self._process: Any = None
         self._conn: Connection | None = None
         #: Why Spark with this release could not start ("" when it did; None: not told yet).

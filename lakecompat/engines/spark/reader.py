@@ -21,7 +21,7 @@ from lakecompat.engines.releases import Releases
 from lakecompat.engines.settings import SettingsScope
 from lakecompat.engines.shape import ALL, SPARK, Shape
 from lakecompat.engines.spark.hudi import SparkHudi
-from lakecompat.engines.spark.iceberg import SparkIceberg
+from lakecompat.engines.spark.iceberg import SparkIceberg, iceberg_jars
 from lakecompat.engines.spark.process import SparkProcess
 from lakecompat.engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
 from lakecompat.engines.spark.settings import HELP, check_spark_settings
@@ -200,7 +200,7 @@ class SparkEngine(Engine):
                 self.context.spark.master,
                 ICEBERG_READER_LABEL,
                 quick_jit=True,
-                iceberg=self.reads_with(ICEBERG.name),
+                loads=iceberg_jars(self.reads_with(ICEBERG.name)),
             )
         return self._iceberg
 
@@ -276,12 +276,9 @@ class SparkEngine(Engine):
 
     def _command_line(self, table: TableRef) -> str:
         """The spark-sql command line of the session that reads `table`, as a comment."""
-        bundle, settings = self._part(table.format).session(self)
-        confs = " ".join(f"--conf {key}={value}" for key, value in settings.items())
-        return (
-            f"-- Spark {self.version}: spark-sql --packages "
-            f"{bundle.group}:{bundle.artifact}:{bundle.version} {confs}\n"
-        )
+        jars = self._part(table.format).session(self)
+        confs = " ".join(f"--conf {key}={value}" for key, value in jars.settings.items())
+        return f"-- Spark {self.version}: spark-sql --packages {jars.packages()} {confs}\n"
 
     @property
     def log_path(self) -> Path:

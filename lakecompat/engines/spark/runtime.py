@@ -1,5 +1,5 @@
 """One local SparkSession with the Hudi bundle, shared by the writer and the Spark reader (or,
-in a process of its own, with Iceberg's Spark runtime instead)."""
+in a process of its own, with another format's jars instead: `FormatJars`)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lakecompat.engines.formats.hudi import HUDI
-from lakecompat.engines.infra.artifacts import fetch
+from lakecompat.engines.infra.artifacts import MavenArtifact, fetch
 from lakecompat.engines.infra.class_archive import NO_ARCHIVE, ClassArchive, class_archive
 from lakecompat.engines.infra.hudi_jars import hudi_bundle
-from lakecompat.engines.infra.iceberg_jars import iceberg_spark_runtime
 from lakecompat.engines.infra.jdk import QUICK_JIT, Jdk, find_jdk, huge_pages
 from lakecompat.engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY, local_fs_jar
 from lakecompat.engines.infra.supervisor import (
@@ -68,6 +68,24 @@ ICEBERG_SESSION_SETTINGS = {
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
 }
+
+
+@dataclass(frozen=True)
+class FormatJars:
+    """What a Spark of a table format's own loads instead of Hudi's bundle (one JVM cannot
+    load two formats' jars): the format's jars and the session settings it needs. Each
+    format's Spark reading part makes its own (`engines/spark/<format>.py`)."""
+
+    #: The format's release in words, for messages: `Iceberg 1.10.0`.
+    release: str
+    #: The name of the Spark's logs and scratch folder: `spark-iceberg-1.10.0`.
+    label: str
+    jars: tuple[MavenArtifact, ...]
+    settings: Mapping[str, str]
+
+    def packages(self) -> str:
+        """The jars as spark-sql's `--packages` names them (`group:artifact:version,...`)."""
+        return ",".join(f"{a.group}:{a.artifact}:{a.version}" for a in self.jars)
 
 
 def iceberg_catalog_name(warehouse: Path) -> str:
@@ -119,15 +137,14 @@ class SparkRuntime:
         hudi: str | None = None,
         label: str = "spark",
         master: str | None = None,
-        iceberg: str | None = None,
+        loads: FormatJars | None = None,
         releases: Releases | None = None,
     ) -> None:
         """`hudi`: the Hudi release the session loads (None: the one `releases` names, else
-        the default)."""
+        the default); `loads`: another format's jars, loaded instead of the Hudi bundle."""
         self.log_dir = log_dir
         self.hudi_version = hudi or (releases or Releases()).format(HUDI.name)
-        #: An Iceberg release: the session loads its Spark runtime instead of the Hudi bundle.
-        self.iceberg_version = iceberg
+        self.loads = loads
         self.label = label
         #: A Spark standalone master (`spark://HOST:PORT`) whose executors do the work; None:
         #: the driver's own JVM (`local[2]`). The driver is lakecompat's either way.
@@ -261,11 +278,11 @@ class SparkRuntime:
         return class_archive("spark", jdk, classpath, options)
 
     def _build(self) -> SparkSession:
-        if self.iceberg_version:
-            jar = fetch(iceberg_spark_runtime(self.iceberg_version))
-            session_settings = ICEBERG_SESSION_SETTINGS
+        if self.loads is not None:
+            jars = [fetch(artifact) for artifact in self.loads.jars]
+            session_settings = dict(self.loads.settings)
         else:
-            jar = fetch(hudi_bundle(self.hudi_version))
+            jars = [fetch(hudi_bundle(self.hudi_version))]
             session_settings = SESSION_SETTINGS
         jdk = find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5")
         os.environ["JAVA_HOME"] = str(jdk.home)
@@ -311,7 +328,7 @@ class SparkRuntime:
         self._tmp = tmp
         for key, value in {
             # Shipped to a cluster's executors too.
-            "spark.jars": str(jar),
+            "spark.jars": ",".join(map(str, jars)),
             **session_settings,
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",

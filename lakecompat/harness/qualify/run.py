@@ -18,7 +18,6 @@ from pathlib import Path
 from lakecompat.engines import engine_class
 from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
 from lakecompat.engines.infra.artifacts import ProvisioningError, fetch
-from lakecompat.engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION
 from lakecompat.harness.qualify.compare import Point, Qualification, qualify
 from lakecompat.harness.qualify.record import QualificationInterrupted, Record
 from lakecompat.harness.qualify.versions import (
@@ -26,6 +25,7 @@ from lakecompat.harness.qualify.versions import (
     VersionPlan,
     VersionPoint,
     point_releases,
+    point_versions,
     slug,
 )
 from lakecompat.harness.results.outcomes import Cell
@@ -46,8 +46,7 @@ def point_options(options: RunOptions, point: VersionPoint) -> RunOptions:
     return replace(
         options,
         releases=point_releases(point).over(options.releases),
-        table_version=point.table_version or options.table_version,
-        format_version=point.format_version or options.format_version,
+        versions={**options.versions, **point_versions(point)},
         reports_dir=options.reports_dir / "points" / slug(point.name),
     )
 
@@ -76,7 +75,7 @@ def share_groups(plan: VersionPlan, options: RunOptions) -> list[list[VersionPoi
         chosen = point_options(options, point)
         releases = chosen.releases
         writers = tuple(releases.format(name) for name in FORMATS)
-        versions = (chosen.table_version or "", chosen.format_version or DEFAULT_FORMAT_VERSION)
+        versions = tuple(chosen.version(f.name) or f.default_version for f in FORMATS.values())
         engines = tuple(releases.engine(cls.name, cls.default_release) for cls in RELEASED.values())
         groups.setdefault((*writers, *versions, *engines), []).append(point)
     return list(groups.values())

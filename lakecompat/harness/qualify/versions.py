@@ -304,6 +304,14 @@ def point_releases(point: VersionPoint) -> Releases:
     return Releases(formats, engines, carried_releases(fields.get))
 
 
+def point_versions(point: VersionPoint) -> dict[str, str]:
+    """The version options `point` sets, by format (`{"hudi": "6"}` for `table_version: 6`)."""
+    fields = point.releases()
+    return {
+        f.name: fields[f.version_option] for f in FORMATS.values() if f.version_option in fields
+    }
+
+
 def slug(name: str) -> str:
     """A point name safe in a folder name."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)

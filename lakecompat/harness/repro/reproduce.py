@@ -33,7 +33,7 @@ from lakecompat.engines import engine_class
 from lakecompat.engines.base import Engine, Variant
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import describe_error, error_text
-from lakecompat.engines.formats import FORMATS
+from lakecompat.engines.formats import FORMATS, format_named
 from lakecompat.engines.infra.artifacts import MavenArtifact, fetch
 from lakecompat.engines.releases import Releases
 from lakecompat.engines.shape import Shape
@@ -131,7 +131,7 @@ def _reproduce(
     work = out / "work"
     runtime = SparkRuntime(work / "logs", releases=releases)
     context = RunContext(work, runtime, formats=(cell.format,), releases=releases)
-    version = cell.writer.get("table_version") or cell.writer.get("format_version")
+    version = cell.writer.get(format_named(cell.format).version_option)
     writer = create_writer(
         runtime,
         work / "tables",

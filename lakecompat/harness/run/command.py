@@ -242,8 +242,7 @@ def run(args: argparse.Namespace) -> int:
         **selection(args),
         variants=args.variants,
         releases=_releases(args).over(environment_releases()),
-        table_version=args.table_version,
-        format_version=args.format_version,
+        versions=_versions(args),
         engine_settings=_engine_settings(args.settings),
         query_timeout=args.query_timeout,
         step_timeout=args.step_timeout,
@@ -436,6 +435,15 @@ def _release_options(args: argparse.Namespace) -> dict[str, str]:
         if getattr(args, f"{field}_version"):
             said[field] = f"--{name}-{table_format}-version {getattr(args, f'{field}_version')}"
     return said
+
+
+def _versions(args: argparse.Namespace) -> dict[str, str]:
+    """Each format's version option the command line gives (`--table-version 6`), by format."""
+    return {
+        f.name: str(getattr(args, f.version_option))
+        for f in FORMAT_REGISTRY.values()
+        if getattr(args, f.version_option, None)
+    }
 
 
 def _engine_settings(settings: list[tuple[str, str, str]]) -> dict[str, dict[str, str]]:

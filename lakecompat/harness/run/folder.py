@@ -196,7 +196,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         # The cells still to read come from the releases the run started with, whatever
         # this shell's environment names.
         releases=recorded_releases(info),
-        **_version_options(info),
+        versions=_version_options(info),
         engine_settings=info.get("engine_settings") or {},
         unchecked_settings=info.get("unchecked_settings") or {},
         resume_dir=run_dir.resolve(),
@@ -217,16 +217,18 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
     return options
 
 
-def _version_options(info: Mapping[str, Any]) -> dict[str, str | None]:
-    """Each format's version option (`table_version`, ...) as the run's writers recorded it
-    (a run from before `writers` recorded the first format's writer in `writer`)."""
+def _version_options(info: Mapping[str, Any]) -> dict[str, str]:
+    """Each format's version option (`table_version`, ...) as the run's writers recorded it,
+    by format (a run from before `writers` recorded the first format's writer in `writer`)."""
     writers = dict(info.get("writers") or {})
-    found: dict[str, str | None] = {}
+    found: dict[str, str] = {}
     for table_format in FORMATS.values():
         record = writers.get(table_format.name)
         if record is None and table_format.name == ORIGINAL:
             record = info.get("writer")
-        found[table_format.version_option] = dict(record or {}).get(table_format.version_option)
+        version = dict(record or {}).get(table_format.version_option)
+        if version:
+            found[table_format.name] = str(version)
     return found
 
 

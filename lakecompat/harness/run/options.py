@@ -78,11 +78,10 @@ class RunOptions:
     #: each format's writer release, each engine's, and the format jars an engine carries
     #: apart from the writer's (version skew). What it leaves out is its default.
     releases: Releases = field(default_factory=Releases)
-    #: The table version the writer writes (Hudi's version option: 6,
-    #: which Hudi 0.14/0.15 readers read); None: the writer release's own.
-    table_version: str | None = None
-    #: The Iceberg format version the Iceberg writer creates tables in ("2" or "3"); None: 2.
-    format_version: str | None = None
+    #: Each format's version option as the run chose it, by format name (`TableFormat.
+    #: version_option`: Hudi's table version, `{"hudi": "6"}`, which Hudi 0.14/0.15 readers
+    #: read; Iceberg's format version, 2 or 3); a format left out: its writer's own.
+    versions: dict[str, str] = field(default_factory=dict)
     #: Folder of known-outcome files (expectations/*.yaml); None: every cell is expected to PASS.
     expectations_dir: Path | None = None
     #: Extra reader settings per engine, applied to every variant (they win over the variant's).
@@ -131,6 +130,10 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.formats is None:
             self.formats = default_formats(self.engines, self.attachments.any)
+
+    def version(self, table_format: str) -> str | None:
+        """The version of `table_format`'s tables the run asked for (None: the writer's own)."""
+        return self.versions.get(table_format) or None
 
 
 @dataclass

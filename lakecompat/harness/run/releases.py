@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from lakecompat.engines import carried_field, engine_class, known_engines
 from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
 from lakecompat.engines.infra.artifacts import check_release
-from lakecompat.engines.infra.hudi_jars import check_table_version
-from lakecompat.engines.infra.iceberg_jars import check_format_version
 from lakecompat.engines.releases import Releases
 from lakecompat.harness.run.options import RunOptions
 
@@ -90,12 +88,12 @@ def check_releases(options: RunOptions, named: Mapping[str, str] | None = None) 
             artifact = format_named(table_format).release_artifact
             if artifact is not None:
                 check_release(artifact(release), given, format_named(table_format).title)
-    if options.table_version:
-        given = said.get("table_version", f"--table-version {options.table_version}")
-        check_table_version(releases.format(ORIGINAL), options.table_version, given)
-    if options.format_version:
-        given = said.get("format_version", f"--format-version {options.format_version}")
-        check_format_version(options.format_version, given)
+    for name, version in options.versions.items():
+        table_format = format_named(name)
+        if version and table_format.check_version is not None:
+            option = table_format.version_option
+            given = said.get(option, f"--{option.replace('_', '-')} {version}")
+            table_format.check_version(releases.format(name), version, given)
     for name in options.engines:
         release = releases.engines.get(name)
         if release:

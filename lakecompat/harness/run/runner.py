@@ -167,7 +167,7 @@ class Runner:
                 options.step_timeout,
                 table_format=table_format,
                 cache=options.table_cache,
-                table_version=getattr(options, format_named(table_format).version_option),
+                table_version=options.version(table_format),
                 release=options.releases.format(table_format),
             )
             for table_format in options.formats

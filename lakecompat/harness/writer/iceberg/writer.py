@@ -26,6 +26,7 @@ from typing import Any
 from lakecompat.engines.formats.iceberg import ICEBERG
 from lakecompat.engines.infra.artifacts import MavenArtifact
 from lakecompat.engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, iceberg_spark_runtime
+from lakecompat.engines.spark.iceberg import iceberg_jars
 from lakecompat.engines.spark.process import SparkProcess
 from lakecompat.engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
@@ -98,7 +99,7 @@ class IcebergWriter(TableWriter):
             runtime.log_dir,
             runtime.master,
             quick_jit=runtime.quick_jit,  # a small run's writer (the runner decides)
-            iceberg=self.iceberg_version,
+            loads=iceberg_jars(self.iceberg_version),
         )
 
     @property
