@@ -58,7 +58,9 @@ def cell(**given: object) -> Cell:
 
 
 def test_each_engine_reads_the_formats_it_declares() -> None:
-    assert engine_class("spark").formats == ("hudi", "iceberg")
+    assert engine_class("spark").formats == ("hudi", "iceberg", "delta")
+    assert engine_class("deltalake").formats == ("delta",)
+    assert engine_class("polars").formats == ("iceberg", "delta")
     assert engine_class("pyiceberg").formats == ("iceberg",)
     assert engine_class("hive").formats == ("hudi",)
     assert default_engines(("hudi",)) == ("spark", "hive", "trino", "hudi-rs", "daft")
@@ -135,13 +137,13 @@ def test_a_known_outcome_speaks_for_hudi_cells_unless_it_names_another_format() 
 
 def test_an_unknown_format_in_a_known_outcome_names_the_file_and_field(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text(
-        "known:\n- engine: spark\n  format: delta\n  scenario: '*'\n  outcome: WRONG\n  reason: r\n"
+        "known:\n- engine: spark\n  format: paimon\n  scenario: '*'\n  outcome: WRONG\n  reason: r\n"
     )
     with pytest.raises(ExpectationError) as caught:
         load_expectations(tmp_path)
     message = str(caught.value)
     assert "x.yaml" in message and "known[0].format" in message
-    assert "unknown table format 'delta'" in message
+    assert "unknown table format 'paimon'" in message
 
 
 def test_a_run_refuses_an_engine_that_reads_none_of_its_formats() -> None:
@@ -156,7 +158,7 @@ def test_a_run_refuses_an_engine_that_reads_none_of_its_formats() -> None:
 
 @pytest.mark.parametrize(
     ("formats", "message"),
-    [("delta", "unknown table format 'delta' in --formats"), ("", "no table format")],
+    [("paimon", "unknown table format 'paimon' in --formats"), ("", "no table format")],
 )
 def test_an_unknown_format_is_refused_before_anything_starts(
     formats: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

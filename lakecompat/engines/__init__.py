@@ -10,6 +10,8 @@ from lakecompat.engines.base import Engine
 
 _REGISTRY = {
     "daft": "lakecompat.engines.library.daft:DaftEngine",
+    "deltalake": "lakecompat.engines.library.deltalake:DeltaLakeEngine",
+    "duckdb": "lakecompat.engines.library.duckdb:DuckDbEngine",
     "flink": "lakecompat.engines.flink.reader:FlinkEngine",
     "hive": "lakecompat.engines.hive.reader:HiveEngine",
     "hudi-rs": "lakecompat.engines.library.hudi_rs:HudiRsEngine",

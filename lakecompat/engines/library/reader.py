@@ -39,8 +39,17 @@ WORKER = Path(__file__).with_name("worker.py")
 _PRINT = "print(answer)\n"
 _PANIC = re.compile(r"panicked at (\S+?):?$", re.MULTILINE)
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-#: The types an answer is compared in: the library's large variants are the same values.
-_PLAIN = {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}
+#: The libraries send no usage data anywhere (Daft reports every import and query unless told
+#: not to): a run sends no traffic off this machine.
+NO_TELEMETRY = {"DO_NOT_TRACK": "1", "SCARF_NO_ANALYTICS": "1", "DAFT_ANALYTICS_ENABLED": "0"}
+#: The types an answer is compared in: the library's large and view variants are the same
+#: values (DataFusion answers in string and binary views).
+_PLAIN = {
+    pa.large_string(): pa.string(),
+    pa.large_binary(): pa.binary(),
+    pa.string_view(): pa.string(),
+    pa.binary_view(): pa.binary(),
+}
 
 
 class LibraryReader(Engine):
@@ -122,6 +131,7 @@ class LibraryReader(Engine):
             self.context.log_dir,
             wait=HttpReady(f"http://127.0.0.1:{self._port}/ping"),
             timeout_s=120,
+            env=NO_TELEMETRY,
             hint=f"the worker imports {', '.join(self.imports)} from {python.parent.parent}",
         )
         self._service.start()
@@ -241,7 +251,7 @@ def filter_expression(predicate: Predicate, column: str, between: str) -> str:
 
 def comparable(answer: pa.Table) -> pa.Table:
     """The answer in the types answers compare in: nested values as canonical JSON text,
-    large strings and binaries as ordinary ones, dictionary columns decoded."""
+    large and view strings and binaries as ordinary ones, dictionary columns decoded."""
     fields = []
     for column_field in answer.schema:
         kind = column_field.type

@@ -1,6 +1,7 @@
 """Spark as a reader: each table format through its reading part (`hudi.py`: Hudi's Spark
 datasource in the writer's session or a Spark of its own; `iceberg.py`: Iceberg's Spark
-catalog, in a Spark of its own, since one JVM cannot load both)."""
+catalog, and `delta.py`: Delta's Spark reader, each in a Spark of its own, since one JVM cannot
+load two formats' jars)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pyarrow as pa
 
 from lakecompat.engines.answers import arrow_type, canonical_json
 from lakecompat.engines.base import Engine, Variant
+from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.formats.hudi import HUDI
 from lakecompat.engines.formats.iceberg import ICEBERG
 from lakecompat.engines.infra.artifacts import fetch
@@ -20,6 +22,7 @@ from lakecompat.engines.infra.jdk import find_jdk
 from lakecompat.engines.releases import Releases
 from lakecompat.engines.settings import SettingsScope
 from lakecompat.engines.shape import ALL, SPARK, Shape
+from lakecompat.engines.spark.delta import SparkDelta, delta_jars
 from lakecompat.engines.spark.hudi import SparkHudi
 from lakecompat.engines.spark.iceberg import SparkIceberg, iceberg_jars
 from lakecompat.engines.spark.process import SparkProcess
@@ -30,7 +33,7 @@ from lakecompat.engines.table import TableRef
 #: A Spark that reads: the writer's session, or a Spark process of its own.
 SparkReader = SparkProcess | SparkRuntime
 #: The reading part of each table format Spark reads.
-SparkReading = type[SparkHudi] | type[SparkIceberg]
+SparkReading = type[SparkHudi] | type[SparkIceberg] | type[SparkDelta]
 
 
 def dataframe_to_arrow(df: Any) -> pa.Table:
@@ -114,18 +117,20 @@ def query_in(runtime: SparkRuntime, sql: str, settings: dict[str, str]) -> pa.Ta
 READER_LABEL = "spark-reader"
 #: The name of the logs of the Spark that reads Iceberg tables.
 ICEBERG_READER_LABEL = "spark-iceberg-reader"
+#: The name of the logs of the Spark that reads Delta tables.
+DELTA_READER_LABEL = "spark-delta-reader"
 
 
 class SparkEngine(Engine):
     """Spark 3.5 with each format's jars: Hudi's bundle in the writer's session (in a large
-    run, and with another Hudi release, a Spark of its own), Iceberg's runtime in a Spark of
-    its own."""
+    run, and with another Hudi release, a Spark of its own), Iceberg's runtime and Delta's
+    jars each in a Spark of its own."""
 
     name = "spark"
     dialect = SPARK
     display_name = "Spark"
     trackers = ("apache/spark",)
-    readings = (SparkHudi, SparkIceberg)
+    readings = (SparkHudi, SparkIceberg, SparkDelta)
     # A large run reads in a Spark of its own, beside the writer: its reads then no longer take
     # turns with the writes. Otherwise the writer's session reads (its variants set session
     # configuration, for the read only: the writer's jobs do not see them).
@@ -151,6 +156,7 @@ class SparkEngine(Engine):
 
     _remote: SparkProcess | None = None
     _iceberg: SparkProcess | None = None
+    _delta: SparkProcess | None = None
     #: The Spark that ran the last query: a timeout's kill, the liveness check and the log
     #: concern it (None: none ran yet; the Spark of the run's first format then).
     _reading: SparkReader | None = None
@@ -204,6 +210,21 @@ class SparkEngine(Engine):
             )
         return self._iceberg
 
+    @property
+    def delta(self) -> SparkProcess:
+        """The Spark that reads Delta tables: a process of its own with Delta's jars (the
+        writer's release), logs `spark-delta-reader.log`."""
+        if self._delta is None:
+            self._delta = SparkProcess(
+                self.context.spark.hudi_version,
+                self.context.log_dir,
+                self.context.spark.master,
+                DELTA_READER_LABEL,
+                quick_jit=True,
+                loads=delta_jars(self.reads_with(DELTA.name)),
+            )
+        return self._delta
+
     def _part(self, table_format: str) -> SparkReading:
         """The reading part of `table_format`; a plain Parquet table is read by the Spark of
         the run's first format that Spark reads."""
@@ -229,6 +250,8 @@ class SparkEngine(Engine):
             self.remote.stop()
         if self._iceberg is not None:
             self._iceberg.stop()
+        if self._delta is not None:
+            self._delta.stop()
 
     def alive(self) -> bool:
         return self._spark().alive()

@@ -19,7 +19,7 @@ from lakecompat.harness.qualify.compare import counts_line
 from lakecompat.harness.qualify.report import write_qualification
 from lakecompat.harness.results.store import ResultsError
 from lakecompat.harness.run.command import selection, shapes_option
-from lakecompat.harness.run.options import DEFAULT_FORMATS, DEFAULT_READERS, RunOptions
+from lakecompat.harness.run.options import DEFAULT_FORMATS, RunOptions, readers_words
 from lakecompat.harness.scenario.model import TABLE_TYPES
 
 if TYPE_CHECKING:
@@ -121,8 +121,7 @@ def add_parser(commands: Subcommands) -> None:
         type=csv,
         default=None,
         help="comma-separated engines to read with (default: the versions file's `engines:`, "
-        f"else {','.join(DEFAULT_READERS['hudi'])} for Hudi tables, "
-        f"{','.join(DEFAULT_READERS['iceberg'])} for Iceberg tables)",
+        f"else {readers_words()})",
     )
     qualify.add_argument(
         "--table-types", type=csv, default=TABLE_TYPES, help="cow and/or mor (default: both)"

@@ -16,7 +16,7 @@ def add_parser(commands: Subcommands) -> None:
         "repro",
         help="write a reproduction of one cell, for an upstream bug report",
         description="Write a folder that reproduces one cell without lakecompat: writer.py "
-        "(the Hudi or Iceberg table, as a PySpark script for spark-submit), the engine's "
+        "(the table, as a PySpark script for spark-submit), the engine's "
         "registration, "
         "settings and SQL, expected.csv (the oracle) and actual.csv (the engine's answer), "
         "and ISSUE.md, a draft bug report. The table is written again, writer.py is run and "

@@ -249,7 +249,8 @@ def _check_script(
     target = work / "script-table" / "tables" / written.table.name
     log = work / "logs" / "writer-script.log"
     jar = writer.script_jar(writer.versions)
-    code = _spark_submit(script, target, jar, work / "script-run", log)
+    also = writer.script_needs(writer.versions)
+    code = _spark_submit(script, target, (jar, *also), work / "script-run", log)
     output = log.read_text(errors="replace").splitlines()
     marks = [i for i, line in enumerate(output) if line.startswith(STEP_MARK)]
     reached = output[marks[-1]].removeprefix(STEP_MARK) if marks else "none of its steps"
@@ -326,11 +327,16 @@ def _difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
     )
 
 
-def _spark_submit(script: Path, target: Path, jar: MavenArtifact, cwd: Path, log: Path) -> int:
+def _spark_submit(
+    script: Path, target: Path, jars: tuple[MavenArtifact, ...], cwd: Path, log: Path
+) -> int:
     """Run `spark-submit writer.py TARGET` from `cwd` as writer.py's header says (offline,
-    with the cached `jar`); its exit code (-1: it ran out of time), output in `log`."""
-    variables, argv = submit_command(jar, str(script))  # absolute: its folder is not cwd
-    fetch(jar)  # the header names the cached file: make sure it is there
+    with the cached `jars`); its exit code (-1: it ran out of time), output in `log`."""
+    jar, *also = jars
+    # An absolute script path: its folder is not cwd.
+    variables, argv = submit_command(jar, str(script), tuple(also))
+    for needed in jars:
+        fetch(needed)  # the header names the cached files: make sure they are there
     cwd.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
     argv.append(str(target))

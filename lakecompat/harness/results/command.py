@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lakecompat.engines.formats import format_words
 from lakecompat.harness.options import Command, Subcommands
 from lakecompat.harness.results.expectations import load_expectations
 from lakecompat.harness.results.known_draft import draft_known_across, draft_on_top, to_yaml
@@ -19,13 +20,14 @@ def add_parser(commands: Subcommands) -> None:
         "known",
         help="draft known outcomes from a run (accept its results as the baseline)",
         description="Print an expectations file under which every cell of the run is as "
-        "expected: the fewest entries, each naming table format (Hudi or Iceberg), engine, "
+        f"expected: the fewest entries, each naming table format ({format_words()}), engine, "
         "scenario, table type, query type and variant only as far as needed. Review the "
         "reasons, add upstream links, and save it under expectations/. Given runs at several "
         "version points (e.g. the points of `lakecompat qualify`), entries that hold at one "
-        "point only are scoped to its releases (hudi, table_version, iceberg, format_version, "
-        "reader_hudi, versions) and listed first. With --against, only what the reviewed "
-        "known outcomes misjudge is drafted: the entries a version point needs on top of them. "
+        "point only are scoped to its releases (the writer's format release and version, the "
+        "releases readers carry, the reader's own: versions) and listed first. With "
+        "--against, only what the reviewed known outcomes misjudge is drafted: the entries a "
+        "version point needs on top of them. "
         "With --check, nothing is drafted: the reviewed known outcomes are checked against the "
         "runs instead (exit code 1 when an entry is stale or too wide).",
     )
@@ -46,7 +48,7 @@ def add_parser(commands: Subcommands) -> None:
         metavar="DIR",
         help="folder of reviewed known-outcome files (e.g. expectations/): draft only the "
         "entries each run needs on top of them, scoped to the run's releases (the writer's "
-        "Hudi or Iceberg release and table or format version, the reader's)",
+        "format release and its table version, the reader's)",
     )
     reviewed.add_argument(
         "--check",

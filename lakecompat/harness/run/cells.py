@@ -331,7 +331,9 @@ def verdict(cell: Cell, outcome: Outcome, reason: str, evidence: Evidence) -> Ce
 def writer_verdict(cell: Cell, written: WriteResult) -> Cell:
     """REJECTED when the writer refused the scenario's change, else ERROR: nothing to read."""
     sql = ";\n".join(written.sql or []) or None
-    said = stable_reason(without_run_names(written.message or ""))
+    # The table's folder, which differs from run to run, as its name.
+    message = (written.message or "").replace(str(written.table.path), written.table.name)
+    said = stable_reason(without_run_names(message))
     if written.rejected:
         reason = f"the writer refused {written.failed_at}: {said}"
         return verdict(cell, Outcome.REJECTED, reason, Evidence(sql=sql, error=written.message))

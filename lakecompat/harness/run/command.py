@@ -16,7 +16,7 @@ from lakecompat.engines import (
 )
 from lakecompat.engines.attached import Attachments, warehouse_folder
 from lakecompat.engines.formats import FORMATS as FORMAT_REGISTRY
-from lakecompat.engines.formats import ORIGINAL
+from lakecompat.engines.formats import ORIGINAL, format_words
 from lakecompat.engines.releases import Releases
 from lakecompat.harness.options import (
     DEFAULT_SCENARIOS,
@@ -39,13 +39,12 @@ from lakecompat.harness.run.fleet import REGISTER_LIMIT
 from lakecompat.harness.run.folder import resume_options
 from lakecompat.harness.run.merge import merge as merge_shards
 from lakecompat.harness.run.options import (
-    DEFAULT_ENGINES,
     DEFAULT_FORMATS,
-    DEFAULT_READERS,
     RunOptions,
     RunResult,
     default_engines,
     default_formats,
+    readers_words,
 )
 from lakecompat.harness.run.progress import Progress
 from lakecompat.harness.run.reads import VARIANT_CHOICES
@@ -66,10 +65,11 @@ def add_run_parser(commands: Subcommands) -> None:
     """The `run` command's options."""
     run = commands.add_parser(
         "run",
-        help="write the scenarios as Hudi and Iceberg tables, read them with every engine, "
-        "and write the reports (reports/runs/<id>/)",
-        description="Write every selected scenario as a Hudi table and as an Iceberg table "
-        "(--formats: one of them), read each table with every engine that reads its format, "
+        help=f"write the scenarios as {format_words('and')} tables, read them with every "
+        "engine, and write the reports (reports/runs/<id>/)",
+        description=f"Write every selected scenario as a table of each format "
+        f"({format_words('and')}; --formats: some of them), read each table with every "
+        "engine that reads its format, "
         "and write the run folder (reports/runs/<id>/) with its reports. A completed run of "
         "the default matrix (no --scenarios, --engines, --formats, --table-types, --shapes, "
         "--variants default, --set or --shard, the project's scenario folder) also becomes "
@@ -90,8 +90,7 @@ def add_run_parser(commands: Subcommands) -> None:
         type=csv,
         default=None,
         help=f"comma-separated engines to read with (known: {', '.join(known_engines())}; "
-        f"default: {','.join(DEFAULT_ENGINES)} for Hudi tables, "
-        f"{','.join(DEFAULT_READERS['iceberg'])} for Iceberg tables)",
+        f"default: {readers_words()})",
     )
     run.add_argument(
         "--table-types",
@@ -158,7 +157,7 @@ def add_run_parser(commands: Subcommands) -> None:
     run.add_argument(
         "--keep-tables",
         action="store_true",
-        help="keep the tables (Hudi and Iceberg) in the run folder (tables/) after the run; by "
+        help="keep the tables (of every format) in the run folder (tables/) after the run; by "
         "default they are deleted with the engines' scratch data once the reports are written",
     )
     run.add_argument(

@@ -27,7 +27,17 @@ DEFAULT_FORMATS = ("hudi", "iceberg")
 DEFAULT_READERS = {
     "hudi": DEFAULT_ENGINES,
     "iceberg": ("spark", "trino", "pyiceberg", "daft", "polars"),
+    "delta": ("spark", "deltalake", "polars", "daft", "duckdb"),
 }
+
+
+def readers_words() -> str:
+    """Each format's default readers, for help: `spark,hive for Hudi tables, spark,trino for
+    Iceberg tables, ...`."""
+    return ", ".join(
+        f"{','.join(readers)} for {format_named(name).title} tables"
+        for name, readers in DEFAULT_READERS.items()
+    )
 
 
 def default_engines(formats: tuple[str, ...]) -> tuple[str, ...]:

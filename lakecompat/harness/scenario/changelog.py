@@ -24,8 +24,15 @@ from lakecompat.harness.scenario.compare import Comparison, compare
 #: The column a changelog row is matched by: its change type, key and ordinal, as text.
 CHANGE_KEY = "change"
 #: Columns about the commit that engines add to changelog rows (Spark's snapshot id, Trino's
-#: snapshot id and commit time): not part of what the oracle says.
-COMMIT_COLUMNS = ("_commit_snapshot_id", "_change_version_id", "_change_timestamp")
+#: snapshot id and commit time, Delta's commit version and time): not part of what the oracle
+#: says.
+COMMIT_COLUMNS = (
+    "_commit_snapshot_id",
+    "_change_version_id",
+    "_change_timestamp",
+    "_commit_version",
+    "_commit_timestamp",
+)
 _CHANGE_COLUMNS = (CHANGE_TYPE, CHANGE_ORDINAL)
 
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 FORMATS = {
     "hudi": "lakecompat.harness.writer.hudi.writer:HudiWriter",
     "iceberg": "lakecompat.harness.writer.iceberg.writer:IcebergWriter",
+    "delta": "lakecompat.harness.writer.delta.writer:DeltaWriter",
 }
 
 

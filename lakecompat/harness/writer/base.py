@@ -132,6 +132,12 @@ class TableWriter(ABC):
         raise NotImplementedError(f"{cls.__name__} has no writer script")
 
     @classmethod
+    def script_needs(cls, versions: dict[str, str]) -> tuple[MavenArtifact, ...]:
+        """The jars `script_jar` needs beside it, which `--packages` would bring along (none
+        for a format whose Spark jar is a bundle)."""
+        return ()
+
+    @classmethod
     def release_words(cls, versions: dict[str, str]) -> str:
         """The format's release of a writer of these `versions`, in a report's words
         (`Hudi 1.2.0`)."""

@@ -39,12 +39,12 @@ def default_path(scenario_id: str, table_type: str) -> str:
 
 
 def submit_command(
-    jar: MavenArtifact, script: str = "writer.py"
+    jar: MavenArtifact, script: str = "writer.py", also: tuple[MavenArtifact, ...] = ()
 ) -> tuple[dict[str, str], list[str]]:
     """`spark-submit writer.py` as `lakecompat repro` runs it, offline: the environment
     variables, and PySpark's own spark-submit with the cached `jar` (the table format's Spark
-    bundle or runtime), every socket on 127.0.0.1 (the script's TABLE_PATH argument may
-    follow)."""
+    bundle or runtime) and the jars it needs `also`, every socket on 127.0.0.1 (the script's
+    TABLE_PATH argument may follow)."""
     import pyspark  # only here: the header of a script needs it, nothing else in this module
 
     variables = {
@@ -56,7 +56,7 @@ def submit_command(
     argv = [
         str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
         *("--master", "local[2]"),
-        *("--jars", str(jar.local_path(maven_repo()))),
+        *("--jars", ",".join(str(j.local_path(maven_repo())) for j in (jar, *also))),
         *("--driver-java-options", "-Duser.timezone=UTC"),
         *("--conf", "spark.ui.enabled=false"),
         *("--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", "spark.driver.host=127.0.0.1"),

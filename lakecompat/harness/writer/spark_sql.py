@@ -1,5 +1,6 @@
 """What every table format's writer does with Spark the same way: quoted identifiers, the
-`ALTER TABLE` of each schema-change step, the rows of a DataFrame, the plain Parquet table of
+`ALTER TABLE` of each schema-change step, the SQL of data steps over a view of their rows
+(Iceberg's and Delta's writers), the rows of a DataFrame, the plain Parquet table of
 the control check, a step run under the step timeout, the listing of the live files, and a
 restart after Spark's JVM died."""
 
@@ -28,6 +29,10 @@ def frame_input(schema: Schema, rows: list[dict[str, Any]]) -> tuple[str, list[t
     typed = [coerce_row(schema, row, "rows") for row in rows]
     ddl_schema = ", ".join(f"{quote(c.name)} {c.type.spark_sql()}" for c in schema.columns)
     return ddl_schema, [tuple(row[name] for name in schema.names) for row in typed]
+
+
+#: The temporary view a data step's rows are read from (Iceberg's and Delta's writers).
+SOURCE_VIEW = "lakecompat_rows"
 
 
 def quote(identifier: str) -> str:
@@ -163,3 +168,35 @@ def inspect_files(
         except Exception as exc:  # noqa: BLE001 - Spark's errors come through py4j
             failure = describe_error(exc)
     return file_layout.unlisted(spec, dog.reason if dog.fired else failure)
+
+
+def insert_statement(identifier: str) -> str:
+    """Append the source view's rows, matching columns by name."""
+    return f"INSERT INTO {identifier} BY NAME SELECT * FROM {SOURCE_VIEW}"
+
+
+def merge_statement(identifier: str, key: str, ordering: str | None) -> str:
+    """Upsert the source view's rows by `key`, with Hudi's event-time ordering that the oracle
+    models (Iceberg and Delta have no ordering field): a row replaces the stored one unless its
+    value in `ordering` (`ScenarioSpec.write_order`) is older; with none, it always does."""
+    k = quote(key)
+    matched = "WHEN MATCHED"
+    if ordering is not None:
+        p = quote(ordering)
+        matched += f" AND (s.{p} IS NULL OR t.{p} IS NULL OR s.{p} >= t.{p})"
+    return (
+        f"MERGE INTO {identifier} t USING {SOURCE_VIEW} s ON t.{k} = s.{k} "
+        f"{matched} THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+
+
+def delete_statement(identifier: str, key: str) -> str:
+    """Delete the rows whose key is in the source view."""
+    return (
+        f"DELETE FROM {identifier} WHERE {quote(key)} IN (SELECT {quote(key)} FROM {SOURCE_VIEW})"
+    )
+
+
+def describe_rows(rows: list[Any], columns: str) -> str:
+    """A comment line standing for the source view in the writer's evidence."""
+    return f"-- {SOURCE_VIEW}: {len(rows)} row(s) of ({columns})"

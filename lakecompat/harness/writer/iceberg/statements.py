@@ -7,10 +7,27 @@ Data steps are SQL over a temporary view of the step's rows (`INSERT INTO ... BY
 
 from __future__ import annotations
 
-from typing import Any
-
 from lakecompat.harness.scenario import model as sc
-from lakecompat.harness.writer.spark_sql import quote
+from lakecompat.harness.writer.spark_sql import (
+    SOURCE_VIEW,
+    delete_statement,
+    describe_rows,
+    insert_statement,
+    merge_statement,
+    quote,
+)
+
+__all__ = [
+    "SOURCE_VIEW",
+    "create_statement",
+    "delete_statement",
+    "describe_rows",
+    "insert_statement",
+    "merge_statement",
+    "not_applicable",
+    "table_identifier",
+    "table_properties",
+]
 
 #: A merge-on-read table writes delete files for its deletes, updates and merges (position
 #: deletes in format version 2, deletion vectors in 3); copy-on-write rewrites the data files
@@ -30,9 +47,6 @@ COPY_ON_WRITE = {
 #: a later step does not touch keep the files written before a schema change, as in a real
 #: table of many files. Later writes keep Iceberg's defaults.
 SEED_WRITE_OPTIONS = {"distribution-mode": "none", "fanout-enabled": "true"}
-
-#: The temporary view a data step's rows are read from.
-SOURCE_VIEW = "lakecompat_rows"
 
 
 def table_properties(table_type: str, format_version: str) -> dict[str, str]:
@@ -77,35 +91,3 @@ def create_statement(
     return (
         f"CREATE TABLE {identifier} ({spelled}) USING iceberg{partitioned} TBLPROPERTIES ({props})"
     )
-
-
-def insert_statement(identifier: str) -> str:
-    """Append the source view's rows, matching columns by name."""
-    return f"INSERT INTO {identifier} BY NAME SELECT * FROM {SOURCE_VIEW}"
-
-
-def merge_statement(identifier: str, key: str, ordering: str | None) -> str:
-    """Upsert the source view's rows by `key`, with Hudi's event-time ordering that the oracle
-    models (Iceberg has no ordering field of its own): a row replaces the stored one unless its
-    value in `ordering` (`ScenarioSpec.write_order`) is older; with none, it always does."""
-    k = quote(key)
-    matched = "WHEN MATCHED"
-    if ordering is not None:
-        p = quote(ordering)
-        matched += f" AND (s.{p} IS NULL OR t.{p} IS NULL OR s.{p} >= t.{p})"
-    return (
-        f"MERGE INTO {identifier} t USING {SOURCE_VIEW} s ON t.{k} = s.{k} "
-        f"{matched} THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
-    )
-
-
-def delete_statement(identifier: str, key: str) -> str:
-    """Delete the rows whose key is in the source view."""
-    return (
-        f"DELETE FROM {identifier} WHERE {quote(key)} IN (SELECT {quote(key)} FROM {SOURCE_VIEW})"
-    )
-
-
-def describe_rows(rows: list[Any], columns: str) -> str:
-    """A comment line standing for the source view in the writer's evidence."""
-    return f"-- {SOURCE_VIEW}: {len(rows)} row(s) of ({columns})"
