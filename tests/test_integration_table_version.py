@@ -51,7 +51,7 @@ def test_a_run_asked_for_table_version_6_writes_and_reads_version_6_tables(
     entries = sorted((tmp_path / "cache" / "hudi").glob("rename_column__rename__cow/*"))
     assert len(entries) == 1
     default = Runner(
-        RunOptions(**{**options.__dict__, "table_version": None, "reports_dir": tmp_path / "r2"}),
+        RunOptions(**{**options.__dict__, "versions": {}, "reports_dir": tmp_path / "r2"}),
         Progress(quiet=True),
     ).run()
     assert {c.table_from for c in default.cells} == {"written"}

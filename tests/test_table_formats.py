@@ -137,7 +137,8 @@ def test_a_known_outcome_speaks_for_hudi_cells_unless_it_names_another_format() 
 
 def test_an_unknown_format_in_a_known_outcome_names_the_file_and_field(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text(
-        "known:\n- engine: spark\n  format: paimon\n  scenario: '*'\n  outcome: WRONG\n  reason: r\n"
+        "known:\n- engine: spark\n  format: paimon\n  scenario: '*'\n"
+        "  outcome: WRONG\n  reason: r\n"
     )
     with pytest.raises(ExpectationError) as caught:
         load_expectations(tmp_path)

@@ -68,6 +68,7 @@ DELTA = TableFormat(
     version_help="the column mapping mode of the Delta tables whose scenario renames or drops a "
     "column: name (the default), id, or none (the rename or drop is then refused, as Delta "
     "refuses it)",
+    version_metavar="MODE",
     default_version=DEFAULT_COLUMN_MAPPING,
     check_version=check_column_mapping,
     # A scenario gives Delta nothing of its own: its upserts (`MERGE INTO`) keep the rule of

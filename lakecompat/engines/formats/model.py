@@ -62,6 +62,8 @@ class TableFormat:
     release_help: str = ""
     #: What the version option (`version_option`) sets, for help.
     version_help: str = ""
+    #: How the version option's value is named in help (`--table-version N`).
+    version_metavar: str = "N"
     #: The version a writer wrote, from its releases as a cell records them (`writer`), where
     #: it is not simply its `version_option` (Hudi's: the release's default table version
     #: when the run chose none); None: the `version_option` recorded.

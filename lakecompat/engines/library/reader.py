@@ -39,6 +39,8 @@ WORKER = Path(__file__).with_name("worker.py")
 _PRINT = "print(answer)\n"
 _PANIC = re.compile(r"panicked at (\S+?):?$", re.MULTILINE)
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+#: The names of UTC a library may give a timestamp's zone (DuckDB says `Etc/UTC`).
+_UTC_NAMES = ("Etc/UTC", "Etc/Universal", "Etc/Zulu", "Universal", "Zulu")
 #: The libraries send no usage data anywhere (Daft reports every import and query unless told
 #: not to): a run sends no traffic off this machine.
 NO_TELEMETRY = {"DO_NOT_TRACK": "1", "SCARF_NO_ANALYTICS": "1", "DAFT_ANALYTICS_ENABLED": "0"}
@@ -251,12 +253,15 @@ def filter_expression(predicate: Predicate, column: str, between: str) -> str:
 
 def comparable(answer: pa.Table) -> pa.Table:
     """The answer in the types answers compare in: nested values as canonical JSON text,
-    large and view strings and binaries as ordinary ones, dictionary columns decoded."""
+    large and view strings and binaries as ordinary ones, dictionary columns decoded, UTC by
+    one name."""
     fields = []
     for column_field in answer.schema:
         kind = column_field.type
         if pa.types.is_dictionary(kind):
             kind = kind.value_type
+        if pa.types.is_timestamp(kind) and kind.tz in _UTC_NAMES:
+            kind = pa.timestamp(kind.unit, tz="UTC")  # one zone, several names (DuckDB's)
         fields.append(column_field.with_type(_PLAIN.get(kind, kind)))
     return nested_as_json(answer.cast(pa.schema(fields)))
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.infra.delta_jars import delta_spark, delta_storage
 from lakecompat.engines.reading import Reading
-from lakecompat.engines.spark.runtime import FormatJars
+from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS, FormatJars
 from lakecompat.engines.table import (
     CHANGE_ORDINAL,
     CHANGE_TYPE,
@@ -20,19 +20,6 @@ from lakecompat.engines.table import (
 
 if TYPE_CHECKING:
     from lakecompat.engines.spark.reader import SparkEngine, SparkReader
-
-#: The session settings of a Spark that writes and reads Delta tables: Delta's SQL extensions
-#: and catalog (its `ALTER TABLE` forms, `table_changes`, paths as tables), no Hudi catalog.
-#: Delta reads a table's log in `snapshotPartitions` Spark tasks (50 by default, for large
-#: logs): these tables' logs are small (one task: each write takes a third of the time).
-DELTA_SESSION_SETTINGS = {
-    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.databricks.delta.snapshotPartitions": "1",
-}
 
 
 def delta_jars(release: str, label: str = "") -> FormatJars:

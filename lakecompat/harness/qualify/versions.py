@@ -56,6 +56,9 @@ from lakecompat.harness.scenario.input_files import (
 )
 
 _VERSION = Field(pattern=r"^[0-9][0-9A-Za-z.\-]*$", max_length=40)
+#: A format's version option may be a name (Delta's column mapping mode: `id`); the format
+#: checks its value before anything starts (`TableFormat.check_version`).
+_OPTION = Field(pattern=r"^[0-9A-Za-z][0-9A-Za-z.\-_]*$", max_length=40)
 _NAME = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._\-]*$", max_length=60)
 #: The engines a point can set a release of (`trino: 476`, `hudi_rs: 0.4.0`), by field name
 #: (the engine's name, `_` for `-`): those whose class names the environment variable that
@@ -95,6 +98,8 @@ FORMAT_FIELDS = {
         *(carried_field(n, f) for n, f in carriers() if f == table_format.name),
     )
 }
+#: The fields that set a format's version option (`table_version`, `column_mapping`).
+VERSION_OPTIONS = frozenset(f.version_option for f in FORMATS.values())
 PLAN_FIELDS = ("points", "baseline", "candidate", "engines", "scenarios")
 
 
@@ -175,7 +180,10 @@ class _Point(BaseModel):
 VersionPoint = create_model(
     "VersionPoint",
     __base__=_Point,
-    **{field: (Annotated[str, _VERSION] | None, None) for field in FIELDS},
+    **{
+        field: (Annotated[str, _OPTION if field in VERSION_OPTIONS else _VERSION] | None, None)
+        for field in FIELDS
+    },
 )
 
 

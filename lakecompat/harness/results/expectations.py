@@ -50,6 +50,8 @@ from lakecompat.harness.scenario.input_files import (
 from lakecompat.harness.scenario.shapes import SHAPES
 
 _RANGE = re.compile(r"^(>=|<=|>|<|==)\s*([0-9][0-9A-Za-z.\-]*)$")
+#: A bound on a named value (Delta's column mapping mode, `==name`): equal, as text.
+_NAMED = re.compile(r"^(==)\s*([A-Za-z][A-Za-z0-9_\-]*)$")
 _ENGINE = re.compile(r"^([a-z][a-z0-9_-]*|\*)$")
 TABLE_TYPES = ("cow", "mor")
 #: The fields that say which cells an entry matches, each one value (or glob) or a list.
@@ -431,10 +433,14 @@ class _CaseError(ValueError):
 
 def in_range(version: str, bounds: str) -> bool:
     """Whether a dotted version satisfies every comma-separated bound (a version without
-    numbers, such as "" or "?", satisfies none)."""
+    numbers, such as "" or "?", satisfies none), or a named value (`name`) its bound
+    (`==name`)."""
+    parts = bound_parts(bounds)
+    if any(_NAMED.match(f"{op}{limit}") for op, limit in parts):
+        return all(version == limit for _, limit in parts)
     if bounds.strip() and not _numbers(version):
         return False
-    for op, limit in bound_parts(bounds):
+    for op, limit in parts:
         left, right = _numbers(version), _numbers(limit)
         holds = {
             ">=": left >= right,
@@ -453,9 +459,11 @@ def bound_parts(bounds: str) -> list[tuple[str, str]]:
     not a bound)."""
     parts = []
     for part in filter(None, (p.strip() for p in bounds.split(","))):
-        match = _RANGE.match(part)
+        match = _RANGE.match(part) or _NAMED.match(part)
         if match is None:
-            raise ValueError(f"{part!r} is not a version bound like '>=479' or '<1.2'")
+            raise ValueError(
+                f"{part!r} is not a version bound like '>=479' or '<1.2' (or a name, '==name')"
+            )
         parts.append((match.group(1), match.group(2)))
     return parts
 

@@ -165,7 +165,11 @@ def _ranges_meet(x: str, y: str) -> bool:
     each other)."""
     low: tuple[tuple[int, ...], bool] | None = None  # (version, included)
     high: tuple[tuple[int, ...], bool] | None = None
-    for op, limit in bound_parts(f"{x},{y}"):
+    parts = bound_parts(f"{x},{y}")
+    named = {limit for _, limit in parts if not re.search(r"\d", limit)}
+    if named:  # named values (`==name`): they meet where they are one name
+        return len(named) == 1 and all(not re.search(r"\d", limit) for _, limit in parts)
+    for op, limit in parts:
         value = tuple(int(n) for n in re.findall(r"\d+", limit))
         if op in (">=", ">", "=="):
             bound = (value, op != ">")

@@ -125,7 +125,7 @@ def add_run_parser(commands: Subcommands) -> None:
         text = table_format.version_help
         run.add_argument(
             f"--{table_format.version_option.replace('_', '-')}",
-            metavar="N",
+            metavar=table_format.version_metavar,
             dest=table_format.version_option,
             help=f"{text[:1].upper()}{text[1:]}",
         )

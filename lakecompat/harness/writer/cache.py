@@ -81,6 +81,7 @@ NOT_WRITER_CODE = (
     "harness/writer/script_text.py",
     "harness/writer/hudi/script.py",
     "harness/writer/iceberg/script.py",
+    "harness/writer/delta/script.py",
     "harness/scenario/shapes.py",
     "harness/scenario/type_shapes.py",
     "harness/scenario/compare.py",
@@ -88,6 +89,7 @@ NOT_WRITER_CODE = (
     "engines/spark/reader.py",
     "engines/spark/hudi.py",
     "engines/spark/iceberg.py",
+    "engines/spark/delta.py",
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from lakecompat.engines.infra.delta_jars import delta_spark, delta_storage
-from lakecompat.engines.spark.delta import DELTA_SESSION_SETTINGS
+from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS
 from lakecompat.harness.scenario import model as sc
 from lakecompat.harness.scenario.oracle import TableState, schema_of
 from lakecompat.harness.scenario.types import coerce

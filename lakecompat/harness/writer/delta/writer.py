@@ -27,9 +27,9 @@ from typing import Any
 from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.infra.artifacts import MavenArtifact
 from lakecompat.engines.infra.delta_jars import DEFAULT_COLUMN_MAPPING, delta_spark, delta_storage
-from lakecompat.engines.spark.delta import DELTA_SESSION_SETTINGS, delta_jars
+from lakecompat.engines.spark.delta import delta_jars
 from lakecompat.engines.spark.process import SparkProcess
-from lakecompat.engines.spark.runtime import SparkRuntime
+from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS, SparkRuntime
 from lakecompat.engines.table import TableRef
 from lakecompat.harness.scenario import model as sc
 from lakecompat.harness.scenario.oracle import TableState, evolve, reference_index, schema_of
