@@ -94,9 +94,8 @@ def test_bad_scenario_stops_before_anything_starts(
     [
         (
             ["--engines", "spark,zz"],
-            "unknown engine 'zz'; known engines: daft, flink, hive, hudi-rs, polars, presto, "
-            "pyiceberg, "
-            "spark, trino",
+            "unknown engine 'zz'; known engines: daft, deltalake, duckdb, flink, hive, hudi-rs, "
+            "polars, presto, pyiceberg, spark, trino",
         ),
         (["--table-types", "cow,xyz"], "unknown table type 'xyz'"),
         (["--scenarios", "nothing/*"], "no scenario matches"),

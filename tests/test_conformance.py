@@ -23,7 +23,9 @@ def test_every_format_is_whole() -> None:
             assert types and types[0] == "snapshot" and set(types) <= set(QUERY_TYPES), name
         every = {q for types in kind.query_types.values() for q in types}
         assert set(kind.history_query_types) <= every, name
-        assert kind.version_option in ("table_version", "format_version"), name
+        # Its version option is a field of its own (a CLI option, a point's, a run record's).
+        assert kind.version_option and kind.version_option not in FORMATS, name
+        assert kind.version_help and kind.release_help and kind.default_release, name
         assert kind.ordering_field or not kind.ordering_required, name
     # What a scenario may give a format: the old top-level `precombine` is the original
     # format's ordering field, and a step setting's prefix names one format only.
@@ -34,8 +36,10 @@ def test_every_format_is_whole() -> None:
     # Each format's tables have a folder of their own in a run, and one format's kinds are bare.
     assert len({k.tables_subfolder for k in FORMATS.values()}) == len(FORMATS)
     assert [k.name for k in FORMATS.values() if not k.named_in_kinds] == [ORIGINAL]
-    with pytest.raises(ValueError, match="unknown table format 'delta'; known formats: hudi"):
-        format_named("delta")
+    with pytest.raises(ValueError, match="unknown table format 'paimon'; known formats: hudi"):
+        format_named("paimon")
+    versions = [k.version_option for k in FORMATS.values()]
+    assert len(set(versions)) == len(versions)
 
 
 @pytest.mark.parametrize("cls", ENGINES, ids=lambda c: c.name)

@@ -45,9 +45,8 @@ CASES = [
     case(
         "unknown_engine",
         "known[0].engine",
-        "unknown engine 'sparkk'; known: daft, flink, hive, hudi-rs, polars, presto, pyiceberg, "
-        "spark, "
-        "trino",
+        "unknown engine 'sparkk'; known: daft, deltalake, duckdb, flink, hive, hudi-rs, polars, "
+        "presto, pyiceberg, spark, trino",
     ),
     case("scenario_matches_nothing", "known[0].scenario", "'rename_colum/*' matches no scenario"),
     case("duplicate_entry", "known[1]", "matches the same cells as duplicate_entry.yaml known[0]"),

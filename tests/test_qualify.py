@@ -153,8 +153,8 @@ def test_versions_file_names_baseline_and_candidate(tmp_path: Path) -> None:
         (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, flink: 1.17.1}\n",
             "points[1]: unknown field 'flink'; known fields: name, hudi, table_version, "
-            "hive_hudi, spark_hudi, iceberg, format_version, daft, hive, hudi_rs, polars, "
-            "pyiceberg, trino",
+            "hive_hudi, spark_hudi, iceberg, format_version, delta, column_mapping, daft, "
+            "deltalake, duckdb, hive, hudi_rs, polars, pyiceberg, trino",
         ),
         (
             "points:\n  - {name: a, hudi: 1.2.0}\n  - {name: b, spark: 4.0.0}\n",

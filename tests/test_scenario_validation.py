@@ -68,7 +68,11 @@ CASES = [
         "precombine",
         "the old spelling of formats.hudi.ordering, which the scenario gives too",
     ),
-    case("format_unknown", "formats", "no table format 'delta'; the formats are: hudi, iceberg"),
+    case(
+        "format_unknown",
+        "formats",
+        "no table format 'paimon'; the formats are: hudi, iceberg, delta",
+    ),
     case("format_misspelt", "formats", "no table format 'hudy' (did you mean 'hudi'?)"),
     case("format_field_misspelt", "formats.hudi", "unknown field 'oredring' (did you mean"),
     case(
@@ -86,7 +90,8 @@ CASES = [
         "setting_of_no_format",
         "steps[0].settings.spark.sql.shuffle.partitions",
         "no table format's writer takes 'spark.sql.shuffle.partitions': a step's settings are "
-        "writer options of one format (Hudi's start with 'hoodie.'; Iceberg's writer takes none)",
+        "writer options of one format (Hudi's start with 'hoodie.'; Iceberg's writer takes none; "
+        "Delta's writer takes none)",
     ),
     case(
         "setting_bad_name",
