@@ -370,12 +370,17 @@ def _said(entry: Known | None) -> tuple[Any, ...] | None:
     return None if entry is None else (entry.outcome, entry.reason, entry.link)
 
 
+#: The version fields beside the engine's release and Hudi's writer: the reader's Hudi jars, then
+#: the other formats' writer releases and version options, as a cell's `writer` names them.
+_OTHER_FIELDS = ("reader_hudi", "iceberg", "format_version", "delta", "column_mapping")
+
+
 def _grid(engine: str, entries: list[Known]) -> dict[str, list[Any]]:
     """The values each version field takes: `writer` pairs (Hudi release, table version)."""
     values = _version_values(engine, entries)
     pairs = itertools.product(values.get("hudi", [""]), values.get("table_version", [""]))
     grid: dict[str, list[Any]] = {"versions": values.get("versions", [""]), "writer": list(pairs)}
-    for name in ("reader_hudi", "iceberg", "format_version"):
+    for name in _OTHER_FIELDS:
         grid[name] = values.get(name, [""])
     return grid
 
@@ -397,9 +402,7 @@ def _allowed(entry: Known, engine: str, grid: dict[str, list[Any]]) -> tuple[fro
     return (
         within("versions", entry.engine_versions(engine)),
         writers,
-        within("reader_hudi", entry.bound("reader_hudi")),
-        within("iceberg", entry.bound("iceberg")),
-        within("format_version", entry.bound("format_version")),
+        *(within(name, entry.bound(name)) for name in _OTHER_FIELDS),
     )
 
 
@@ -420,7 +423,11 @@ def _version_values(engine: str, entries: list[Known]) -> dict[str, list[str]]:
 
 
 def _around(limits: set[str]) -> list[str]:
-    """Versions at, between, below and above `limits`, and "" (a cell without the version)."""
+    """Versions at, between, below and above `limits`, and "" (a cell without the version);
+    for named limits (a column mapping mode), each name and one name of none of them."""
+    named = sorted(v for v in limits if not re.search(r"\d", v))
+    if named:
+        return ["", *named, "another"]
     keys = sorted({tuple(int(n) for n in re.findall(r"\d+", v)) for v in limits})
     points = set(keys)
     for low, high in itertools.pairwise(keys):
@@ -435,11 +442,11 @@ def _around(limits: set[str]) -> list[str]:
 
 def _at(cell: Cell, grid: dict[str, list[Any]], point: tuple[int, ...]) -> Cell:
     """`cell` at the versions `point` picks from `grid`."""
-    versions, (hudi, table_version), reader, iceberg, format_version = (
+    versions, (hudi, table_version), reader, *others = (
         values[index] for values, index in zip(grid.values(), point, strict=True)
     )
     writer = _writer(hudi, table_version)
-    writer |= {k: v for k, v in (("iceberg", iceberg), ("format_version", format_version)) if v}
+    writer |= {k: v for k, v in zip(_OTHER_FIELDS[1:], others, strict=True) if v}
     return replace(cell, engine_version=versions, reader_hudi=reader, writer=writer)
 
 

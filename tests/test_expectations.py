@@ -248,6 +248,7 @@ def test_reader_hudi_bounds_match_the_readers_own_jars() -> None:
 FORMAT_SOURCES = {
     "hudi": ("https://github.com/apache/hudi/", "https://hudi.apache.org/"),
     "iceberg": ("https://github.com/apache/iceberg/", "https://iceberg.apache.org/"),
+    "delta": ("https://github.com/delta-io/delta/", "https://docs.delta.io/"),
 }
 ISSUE_LINK = re.compile(r"https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/\d+")
 

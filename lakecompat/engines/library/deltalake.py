@@ -96,7 +96,9 @@ class DeltaLakeEngine(LibraryReader):
 
     name = "deltalake"
     display_name = "delta-rs"
-    trackers = ("delta-io/delta-rs",)
+    # delta-rs reads through delta-kernel-rs (the table's protocol and features) and, on its
+    # DataFusion path, through Apache DataFusion: a defect may be filed with either.
+    trackers = ("delta-io/delta-rs", "delta-io/delta-kernel-rs", "apache/datafusion")
     distribution = "deltalake"
     default_release = "1.6.6"
     release_env = "LAKECOMPAT_DELTALAKE_VERSION"
