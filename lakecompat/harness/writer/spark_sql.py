@@ -200,3 +200,39 @@ def delete_statement(identifier: str, key: str) -> str:
 def describe_rows(rows: list[Any], columns: str) -> str:
     """A comment line standing for the source view in the writer's evidence."""
     return f"-- {SOURCE_VIEW}: {len(rows)} row(s) of ({columns})"
+
+
+def create_statement(
+    identifier: str,
+    columns: list[tuple[str, str]],
+    partition_by: list[str],
+    properties: dict[str, str],
+    using: str,
+) -> str:
+    """`CREATE TABLE ... USING <using>` with the seed rows' columns (name, Spark SQL type), the
+    scenario's partition columns and the table's properties (Iceberg's and Delta's writers)."""
+    spelled = ", ".join(f"{quote(name)} {kind}" for name, kind in columns)
+    partitioned = (
+        f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})" if partition_by else ""
+    )
+    props = ", ".join(f"'{key}'='{value}'" for key, value in properties.items())
+    return (
+        f"CREATE TABLE {identifier} ({spelled}) USING {using}{partitioned} TBLPROPERTIES ({props})"
+    )
+
+
+def hudi_only_step(spec: sc.ScenarioSpec, title: str) -> str | None:
+    """Why a scenario has no table of a format (`title`) that lacks Hudi's own steps: a table
+    service, a Hudi writer upgrade, or writer options (only Hudi's writer takes any); None."""
+    for index, step in enumerate(spec.steps):
+        where = f"steps[{index}] ({step.op})"
+        if isinstance(step, sc.Compaction | sc.Clustering):
+            return f"{where} is a Hudi table service; {title} tables have no such step"
+        if isinstance(step, sc.UpgradeWriter):
+            return f"{where} upgrades the Hudi writer"
+        if getattr(step, "settings", None):
+            formats = (sc.settings_format(key) for key in step.settings)
+            titles = sorted({f.title for f in formats if f is not None})
+            options = ", ".join(sorted(step.settings))
+            return f"{where} sets {' and '.join(titles)} writer options ({options})"
+    return None

@@ -17,10 +17,12 @@ from lakecompat.harness.scenario.oracle import evolve, schema_of
 from lakecompat.harness.writer.spark_sql import (
     SOURCE_VIEW,
     describe_rows,
+    hudi_only_step,
     insert_statement,
     merge_statement,
     quote,
 )
+from lakecompat.harness.writer.spark_sql import create_statement as create_table
 
 __all__ = [
     "AUTO_MERGE",
@@ -86,22 +88,12 @@ def table_properties(table_type: str, column_mapping: str, spec: sc.ScenarioSpec
 def not_applicable(spec: sc.ScenarioSpec) -> str | None:
     """Why a scenario has no Delta table (a step only another format has), or None."""
     for index, step in enumerate(spec.steps):
-        where = f"steps[{index}] ({step.op})"
-        if isinstance(step, sc.Compaction | sc.Clustering):
-            return f"{where} is a Hudi table service; Delta tables have no such step"
-        if isinstance(step, sc.UpgradeWriter):
-            return f"{where} upgrades the Hudi writer"
         if step.op in sc.PARTITION_OPS:
             return (
-                f"{where} is Iceberg's partition evolution; a Delta table's partition columns "
-                "are fixed when it is created"
+                f"steps[{index}] ({step.op}) is Iceberg's partition evolution; a Delta table's "
+                "partition columns are fixed when it is created"
             )
-        if getattr(step, "settings", None):
-            formats = (sc.settings_format(key) for key in step.settings)
-            titles = sorted({f.title for f in formats if f is not None})
-            options = ", ".join(sorted(step.settings))
-            return f"{where} sets {' and '.join(titles)} writer options ({options})"
-    return None
+    return hudi_only_step(spec, "Delta")
 
 
 def create_statement(
@@ -111,12 +103,7 @@ def create_statement(
     properties: dict[str, str],
 ) -> str:
     """`CREATE TABLE ... USING delta` with the seed rows' columns (name, Spark SQL type)."""
-    spelled = ", ".join(f"{quote(name)} {kind}" for name, kind in columns)
-    partitioned = (
-        f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})" if partition_by else ""
-    )
-    props = ", ".join(f"'{key}'='{value}'" for key, value in properties.items())
-    return f"CREATE TABLE {identifier} ({spelled}) USING delta{partitioned} TBLPROPERTIES ({props})"
+    return create_table(identifier, columns, partition_by, properties, "delta")
 
 
 def delete_statement(identifier: str, key: str) -> str:

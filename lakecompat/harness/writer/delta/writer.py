@@ -28,15 +28,14 @@ from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.infra.artifacts import MavenArtifact
 from lakecompat.engines.infra.delta_jars import DEFAULT_COLUMN_MAPPING, delta_spark, delta_storage
 from lakecompat.engines.spark.delta import delta_jars
-from lakecompat.engines.spark.process import SparkProcess
-from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS, SparkRuntime
+from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS, FormatJars, SparkRuntime
 from lakecompat.engines.table import TableRef
 from lakecompat.harness.scenario import model as sc
 from lakecompat.harness.scenario.oracle import TableState, evolve, reference_index, schema_of
 from lakecompat.harness.scenario.schema import Schema
 from lakecompat.harness.scenario.types import coerce
 from lakecompat.harness.writer import layout as file_layout
-from lakecompat.harness.writer.base import T, TableWriter, WriteResult
+from lakecompat.harness.writer.base import WriteResult
 from lakecompat.harness.writer.delta.files import (
     committed_states,
     current_version,
@@ -65,57 +64,39 @@ from lakecompat.harness.writer.spark_sql import (
     inspect_files,
     run_step,
     spark_columns,
-    write_plain_parquet,
 )
+from lakecompat.harness.writer.sql_writer import SparkProcessWriter
 
 
-class DeltaWriter(TableWriter):
+class DeltaWriter(SparkProcessWriter):
     """Writes each scenario × table type into a Delta table of its own below `tables_dir`,
     with Spark and Delta's jars in a process of their own."""
 
     format = "delta"
-    relocatable = False
 
-    def __init__(
-        self,
-        runtime: SparkRuntime,
-        tables_dir: Path,
-        step_timeout: float = 0,
-        table_version: str | None = None,
-        release: str | None = None,
-    ) -> None:
-        super().__init__(tables_dir, step_timeout)
-        #: The Delta release whose Spark jars write the tables.
-        self.delta_version = release or DELTA.default_release
-        #: The column mapping mode every table is created in (Delta's version option).
-        self.column_mapping = table_version or DEFAULT_COLUMN_MAPPING
-        self._spark_version = runtime.spark_version
-        self._spark = SparkProcess(
-            runtime.hudi_version,
-            runtime.log_dir,
-            runtime.master,
-            quick_jit=runtime.quick_jit,  # a small run's writer (the runner decides)
-            loads=delta_jars(self.delta_version),
-        )
+    @classmethod
+    def jars(cls, release: str) -> FormatJars:
+        """Delta's Spark jars of `release`."""
+        return delta_jars(release)
+
+    @staticmethod
+    def table_function() -> Callable[..., WriteResult]:
+        return write_table
 
     @property
     def versions(self) -> dict[str, str]:
         """Spark's and Delta's releases and the column mapping mode."""
-        return {
-            "spark": self._spark_version,
-            "delta": self.delta_version,
-            "column_mapping": self.column_mapping,
-        }
+        return {"spark": self._spark_version, "delta": self.release, "column_mapping": self.version}
 
     @property
     def settings(self) -> dict[str, Any]:
         """Spark's session settings and the column mapping mode."""
-        return {"session": DELTA_SESSION_SETTINGS, "column_mapping": self.column_mapping}
+        return {"session": DELTA_SESSION_SETTINGS, "column_mapping": self.version}
 
     def table_settings(self, scenario: sc.Scenario) -> dict[str, Any]:
-        """The table properties of each table type (type widening depends on the scenario)."""
+        """The table properties of each table type (its features depend on the scenario)."""
         return {
-            table_type: table_properties(table_type, self.column_mapping, scenario.spec)
+            table_type: table_properties(table_type, self.version, scenario.spec)
             for table_type in DELTA.table_types()
         }
 
@@ -124,31 +105,9 @@ class DeltaWriter(TableWriter):
         """Why the scenario has no Delta table (another format's step), or None."""
         return not_applicable(scenario.spec)
 
-    def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
-        """Create the table from the seed rows, then run every step (in Spark's process)."""
-        name = sc.table_name(scenario.id, table_type)
-        table = TableRef(name, self.tables_dir / name, table_type, scenario.spec.key, "delta")
-        reason = self.not_applicable(scenario)
-        if reason:
-            raise ValueError(f"scenario {scenario.id} has no Delta table: {reason}")
-        arguments = (self.tables_dir, self.step_timeout, scenario, table_type, self.column_mapping)
-        try:
-            return self._spark.call(write_table, *arguments)
-        except RuntimeError as exc:
-            failed = WriteResult(table, sql=[], step_seconds=[], instants=[])
-            return replace(failed, failed_at="the seed rows", message=str(exc), crashed=True)
-
-    def write_parquet(
-        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
-    ) -> TableRef:
-        """A plain Parquet table (no table format), for the engines' control check."""
-        return self._spark.call(write_plain_parquet, self.tables_dir, name, schema, rows, key)
-
     def script(self, scenario: sc.Scenario, table_type: str) -> str:
         """A PySpark script that writes the same table with this writer's Spark and Delta."""
-        return delta_script(
-            scenario, table_type, self._spark_version, self.delta_version, self.column_mapping
-        )
+        return delta_script(scenario, table_type, self._spark_version, self.release, self.version)
 
     @classmethod
     def script_jar(cls, versions: dict[str, str]) -> MavenArtifact:
@@ -166,24 +125,11 @@ class DeltaWriter(TableWriter):
         mode = versions.get("column_mapping", DEFAULT_COLUMN_MAPPING)
         return f"Delta {versions['delta']} (column mapping {mode})"
 
-    def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(runtime, *args)` in this writer's Spark process, where Delta's jars are loaded."""
-        return self._spark.call(fn, *args)
-
     @classmethod
     def read_back(cls, session: Any, path: Path) -> tuple[list[Any], list[Any]]:
         """By the table's folder (Delta maps columns to their files' columns itself)."""
         frame = session.read.format("delta").load(str(path))
         return list(frame.schema.fields), frame.collect()
-
-    def prepare(self, scenarios: list[sc.Scenario]) -> None:
-        """Start Spark's process, so that it warms up while the run goes on."""
-        if scenarios:
-            self._spark.start()
-
-    def close(self) -> None:
-        """Stop Spark's process."""
-        self._spark.stop()
 
 
 def write_table(

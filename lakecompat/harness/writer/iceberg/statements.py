@@ -12,10 +12,12 @@ from lakecompat.harness.writer.spark_sql import (
     SOURCE_VIEW,
     delete_statement,
     describe_rows,
+    hudi_only_step,
     insert_statement,
     merge_statement,
     quote,
 )
+from lakecompat.harness.writer.spark_sql import create_statement as create_table
 
 __all__ = [
     "SOURCE_VIEW",
@@ -62,18 +64,7 @@ def table_identifier(catalog: str, namespace: str, name: str) -> str:
 
 def not_applicable(spec: sc.ScenarioSpec) -> str | None:
     """Why a scenario has no Iceberg table (a step only Hudi has), or None."""
-    for index, step in enumerate(spec.steps):
-        where = f"steps[{index}] ({step.op})"
-        if isinstance(step, sc.Compaction | sc.Clustering):
-            return f"{where} is a Hudi table service; Iceberg tables have no such step"
-        if isinstance(step, sc.UpgradeWriter):
-            return f"{where} upgrades the Hudi writer"
-        if getattr(step, "settings", None):
-            formats = (sc.settings_format(key) for key in step.settings)
-            titles = sorted({f.title for f in formats if f is not None})
-            options = ", ".join(sorted(step.settings))
-            return f"{where} sets {' and '.join(titles)} writer options ({options})"
-    return None
+    return hudi_only_step(spec, "Iceberg")
 
 
 def create_statement(
@@ -83,11 +74,4 @@ def create_statement(
     properties: dict[str, str],
 ) -> str:
     """`CREATE TABLE ... USING iceberg` with the seed rows' columns (name, Spark SQL type)."""
-    spelled = ", ".join(f"{quote(name)} {kind}" for name, kind in columns)
-    partitioned = (
-        f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})" if partition_by else ""
-    )
-    props = ", ".join(f"'{key}'='{value}'" for key, value in properties.items())
-    return (
-        f"CREATE TABLE {identifier} ({spelled}) USING iceberg{partitioned} TBLPROPERTIES ({props})"
-    )
+    return create_table(identifier, columns, partition_by, properties, "iceberg")

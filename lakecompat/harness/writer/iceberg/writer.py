@@ -23,13 +23,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from lakecompat.engines.formats.iceberg import ICEBERG
 from lakecompat.engines.infra.artifacts import MavenArtifact
 from lakecompat.engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, iceberg_spark_runtime
 from lakecompat.engines.spark.iceberg import iceberg_jars
-from lakecompat.engines.spark.process import SparkProcess
 from lakecompat.engines.spark.runtime import (
     ICEBERG_SESSION_SETTINGS,
+    FormatJars,
     SparkRuntime,
     iceberg_catalog_name,
     iceberg_catalog_settings,
@@ -40,7 +39,7 @@ from lakecompat.harness.scenario.oracle import TableState, evolve, reference_ind
 from lakecompat.harness.scenario.schema import Schema
 from lakecompat.harness.scenario.types import coerce
 from lakecompat.harness.writer import layout as file_layout
-from lakecompat.harness.writer.base import DataFile, T, TableWriter, WriteResult
+from lakecompat.harness.writer.base import DataFile, WriteResult
 from lakecompat.harness.writer.iceberg.files import (
     appended_states,
     committed_states,
@@ -69,46 +68,32 @@ from lakecompat.harness.writer.spark_sql import (
     inspect_files,
     run_step,
     spark_columns,
-    write_plain_parquet,
 )
+from lakecompat.harness.writer.sql_writer import SparkProcessWriter
 
 
-class IcebergWriter(TableWriter):
+class IcebergWriter(SparkProcessWriter):
     """Writes each scenario × table type into an Iceberg table of its own below `tables_dir`,
     with Spark and Iceberg's runtime in a process of its own."""
 
     format = "iceberg"
-    relocatable = False
 
-    def __init__(
-        self,
-        runtime: SparkRuntime,
-        tables_dir: Path,
-        step_timeout: float = 0,
-        table_version: str | None = None,
-        release: str | None = None,
-    ) -> None:
-        super().__init__(tables_dir, step_timeout)
-        #: The Iceberg release whose Spark runtime writes the tables.
-        self.iceberg_version = release or ICEBERG.default_release
-        #: The Iceberg format version every table is created with.
-        self.format_version = table_version or DEFAULT_FORMAT_VERSION
-        self._spark_version = runtime.spark_version
-        self._spark = SparkProcess(
-            runtime.hudi_version,
-            runtime.log_dir,
-            runtime.master,
-            quick_jit=runtime.quick_jit,  # a small run's writer (the runner decides)
-            loads=iceberg_jars(self.iceberg_version),
-        )
+    @classmethod
+    def jars(cls, release: str) -> FormatJars:
+        """Iceberg's Spark runtime of `release`."""
+        return iceberg_jars(release)
+
+    @staticmethod
+    def table_function() -> Callable[..., WriteResult]:
+        return write_table
 
     @property
     def versions(self) -> dict[str, str]:
         """Spark's and Iceberg's releases and the format version."""
         return {
             "spark": self._spark_version,
-            "iceberg": self.iceberg_version,
-            "format_version": self.format_version,
+            "iceberg": self.release,
+            "format_version": self.version,
         }
 
     @property
@@ -116,8 +101,8 @@ class IcebergWriter(TableWriter):
         """Spark's session settings and the table properties of each table type."""
         return {
             "session": ICEBERG_SESSION_SETTINGS,
-            "cow": table_properties("cow", self.format_version),
-            "mor": table_properties("mor", self.format_version),
+            "cow": table_properties("cow", self.version),
+            "mor": table_properties("mor", self.version),
             "seed": SEED_WRITE_OPTIONS,
         }
 
@@ -126,31 +111,9 @@ class IcebergWriter(TableWriter):
         """Why the scenario has no Iceberg table (a Hudi-only step), or None."""
         return not_applicable(scenario.spec)
 
-    def write(self, scenario: sc.Scenario, table_type: str) -> WriteResult:
-        """Create the table from the seed rows, then run every step (in Spark's process)."""
-        name = sc.table_name(scenario.id, table_type)
-        table = TableRef(name, self.tables_dir / name, table_type, scenario.spec.key, "iceberg")
-        reason = self.not_applicable(scenario)
-        if reason:
-            raise ValueError(f"scenario {scenario.id} has no Iceberg table: {reason}")
-        arguments = (self.tables_dir, self.step_timeout, scenario, table_type, self.format_version)
-        try:
-            return self._spark.call(write_table, *arguments)
-        except RuntimeError as exc:
-            failed = WriteResult(table, sql=[], step_seconds=[], instants=[])
-            return replace(failed, failed_at="the seed rows", message=str(exc), crashed=True)
-
-    def write_parquet(
-        self, name: str, schema: Schema, rows: list[dict[str, Any]], key: str
-    ) -> TableRef:
-        """A plain Parquet table (no table format), for the engines' control check."""
-        return self._spark.call(write_plain_parquet, self.tables_dir, name, schema, rows, key)
-
     def script(self, scenario: sc.Scenario, table_type: str) -> str:
         """A PySpark script that writes the same table with this writer's Spark and Iceberg."""
-        return iceberg_script(
-            scenario, table_type, self._spark_version, self.iceberg_version, self.format_version
-        )
+        return iceberg_script(scenario, table_type, self._spark_version, self.release, self.version)
 
     @classmethod
     def script_jar(cls, versions: dict[str, str]) -> MavenArtifact:
@@ -163,25 +126,11 @@ class IcebergWriter(TableWriter):
         version = versions.get("format_version", DEFAULT_FORMAT_VERSION)
         return f"Iceberg {versions['iceberg']} (format version {version})"
 
-    def in_spark(self, fn: Callable[..., T], *args: Any) -> T:
-        """`fn(runtime, *args)` in this writer's Spark process, where Iceberg's runtime is
-        loaded."""
-        return self._spark.call(fn, *args)
-
     @classmethod
     def read_back(cls, session: Any, path: Path) -> tuple[list[Any], list[Any]]:
         """By the table's folder (Iceberg matches columns by field id)."""
         frame = session.read.format("iceberg").load(str(path))
         return list(frame.schema.fields), frame.collect()
-
-    def prepare(self, scenarios: list[sc.Scenario]) -> None:
-        """Start Spark's process, so that it warms up while the run goes on."""
-        if scenarios:
-            self._spark.start()
-
-    def close(self) -> None:
-        """Stop Spark's process."""
-        self._spark.stop()
 
 
 def write_table(
