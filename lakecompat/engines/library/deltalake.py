@@ -21,6 +21,7 @@ from lakecompat.engines.base import Variant
 from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.library.reader import LibraryReader
 from lakecompat.engines.reading import reading
+from lakecompat.engines.settings import SettingError, SettingsScope
 from lakecompat.engines.shape import COUNT_COLUMN, Dialect, Predicate, Shape, shape_sql
 from lakecompat.engines.table import (
     CHANGE_ORDINAL,
@@ -30,8 +31,9 @@ from lakecompat.engines.table import (
     reference_time,
 )
 
-#: The setting that chooses the read path (the variants set it).
+#: The setting that chooses the read path (the variants set it), and its values.
 READ_PATH = "read_path"
+READ_PATHS = ("pyarrow", "datafusion")
 #: DataFusion's SQL: names in double quotes, standard literals.
 _DATAFUSION = Dialect(quote_char='"', backslash_escapes=False)
 _OPEN = """\
@@ -105,9 +107,7 @@ class DeltaLakeEngine(LibraryReader):
     release_help = "the delta-rs release the deltalake reader reads with (PyPI deltalake)"
     extra_packages = ("pyarrow",)
     imports = ("deltalake", "pyarrow")
-    settings_help = (
-        f"deltalake: {READ_PATH} (pyarrow or datafusion: the variants set it), unchecked"
-    )
+    settings_help = f"deltalake: {READ_PATH}, pyarrow or datafusion (the variants set it)"
     readings = (
         reading(
             "delta",
@@ -121,6 +121,21 @@ class DeltaLakeEngine(LibraryReader):
             matching_variants=("datafusion",),
         ),
     )
+
+    @classmethod
+    def check_settings(cls, settings: dict[str, str], scope: SettingsScope) -> dict[str, str]:
+        """delta-rs's reads take one setting, the read path (its variants set it)."""
+        for key, value in settings.items():
+            if key != READ_PATH:
+                raise SettingError(
+                    key, f"unknown key {key} for deltalake: its reads take {READ_PATH} only"
+                )
+            if value not in READ_PATHS:
+                raise SettingError(
+                    key,
+                    f"deltalake's {READ_PATH} is {' or '.join(READ_PATHS)}, not {value!r}",
+                )
+        return {}
 
     def shaped_sql(self, table: TableRef, query_type: str, shape: Shape) -> str:
         """The read's code: the table at the query's version, then the read path the variant's
