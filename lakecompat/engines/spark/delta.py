@@ -22,6 +22,10 @@ if TYPE_CHECKING:
     from lakecompat.engines.spark.reader import SparkEngine, SparkReader
 
 
+#: The name of the logs of the Spark that reads Delta tables.
+READER_LABEL = "spark-delta-reader"
+
+
 def delta_jars(release: str, label: str = "") -> FormatJars:
     """Delta's Spark jars of `release` and their session settings (logs `label`, by default
     `spark-delta-<release>`)."""
@@ -72,11 +76,11 @@ class SparkDelta(Reading):
     @staticmethod
     def spark(engine: SparkEngine) -> SparkReader:
         """The Spark with Delta's jars (`spark-delta-reader.log`)."""
-        return engine.delta
+        return engine.format_spark(delta_jars(engine.reads_with(DELTA.name), READER_LABEL))
 
-    @staticmethod
-    def start(engine: SparkEngine) -> None:
-        engine.delta.start()
+    @classmethod
+    def start(cls, engine: SparkEngine) -> None:
+        cls.spark(engine).start()
 
     @staticmethod
     def session(engine: SparkEngine) -> FormatJars:

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from lakecompat.engines.spark.reader import SparkEngine, SparkReader
 
 
+#: The name of the logs of the Spark that reads Iceberg tables.
+READER_LABEL = "spark-iceberg-reader"
+
+
 def iceberg_jars(release: str, label: str = "") -> FormatJars:
     """Iceberg's Spark runtime of `release` and its session settings (logs `label`, by default
     `spark-iceberg-<release>`)."""
@@ -81,11 +85,11 @@ class SparkIceberg(Reading):
     @staticmethod
     def spark(engine: SparkEngine) -> SparkReader:
         """The Spark with Iceberg's runtime (`spark-iceberg-reader.log`)."""
-        return engine.iceberg
+        return engine.format_spark(iceberg_jars(engine.reads_with(ICEBERG.name), READER_LABEL))
 
-    @staticmethod
-    def start(engine: SparkEngine) -> None:
-        engine.iceberg.start()
+    @classmethod
+    def start(cls, engine: SparkEngine) -> None:
+        cls.spark(engine).start()
 
     @staticmethod
     def session(engine: SparkEngine) -> FormatJars:

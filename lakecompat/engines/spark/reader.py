@@ -13,20 +13,18 @@ import pyarrow as pa
 
 from lakecompat.engines.answers import arrow_type, canonical_json
 from lakecompat.engines.base import Engine, Variant
-from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.formats.hudi import HUDI
-from lakecompat.engines.formats.iceberg import ICEBERG
 from lakecompat.engines.infra.artifacts import fetch
 from lakecompat.engines.infra.hudi_jars import hudi_bundle
 from lakecompat.engines.infra.jdk import find_jdk
 from lakecompat.engines.releases import Releases
 from lakecompat.engines.settings import SettingsScope
 from lakecompat.engines.shape import ALL, SPARK, Shape
-from lakecompat.engines.spark.delta import SparkDelta, delta_jars
+from lakecompat.engines.spark.delta import SparkDelta
 from lakecompat.engines.spark.hudi import SparkHudi
-from lakecompat.engines.spark.iceberg import SparkIceberg, iceberg_jars
+from lakecompat.engines.spark.iceberg import SparkIceberg
 from lakecompat.engines.spark.process import SparkProcess
-from lakecompat.engines.spark.runtime import SPARK_JAVA_VERSIONS, SparkRuntime
+from lakecompat.engines.spark.runtime import SPARK_JAVA_VERSIONS, FormatJars, SparkRuntime
 from lakecompat.engines.spark.settings import HELP, check_spark_settings
 from lakecompat.engines.table import TableRef
 
@@ -115,10 +113,6 @@ def query_in(runtime: SparkRuntime, sql: str, settings: dict[str, str]) -> pa.Ta
 
 #: The name of the logs of a Spark that reads in a process of its own with the writer's release.
 READER_LABEL = "spark-reader"
-#: The name of the logs of the Spark that reads Iceberg tables.
-ICEBERG_READER_LABEL = "spark-iceberg-reader"
-#: The name of the logs of the Spark that reads Delta tables.
-DELTA_READER_LABEL = "spark-delta-reader"
 
 
 class SparkEngine(Engine):
@@ -155,8 +149,8 @@ class SparkEngine(Engine):
             fetch(hudi_bundle(carried))
 
     _remote: SparkProcess | None = None
-    _iceberg: SparkProcess | None = None
-    _delta: SparkProcess | None = None
+    #: The Sparks of the formats whose jars are not Hudi's, by their logs' name.
+    _format_sparks: dict[str, SparkProcess] | None = None
     #: The Spark that ran the last query: a timeout's kill, the liveness check and the log
     #: concern it (None: none ran yet; the Spark of the run's first format then).
     _reading: SparkReader | None = None
@@ -195,35 +189,22 @@ class SparkEngine(Engine):
         """Whether the writer's session reads (no Spark of the reader's own)."""
         return self.remote is None
 
-    @property
-    def iceberg(self) -> SparkProcess:
-        """The Spark that reads Iceberg tables: a process of its own with Iceberg's runtime
-        (the writer's release), logs `spark-iceberg-reader.log`."""
-        if self._iceberg is None:
-            self._iceberg = SparkProcess(
+    def format_spark(self, jars: FormatJars) -> SparkProcess:
+        """The Spark that reads a format whose jars are not Hudi's (Iceberg's, Delta's): a
+        process of its own with `jars` (the release the reader reads with), logs
+        `<jars.label>.log`, started once per run."""
+        if self._format_sparks is None:
+            self._format_sparks = {}
+        if jars.label not in self._format_sparks:
+            self._format_sparks[jars.label] = SparkProcess(
                 self.context.spark.hudi_version,
                 self.context.log_dir,
                 self.context.spark.master,
-                ICEBERG_READER_LABEL,
+                jars.label,
                 quick_jit=True,
-                loads=iceberg_jars(self.reads_with(ICEBERG.name)),
+                loads=jars,
             )
-        return self._iceberg
-
-    @property
-    def delta(self) -> SparkProcess:
-        """The Spark that reads Delta tables: a process of its own with Delta's jars (the
-        writer's release), logs `spark-delta-reader.log`."""
-        if self._delta is None:
-            self._delta = SparkProcess(
-                self.context.spark.hudi_version,
-                self.context.log_dir,
-                self.context.spark.master,
-                DELTA_READER_LABEL,
-                quick_jit=True,
-                loads=delta_jars(self.reads_with(DELTA.name)),
-            )
-        return self._delta
+        return self._format_sparks[jars.label]
 
     def _part(self, table_format: str) -> SparkReading:
         """The reading part of `table_format`; a plain Parquet table is read by the Spark of
@@ -248,10 +229,8 @@ class SparkEngine(Engine):
     def stop(self) -> None:
         if self.remote is not None:
             self.remote.stop()
-        if self._iceberg is not None:
-            self._iceberg.stop()
-        if self._delta is not None:
-            self._delta.stop()
+        for spark in (self._format_sparks or {}).values():
+            spark.stop()
 
     def alive(self) -> bool:
         return self._spark().alive()

@@ -108,6 +108,9 @@ class TableLog:
 
     live: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     added_in: dict[str, int] = field(default_factory=dict)
+    #: The version whose commit added each data file last (a delete adds it again with its
+    #: new deletion vector).
+    added_last: dict[str, int] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     protocol: dict[str, Any] = field(default_factory=dict)
 
@@ -130,6 +133,7 @@ def replay(table_path: Path) -> TableLog:
                 added = action["add"]
                 log.live[(added["path"], _vector_id(added))] = added
                 log.added_in.setdefault(added["path"], version)
+                log.added_last[added["path"]] = version
     return log
 
 
@@ -196,22 +200,9 @@ def live_files(table_path: Path, log: TableLog) -> list[DataFile]:
         found.append(DataFile(shown, "data", shown, first, columns))
         vector = added.get("deletionVector")
         if vector:
-            version = _vector_version(table_path, log, raw_path)
+            version = version_instant(log.added_last[raw_path])[0]
             found.append(DataFile(vector_file(vector), "delete", shown, version, ()))
     return found
-
-
-def _vector_version(table_path: Path, log: TableLog, raw_path: str) -> str:
-    """The version whose commit gave a data file its current deletion vector: the newest
-    commit that added the file (a delete adds it again with its new vector)."""
-    newest = log.added_in.get(raw_path, 0)
-    for version in versions(table_path):
-        if version <= newest:
-            continue
-        for action in commit_actions(table_path, version):
-            if action.get("add", {}).get("path") == raw_path:
-                newest = version
-    return version_instant(newest)[0]
 
 
 def _named(column: str, names: dict[str, str]) -> str:
@@ -256,15 +247,3 @@ def protocol_note(log: TableLog) -> str:
         if configuration.get(key) == "true":
             chosen.append(said)
     return f"{text}; {', '.join(chosen)}"
-
-
-def table_features(log: TableLog) -> dict[str, str]:
-    """The table's protocol and the features it was created with, as a record."""
-    configuration = log.metadata.get("configuration") or {}
-    return {
-        "min_reader_version": str(log.protocol.get("minReaderVersion", "")),
-        "min_writer_version": str(log.protocol.get("minWriterVersion", "")),
-        "reader_features": ",".join(log.protocol.get("readerFeatures") or []),
-        "writer_features": ",".join(log.protocol.get("writerFeatures") or []),
-        "column_mapping": configuration.get("delta.columnMapping.mode", "none"),
-    }
