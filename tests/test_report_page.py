@@ -18,6 +18,7 @@ import pytest
 from support import ROOT, SCENARIOS, headless_chromium, made_cell
 
 from lakecompat.engines import engine_class
+from lakecompat.engines.infra.delta_jars import DEFAULT_DELTA_VERSION
 from lakecompat.engines.infra.hudi_jars import DEFAULT_HUDI_VERSION
 from lakecompat.engines.infra.iceberg_jars import DEFAULT_FORMAT_VERSION, DEFAULT_ICEBERG_VERSION
 from lakecompat.harness.report.html import render_html
@@ -46,6 +47,7 @@ WRITERS = {
         "iceberg": DEFAULT_ICEBERG_VERSION,
         "format_version": DEFAULT_FORMAT_VERSION,
     },
+    "delta": {"spark": "3.5.9", "delta": DEFAULT_DELTA_VERSION, "column_mapping": "name"},
 }
 
 

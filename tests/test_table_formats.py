@@ -69,11 +69,13 @@ def test_each_engine_reads_the_formats_it_declares() -> None:
 
 
 def test_a_run_writes_every_format_one_of_its_engines_reads_unless_told() -> None:
-    assert RunOptions().formats == ("hudi", "iceberg")
-    assert RunOptions().engines == default_engines(("hudi", "iceberg"))
+    assert RunOptions().formats == ("hudi", "iceberg", "delta")
+    assert RunOptions().engines == default_engines(("hudi", "iceberg", "delta"))
     assert RunOptions(engines=("hive", "hudi-rs")).formats == ("hudi",)
-    assert RunOptions(engines=("polars",)).formats == ("iceberg",)
-    assert RunOptions(engines=("hive", "polars")).formats == ("hudi", "iceberg")
+    assert RunOptions(engines=("polars",)).formats == ("iceberg", "delta")
+    assert RunOptions(engines=("pyiceberg",)).formats == ("iceberg",)
+    assert RunOptions(engines=("duckdb",)).formats == ("delta",)
+    assert RunOptions(engines=("hive", "polars")).formats == ("hudi", "iceberg", "delta")
     assert RunOptions(engines=("spark",), formats=("hudi",)).formats == ("hudi",)
     attached = Attachments(trino="http://127.0.0.1:8080")
     assert RunOptions(attachments=attached).formats == ("hudi",)

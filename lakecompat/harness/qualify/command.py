@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakecompat.engines.formats import FORMATS
 from lakecompat.harness.options import (
     Command,
     Subcommands,
@@ -112,9 +113,10 @@ def add_parser(commands: Subcommands) -> None:
         "--formats",
         type=csv,
         default=None,
-        help="comma-separated table formats to qualify (hudi, iceberg); default: the formats "
-        "the points' fields concern (Iceberg's for iceberg and format_version, Hudi's "
-        "otherwise), every format when two runs are compared",
+        help=f"comma-separated table formats to qualify ({', '.join(FORMATS)}); default: the "
+        "formats the points' fields concern (Iceberg's for iceberg and format_version, "
+        "Delta's for delta and column_mapping, Hudi's otherwise), every default format when "
+        "two runs are compared",
     )
     qualify.add_argument(
         "--engines",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 DEFAULT_ENGINES = ("spark", "hive", "trino", "hudi-rs", "daft")
 #: The table formats a run writes unless `--formats` says otherwise (those of them that one
 #: of the run's engines reads: `default_formats`).
-DEFAULT_FORMATS = ("hudi", "iceberg")
+DEFAULT_FORMATS = ("hudi", "iceberg", "delta")
 #: The engines each table format is read with unless `--engines` names others.
 DEFAULT_READERS = {
     "hudi": DEFAULT_ENGINES,
