@@ -120,6 +120,8 @@ PROCESS_MARKERS = {
     "readers/daft": "daft",
     "readers/pyiceberg": "pyiceberg",
     "readers/polars": "polars",
+    "readers/deltalake": "deltalake",
+    "readers/duckdb": "duckdb",
     "lakecompat.FlinkSqlServer": "flink",
 }
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

@@ -15,7 +15,7 @@ fixed Python loop; `jvm_reference_cpu_s`: those of a fixed JVM workload), since 
 different days differ with it.
 
     .venv/bin/python bench/bench_table_cache.py [--scenarios GLOBS] [--formats hudi,iceberg]
-        [--qualify]
+        [--qualify] [--keep DIR]
 
 With `--formats`, the matrix of those table formats with each format's default readers; the
 figures then go to `bench/table-cache-results-<formats>.json`.
@@ -51,6 +51,8 @@ QUERY_PROCESSES = {
     "daft": "daft",
     "pyiceberg": "pyiceberg",
     "polars": "polars",
+    "deltalake": "deltalake",
+    "duckdb": "duckdb",
 }
 
 
@@ -85,6 +87,11 @@ def main() -> int:
     parser.add_argument(
         "--qualify", action="store_true", help="also measure a second version point"
     )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep both runs' folders in this folder (default: deleted with the table cache)",
+    )
     args = parser.parse_args()
     formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
     figures: dict[str, object] = {
@@ -99,7 +106,7 @@ def main() -> int:
             pattern=args.scenarios,
             formats=formats,
             engines=default_engines(formats),
-            reports_dir=Path(scratch) / "reports",
+            reports_dir=args.keep or Path(scratch) / "reports",
             expectations_dir=ROOT / "expectations",
             table_cache=cache,
         )
