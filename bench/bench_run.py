@@ -50,7 +50,7 @@ FETCH = (
     "from lakecompat.engines.trino.runtime import provision; "
     "t = time.monotonic(); fetch(hudi_bundle(H), progress=lambda m: None); "
     "metastore_classpath(V); hiveserver2_classpath(V, H); provision(); "
-    "from lakecompat.engines.library.environment import provision as environment; "
+    "from lakecompat.engines.infra.python_env import provision as environment; "
     "from lakecompat.engines.library.hudi_rs import HudiRsEngine; "
     "from lakecompat.engines.library.daft import DaftEngine; "
     "[environment(e.name, e.package_list(e.default_release)) for e in (HudiRsEngine, DaftEngine)]; "

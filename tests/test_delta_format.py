@@ -13,7 +13,8 @@ import pytest
 from support import SCENARIOS
 
 from lakecompat.engines.infra.artifacts import ProvisioningError
-from lakecompat.engines.infra.delta_jars import check_column_mapping
+from lakecompat.engines.infra.delta_jars import check_column_mapping, delta_pyspark, delta_spark
+from lakecompat.engines.spark.delta import delta_jars
 from lakecompat.harness.qualify.versions import VersionsError, load_versions
 from lakecompat.harness.results.expectations import in_range
 from lakecompat.harness.scenario.load import load_scenarios
@@ -68,6 +69,18 @@ def test_only_the_three_column_mapping_modes_are_written() -> None:
     check_column_mapping("3.3.2", "id", "--column-mapping id")
     with pytest.raises(ProvisioningError, match=r"^--column-mapping ids: the Delta writer"):
         check_column_mapping("3.3.2", "ids", "--column-mapping ids")
+
+
+def test_delta_4_runs_on_spark_4_and_delta_3_on_lakecompats_own_spark() -> None:
+    assert delta_pyspark("3.3.2") == "" and delta_spark("3.3.2").artifact == "delta-spark_2.12"
+    assert delta_pyspark("4.0.1") == "4.0.1"
+    assert delta_spark("4.0.1").artifact == "delta-spark_2.13"
+    jars = delta_jars("4.0.1")
+    assert jars.pyspark == "4.0.1" and jars.release == "Delta 4.0.1 on Spark 4.0.1"
+    assert delta_jars("3.3.2").pyspark == ""
+    for unknown in ("4.1.0", "2.4.0", "next"):
+        with pytest.raises(ProvisioningError, match=rf"^Delta {unknown}: lakecompat runs Delta"):
+            delta_spark(unknown)
 
 
 Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"

@@ -5,7 +5,9 @@ outcomes.
 A rename (under column mapping) and a drop then re-add of a name (the re-added column is a new
 one: its old rows read NULL), and a merge-on-read table whose update and delete of rows in a
 batch written before a new column left deletion vectors, each read with every query type each
-reader has.
+reader has. And the project's Delta 4 version point (`versions/delta-3.3-to-4.0.yaml`): Delta 4.0.1
+on Spark 4.0.1, in a Python environment of its own, widens a column's type where Delta 3.3.2
+refuses it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import SCENARIOS, SocketWatch, is_loopback
+from support import SCENARIOS, SocketWatch, is_loopback, lakecompat, only_run
 
 from lakecompat.harness.results.expectations import Verdict
 from lakecompat.harness.results.outcomes import Cell, Outcome
-from lakecompat.harness.results.store import load_run
+from lakecompat.harness.results.store import load_cells, load_run
 from lakecompat.harness.run.options import RunOptions
 from lakecompat.harness.run.runner import Runner
 
@@ -140,3 +142,38 @@ def test_a_table_with_deletion_vectors(run: tuple[Path, list[Cell]]) -> None:
         assert cell.outcome is Outcome.PASS, (cell.key, cell.reason)
     spark_sql = batch[("spark", "default", "mor", "changelog")].evidence.sql or ""
     assert "table_changes_by_path(" in spark_sql
+
+
+def test_the_delta_4_point_writes_and_reads_with_spark_4(tmp_path: Path) -> None:
+    """`lakecompat qualify` with the project's Delta 3.3 to 4.0 versions file on one type
+    change, read by Spark and delta-rs."""
+    versions = SCENARIOS.parent / "versions" / "delta-3.3-to-4.0.yaml"
+    done = lakecompat(
+        *("qualify", "--versions", versions, "--engines", "spark,deltalake"),
+        *("--scenarios", "type_change/int_to_long", "--table-types", "cow"),
+        *("--reports", tmp_path, "--quiet"),
+        cwd=tmp_path,
+    )
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    points = {}
+    for name in ("delta-3.3", "delta-4.0"):
+        _, cells = load_cells(only_run(tmp_path / "points" / name))
+        points[name] = cells_of(cells, "type_change/int_to_long")
+    old, new = points["delta-3.3"], points["delta-4.0"]
+    spark_old, spark_new = (p[("spark", "default", "cow", "snapshot")] for p in (old, new))
+    assert spark_old.writer["spark"] == "3.5.9" and spark_old.writer["delta"] == "3.3.2"
+    assert spark_new.writer["spark"] == "4.0.1" and spark_new.writer["delta"] == "4.0.1"
+    # Spark 4 reads the tables Delta 4 writes (the cell says which Spark read).
+    assert spark_new.engine_version == "4.0.1" and spark_old.engine_version == "3.5.9"
+    # Delta 3.3.2 refuses int to long; Delta 4.0.1 widens it, and Spark 4 reads it right.
+    assert spark_old.outcome is Outcome.REJECTED, spark_old.reason
+    assert spark_new.outcome is Outcome.PASS, spark_new.reason
+    files = spark_new.evidence.files
+    assert files is not None and "typeWidening" in "\n".join(files["notes"])
+    # delta-rs 1.6.6 refuses the type widening feature, on both of its read paths.
+    for variant in ("pyarrow", "datafusion"):
+        cell = new[("deltalake", variant, "cow", "snapshot")]
+        assert cell.outcome is Outcome.ERROR, (cell.key, cell.reason)
+        assert "typeWidening" in cell.reason or "TypeWidening" in cell.reason
+    qualification = (tmp_path / "qualify").glob("**/qualify.md")
+    assert any("delta-3.3" in path.read_text() for path in qualification)

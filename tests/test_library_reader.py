@@ -16,7 +16,7 @@ import pytest
 from lakecompat.engines.base import Variant
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import QueryError, error_text
-from lakecompat.engines.library.environment import environment_dir, provision
+from lakecompat.engines.infra.python_env import environment_dir, provision
 from lakecompat.engines.library.reader import LibraryReader, comparable
 from lakecompat.engines.reading import reading
 

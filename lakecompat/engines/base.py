@@ -138,6 +138,12 @@ class Engine(ABC):
     def version(self) -> str:
         """The engine's version, recorded in every cell."""
 
+    def version_reading(self, table_format: str) -> str:
+        """The engine's version that reads `table_format`'s tables, recorded in their cells:
+        `version`, unless the format's jars run on another release of the engine (Spark 4
+        for Delta 4)."""
+        return self.version
+
     @property
     def release(self) -> str:
         """The engine's release in this run ("": the engine has no choice of release)."""

@@ -19,11 +19,20 @@ _IDENTITY = re.compile(r"\b((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*)@[0-9a-f]{1,8}\b")
 _SNAPSHOT = re.compile(
     r"(\bsnapshot(?: with)?(?: id)?(?: \(exclusive\))?:? )-?\d{6,20}\b", re.IGNORECASE
 )
+#: A Python set of strings as `repr` prints it (`{'deletionVectors', 'columnMapping'}`, in a
+#: delta-rs refusal): its order is the string hashes', which differ from process to process.
+_STRING_SET = re.compile(r"\{'[^'{}]*'(?:, '[^'{}]*')+\}")
+
+
+def _sorted_set(match: re.Match[str]) -> str:
+    items = sorted(re.findall(r"'[^']*'", match.group(0)))
+    return "{" + ", ".join(items) + "}"
 
 
 def stable_reason(text: str) -> str:
     """`text` without Spark's task and stage numbers, Java identity hashes and Iceberg snapshot
-    ids."""
+    ids, and with a Python set of strings in sorted order."""
     text = _SPARK_TASK.sub("a task failed", text)
     text = _IDENTITY.sub(r"\1", text)
+    text = _STRING_SET.sub(_sorted_set, text)
     return _SNAPSHOT.sub(r"\1<id>", text)

@@ -63,7 +63,8 @@ DELTA = TableFormat(
     default_release=DEFAULT_DELTA_VERSION,
     release_env=DELTA_VERSION_ENV,
     release_help="the Delta Lake release Spark writes Delta tables with and Spark reads them "
-    "with (delta-spark_2.12)",
+    "with: 3.x on Spark 3.5 (delta-spark_2.12), 4.0.x on Spark 4.0.1 (delta-spark_2.13, in a "
+    "Python environment of its own, installed on first use)",
     release_artifact=delta_spark,
     version_help="the column mapping mode of the Delta tables whose scenario renames or drops a "
     "column: name (the default), id, or none (the rename or drop is then refused, as Delta "

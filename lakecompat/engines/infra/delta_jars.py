@@ -20,9 +20,33 @@ COLUMN_MAPPING_MODES = ("none", "name", "id")
 DEFAULT_COLUMN_MAPPING = "name"
 
 
+#: The PySpark release each Delta release line runs on where it is not lakecompat's own Spark
+#: 3.5 (Delta 3.x): Delta 4.0 is built for Spark 4.0 (Scala 2.13), which runs in a Python
+#: environment of its own (docs/research/delta.md).
+SPARK_OF_DELTA = {(4, 0): "4.0.1"}
+
+
+def delta_pyspark(release: str) -> str:
+    """The PySpark release whose Spark runs Delta `release`'s jars: "" for lakecompat's own
+    (Spark 3.5, Delta 3.x), `4.0.1` for Delta 4.0.x. `ProvisioningError` for another line."""
+    parts = [int(p) if p.isdigit() else -1 for p in [*release.split("."), "", ""][:2]]
+    line = (parts[0], parts[1])
+    if line[0] == 3:
+        return ""
+    if line in SPARK_OF_DELTA:
+        return SPARK_OF_DELTA[line]
+    known = ", ".join(f"Delta {a}.{b}.x on Spark {s}" for (a, b), s in SPARK_OF_DELTA.items())
+    raise ProvisioningError(
+        f"Delta {release}: lakecompat runs Delta 3.x on its own Spark 3.5 and {known}; "
+        "no Spark is known here for that release"
+    )
+
+
 def delta_spark(version: str) -> MavenArtifact:
-    """Delta's Spark jar for the installed Spark 3.5 (Scala 2.12)."""
-    return MavenArtifact("io.delta", "delta-spark_2.12", version)
+    """Delta's Spark jar of `version`, for the Spark it runs on: Scala 2.12 for Spark 3.5,
+    2.13 for Spark 4."""
+    scala = "2.13" if delta_pyspark(version) else "2.12"
+    return MavenArtifact("io.delta", f"delta-spark_{scala}", version)
 
 
 def delta_storage(version: str) -> MavenArtifact:

@@ -17,7 +17,7 @@ import hashlib
 
 from lakecompat.engines.errors import QueryError
 from lakecompat.engines.infra.artifacts import ProvisioningError
-from lakecompat.engines.library.environment import provision
+from lakecompat.engines.infra.python_env import provision
 from lakecompat.engines.library.reader import LibraryReader
 from lakecompat.engines.reading import reading
 from lakecompat.engines.shape import Dialect, Shape, shape_sql

@@ -28,8 +28,8 @@ from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import QueryError, log_tail
 from lakecompat.engines.infra.artifacts import ProvisioningError
 from lakecompat.engines.infra.ports import service_port
+from lakecompat.engines.infra.python_env import installed, provision, released_versions
 from lakecompat.engines.infra.supervisor import HttpReady, Service
-from lakecompat.engines.library.environment import installed, provision, released_versions
 from lakecompat.engines.releases import Releases
 from lakecompat.engines.shape import ALL, Predicate, Shape
 from lakecompat.engines.table import TableRef

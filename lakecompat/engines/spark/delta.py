@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from lakecompat.engines.formats.delta import DELTA
-from lakecompat.engines.infra.delta_jars import delta_spark, delta_storage
+from lakecompat.engines.infra.delta_jars import delta_pyspark, delta_spark, delta_storage
 from lakecompat.engines.reading import Reading
 from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS, FormatJars
 from lakecompat.engines.table import (
@@ -28,12 +28,14 @@ READER_LABEL = "spark-delta-reader"
 
 def delta_jars(release: str, label: str = "") -> FormatJars:
     """Delta's Spark jars of `release` and their session settings (logs `label`, by default
-    `spark-delta-<release>`)."""
+    `spark-delta-<release>`); Delta 4 on Spark 4 (`delta_pyspark`)."""
+    pyspark = delta_pyspark(release)
     return FormatJars(
-        f"Delta {release}",
+        f"Delta {release}" + (f" on Spark {pyspark}" if pyspark else ""),
         label or f"spark-delta-{release}",
         (delta_spark(release), delta_storage(release)),
         DELTA_SESSION_SETTINGS,
+        pyspark,
     )
 
 

@@ -10,19 +10,30 @@ part of the table, the run's writer takes it over), a Spark reader whose Hudi re
 the writer's (version skew, `--spark-hudi-version`), and in a large run the Spark reader with
 the writer's release, so that its reads do not wait for the writes. The child starts once per
 run and label and warms up while the run goes on.
+
+A format whose jars need another Spark (Delta 4 is built for Spark 4) runs its child in a
+Python environment of its own that holds that PySpark (`FormatJars.pyspark`), created in the
+cache on first use; the child imports this package from where the run's Python does.
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
+import hashlib
 import os
+import socket
+import subprocess
+import sys
 from collections.abc import Callable
+from importlib import metadata
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import lakecompat
 from lakecompat.engines.errors import describe_error, error_trace, message_lines
+from lakecompat.engines.infra.artifacts import cache_dir
+from lakecompat.engines.infra.python_env import provision
 from lakecompat.engines.spark.runtime import FormatJars, SparkRuntime
 
 #: Seconds to wait for the child to exit after it was asked to.
@@ -91,6 +102,49 @@ def _serve(
         runtime.stop()
 
 
+#: What the child imports besides PySpark, at the releases the run's own Python has.
+_CHILD_NEEDS = ("pyarrow", "pydantic", "PyYAML")
+
+
+def serve_on(fd: int) -> None:
+    """The child's entry point: its arguments come first over the socket `fd`, then its
+    requests (`_serve`)."""
+    conn = Connection(fd)
+    _serve(conn, *conn.recv())
+
+
+def child_python(pyspark: str) -> tuple[str, dict[str, str] | None]:
+    """The Python interpreter a child runs, and its environment (None: this process's):
+    this one for lakecompat's own PySpark (""), else an environment of the cache holding
+    PySpark `pyspark` and what the child imports, which finds this package through a link of
+    its own (never this environment's packages, whose PySpark is another)."""
+    if not pyspark:
+        return sys.executable, None
+    packages = (f"pyspark=={pyspark}", *(f"{n}=={metadata.version(n)}" for n in _CHILD_NEEDS))
+    python = provision(f"pyspark-{pyspark}", packages)
+    package = Path(lakecompat.__file__).resolve().parent
+    where = cache_dir() / "python" / f"lakecompat-{_digest(str(package))}"
+    link = where / "lakecompat"
+    if not link.is_symlink() or link.resolve() != package:
+        where.mkdir(parents=True, exist_ok=True)
+        temporary = where / f"lakecompat.{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(package, target_is_directory=True)
+        temporary.replace(link)
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("SPARK_HOME", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH", "PYTHONHOME")
+    }
+    # Spark's Python workers run the environment's interpreter, with its PySpark.
+    environment.update(PYTHONPATH=str(where), PYSPARK_PYTHON=str(python))
+    return str(python), environment
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 class SparkProcess:
     """The child process running Spark with one Hudi release (or another format's jars)."""
 
@@ -112,7 +166,9 @@ class SparkProcess:
         self.label = label or (loads.label if loads else runtime_label(hudi))
         self.log_path = log_dir / f"{self.label}.log"
         self._arguments = (log_dir, hudi, master, self.label, quick_jit, loads)
-        self._process: Any = None
+        #: The PySpark release the child runs ("": lakecompat's own).
+        self._pyspark = loads.pyspark if loads else ""
+        self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         #: Why Spark with this release could not start ("" when it did; None: not told yet).
         self._failure: str | None = None
@@ -122,21 +178,23 @@ class SparkProcess:
         if self.alive():
             return
         self.stop()
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self._process = context.Process(
-            target=_serve,
-            args=(child, *self._arguments),
-            name=f"lakecompat-{self.label}",
-            daemon=True,
-        )
-        self._process.start()
-        child.close()
-        self._conn, self._failure = parent, None
+        python, environment = child_python(self._pyspark)
+        ours, theirs = socket.socketpair()
+        code = f"from {__name__} import serve_on; serve_on({theirs.fileno()})"
+        with ours, theirs:
+            self._process = subprocess.Popen(
+                [python, "-c", code],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env=environment,
+            )
+            conn = Connection(ours.detach())
+        conn.send(self._arguments)
+        self._conn, self._failure = conn, None
 
     def alive(self) -> bool:
         """Whether the child process is running."""
-        return self._process is not None and self._process.is_alive()
+        return self._process is not None and self._process.poll() is None
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """What `fn(runtime, *args)` returns in the child, with this release's Spark.
@@ -161,7 +219,7 @@ class SparkProcess:
             self._conn.send(request)
             return self._conn.recv()
         except (EOFError, OSError) as exc:
-            code = self._process.exitcode if self._process is not None else None
+            code = self._process.poll() if self._process is not None else None
             self.kill()
             raise RuntimeError(
                 f"the process running Spark with {self.release} ended (exit code {code}): "
@@ -170,10 +228,13 @@ class SparkProcess:
 
     def kill(self) -> None:
         """End the child at once (a hung query); the next request starts a new one."""
-        process, self._process, self._conn = self._process, None, None
-        if process is not None and process.is_alive():
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if conn is not None:
+            conn.close()
+        if process is not None and process.poll() is None:
             process.kill()
-            process.join(10)
+            _wait(process, 10)
 
     def restart(self) -> None:
         """A new child after the old one died or was killed."""
@@ -190,7 +251,13 @@ class SparkProcess:
             with contextlib.suppress(OSError):
                 conn.send(None)
             conn.close()
-        process.join(_STOP_SECONDS)
-        if process.is_alive():
+        if _wait(process, _STOP_SECONDS) is None:
             process.kill()
-            process.join(10)
+            _wait(process, 10)
+
+
+def _wait(process: subprocess.Popen[bytes], seconds: float) -> int | None:
+    """The process's exit code once it has ended, within `seconds` (None: still running)."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        return process.wait(seconds)
+    return None

@@ -159,6 +159,11 @@ class SparkEngine(Engine):
     def version(self) -> str:
         return self.context.spark.spark_version
 
+    def version_reading(self, table_format: str) -> str:
+        """Spark's release that reads `table_format`'s tables: lakecompat's own unless the
+        format's jars run on another (Delta 4 on Spark 4)."""
+        return self._part(table_format).session(self).pyspark or self.version
+
     @property
     def hudi_version(self) -> str:
         """The Hudi release this Spark reads Hudi tables with."""
@@ -280,7 +285,8 @@ class SparkEngine(Engine):
         """The spark-sql command line of the session that reads `table`, as a comment."""
         jars = self._part(table.format).session(self)
         confs = " ".join(f"--conf {key}={value}" for key, value in jars.settings.items())
-        return f"-- Spark {self.version}: spark-sql --packages {jars.packages()} {confs}\n"
+        version = self.version_reading(table.format)
+        return f"-- Spark {version}: spark-sql --packages {jars.packages()} {confs}\n"
 
     @property
     def log_path(self) -> Path:

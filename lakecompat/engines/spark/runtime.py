@@ -82,6 +82,9 @@ class FormatJars:
     label: str
     jars: tuple[MavenArtifact, ...]
     settings: Mapping[str, str]
+    #: The PySpark release the format's Spark runs, in a Python environment of its own
+    #: (`engines.spark.process`); "": lakecompat's own (3.5).
+    pyspark: str = ""
 
     def packages(self) -> str:
         """The jars as spark-sql's `--packages` names them (`group:artifact:version,...`)."""

@@ -250,7 +250,8 @@ def _check_script(
     log = work / "logs" / "writer-script.log"
     jar = writer.script_jar(writer.versions)
     also = writer.script_needs(writer.versions)
-    code = _spark_submit(script, target, (jar, *also), work / "script-run", log)
+    pyspark = writer.script_pyspark(writer.versions)
+    code = _spark_submit(script, target, (jar, *also), work / "script-run", log, pyspark)
     output = log.read_text(errors="replace").splitlines()
     marks = [i for i, line in enumerate(output) if line.startswith(STEP_MARK)]
     reached = output[marks[-1]].removeprefix(STEP_MARK) if marks else "none of its steps"
@@ -328,13 +329,19 @@ def _difference(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
 
 
 def _spark_submit(
-    script: Path, target: Path, jars: tuple[MavenArtifact, ...], cwd: Path, log: Path
+    script: Path,
+    target: Path,
+    jars: tuple[MavenArtifact, ...],
+    cwd: Path,
+    log: Path,
+    pyspark: str = "",
 ) -> int:
     """Run `spark-submit writer.py TARGET` from `cwd` as writer.py's header says (offline,
-    with the cached `jars`); its exit code (-1: it ran out of time), output in `log`."""
+    with the cached `jars`, on PySpark `pyspark` where it is not lakecompat's own); its exit
+    code (-1: it ran out of time), output in `log`."""
     jar, *also = jars
     # An absolute script path: its folder is not cwd.
-    variables, argv = submit_command(jar, str(script), tuple(also))
+    variables, argv = submit_command(jar, str(script), tuple(also), pyspark)
     for needed in jars:
         fetch(needed)  # the header names the cached files: make sure they are there
     cwd.mkdir(parents=True, exist_ok=True)

@@ -79,7 +79,7 @@ def measure(
         table_type=table.table_type,
         query_type=query_type,
         engine=engine.name,
-        engine_version=engine.version if not state.failure else "?",
+        engine_version=engine.version_reading(table.format) if not state.failure else "?",
         variant=variant.name,
         settings=dict(variant.settings),
         writer=writer,

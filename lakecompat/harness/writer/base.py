@@ -138,6 +138,12 @@ class TableWriter(ABC):
         return ()
 
     @classmethod
+    def script_pyspark(cls, versions: dict[str, str]) -> str:
+        """The PySpark release that runs `script` for a writer of these `versions`, where it
+        is not lakecompat's own ("": lakecompat's; Delta 4's is Spark 4's)."""
+        return ""
+
+    @classmethod
     def release_words(cls, versions: dict[str, str]) -> str:
         """The format's release of a writer of these `versions`, in a report's words
         (`Hudi 1.2.0`)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import shlex
+import subprocess
 import sys
 from collections.abc import Callable
 from decimal import Decimal
@@ -19,6 +20,7 @@ from typing import Any
 
 from lakecompat.engines.infra.artifacts import MavenArtifact, maven_repo
 from lakecompat.engines.infra.jdk import find_jdk
+from lakecompat.engines.spark.process import child_python
 from lakecompat.engines.spark.runtime import SPARK_JAVA_VERSIONS
 from lakecompat.harness.scenario import model as sc
 from lakecompat.harness.scenario.oracle import TableState, evolve
@@ -39,22 +41,28 @@ def default_path(scenario_id: str, table_type: str) -> str:
 
 
 def submit_command(
-    jar: MavenArtifact, script: str = "writer.py", also: tuple[MavenArtifact, ...] = ()
+    jar: MavenArtifact,
+    script: str = "writer.py",
+    also: tuple[MavenArtifact, ...] = (),
+    pyspark: str = "",
 ) -> tuple[dict[str, str], list[str]]:
     """`spark-submit writer.py` as `lakecompat repro` runs it, offline: the environment
     variables, and PySpark's own spark-submit with the cached `jar` (the table format's Spark
     bundle or runtime) and the jars it needs `also`, every socket on 127.0.0.1 (the script's
-    TABLE_PATH argument may follow)."""
-    import pyspark  # only here: the header of a script needs it, nothing else in this module
-
+    TABLE_PATH argument may follow). With `pyspark`, that release's spark-submit, from the
+    Python environment lakecompat keeps it in (installed on first use)."""
+    python, submit = sys.executable, spark_submit()
+    if pyspark:
+        python = child_python(pyspark)[0]
+        submit = spark_submit(python)
     variables = {
         "JAVA_HOME": str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home),
         # The virtualenv's Python, so that the driver finds PySpark without an activated venv.
-        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_PYTHON": python,
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
     argv = [
-        str(Path(pyspark.__file__).parent / "bin" / "spark-submit"),
+        submit,
         *("--master", "local[2]"),
         *("--jars", ",".join(str(j.local_path(maven_repo())) for j in (jar, *also))),
         *("--driver-java-options", "-Duser.timezone=UTC"),
@@ -63,6 +71,21 @@ def submit_command(
         script,
     ]
     return variables, argv
+
+
+def spark_submit(python: str = "") -> str:
+    """PySpark's spark-submit: of this Python's PySpark, or of the one `python` imports."""
+    if not python:
+        import pyspark  # only here: the header of a script needs it, nothing else here
+
+        return str(Path(pyspark.__file__).parent / "bin" / "spark-submit")
+    found = subprocess.run(
+        [python, "-c", "import pyspark; print(pyspark.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return str(Path(found.stdout.strip()).parent / "bin" / "spark-submit")
 
 
 def shell(variables: dict[str, str], argv: list[str], indent: str) -> str:

@@ -45,13 +45,16 @@ class SparkProcessWriter(TableWriter):
         #: The format's version option every table is written with (`TableFormat.
         #: version_option`: Iceberg's format version, Delta's column mapping mode).
         self.version = table_version or kind.default_version
-        self._spark_version = runtime.spark_version
+        jars = self.jars(self.release)
+        #: The Spark release that writes: the run's own, unless the format's jars of this
+        #: release run on another (Delta 4 on Spark 4).
+        self._spark_version = jars.pyspark or runtime.spark_version
         self._spark = SparkProcess(
             runtime.hudi_version,
             runtime.log_dir,
             runtime.master,
             quick_jit=runtime.quick_jit,  # a small run's writer (the runner decides)
-            loads=self.jars(self.release),
+            loads=jars,
         )
 
     @classmethod

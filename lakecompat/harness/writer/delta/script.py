@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakecompat.engines.infra.delta_jars import delta_spark, delta_storage
+from lakecompat.engines.infra.delta_jars import delta_pyspark, delta_spark, delta_storage
 from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS
 from lakecompat.harness.scenario import model as sc
 from lakecompat.harness.scenario.oracle import TableState, schema_of
@@ -139,7 +139,10 @@ def delta_script(
         delta=delta,
         coordinates=coordinates(jar),
         spark_line=".".join(spark.split(".")[:2]),
-        local=shell(*submit_command(jar, also=(delta_storage(delta),)), "    "),
+        local=shell(
+            *submit_command(jar, also=(delta_storage(delta),), pyspark=delta_pyspark(delta)),
+            "    ",
+        ),
         STEP_MARK=STEP_MARK,
         path=default_path(scenario.id, table_type),
         session=literal(DELTA_SESSION_SETTINGS),

@@ -26,7 +26,12 @@ from typing import Any
 
 from lakecompat.engines.formats.delta import DELTA
 from lakecompat.engines.infra.artifacts import MavenArtifact
-from lakecompat.engines.infra.delta_jars import DEFAULT_COLUMN_MAPPING, delta_spark, delta_storage
+from lakecompat.engines.infra.delta_jars import (
+    DEFAULT_COLUMN_MAPPING,
+    delta_pyspark,
+    delta_spark,
+    delta_storage,
+)
 from lakecompat.engines.spark.delta import delta_jars
 from lakecompat.engines.spark.runtime import DELTA_SESSION_SETTINGS, FormatJars, SparkRuntime
 from lakecompat.engines.table import TableRef
@@ -118,6 +123,11 @@ class DeltaWriter(SparkProcessWriter):
     def script_needs(cls, versions: dict[str, str]) -> tuple[MavenArtifact, ...]:
         """Delta's storage jar, which its Spark jar needs."""
         return (delta_storage(versions["delta"]),)
+
+    @classmethod
+    def script_pyspark(cls, versions: dict[str, str]) -> str:
+        """Delta 4's scripts run on Spark 4 (`delta_pyspark`)."""
+        return delta_pyspark(versions["delta"])
 
     @classmethod
     def release_words(cls, versions: dict[str, str]) -> str:

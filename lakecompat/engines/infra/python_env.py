@@ -1,10 +1,11 @@
-"""Python environments of their own for the readers that are Python libraries (hudi-rs, Daft).
+"""Python environments of their own: for the readers that are Python libraries (hudi-rs, Daft,
+...) and for a Spark of another release than lakecompat's own (Delta 4 needs Spark 4).
 
-Each library runs in a virtual environment inside the artifact cache, with exactly the
-packages its engine pins, so its dependencies (Daft pins an older pyarrow, for one) never
-change lakecompat's own. The environment is created with this Python's `venv` and filled by
-`pip`, which knows where packages come from; it is created once and reused while its marker
-file says it holds the same packages.
+Each runs in a virtual environment inside the artifact cache, with exactly the packages its
+user pins, so their dependencies (Daft pins an older pyarrow, for one; Spark 4 is another
+PySpark) never change lakecompat's own. An environment is created with this Python's `venv`
+and filled by `pip`, which knows where packages come from; it is created once and reused while
+its marker file says it holds the same packages.
 """
 
 from __future__ import annotations
