@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,6 +18,7 @@ from lakecompat.engines.infra.delta_jars import check_column_mapping, delta_pysp
 from lakecompat.engines.spark.delta import delta_jars
 from lakecompat.harness.qualify.versions import VersionsError, load_versions
 from lakecompat.harness.results.expectations import in_range
+from lakecompat.harness.run.runner import reading_versions
 from lakecompat.harness.scenario.load import load_scenarios
 from lakecompat.harness.scenario.model import Scenario
 from lakecompat.harness.writer.delta.files import (
@@ -203,3 +205,20 @@ def test_known_outcomes_and_version_points_name_a_column_mapping_mode(tmp_path: 
     path.write_text("points:\n- {name: a, delta: {column_mapping: 'by name'}}\n- {name: b}\n")
     with pytest.raises(VersionsError, match="column_mapping"):
         load_versions(path)
+
+
+class _Spark:
+    """An engine whose Delta tables another release of it reads (Spark 4 for Delta 4)."""
+
+    version = "3.5.9"
+    formats = ("hudi", "iceberg", "delta")
+
+    def version_reading(self, table_format: str) -> str:
+        return "4.0.1" if table_format == "delta" else self.version
+
+
+def test_run_json_names_the_spark_that_read_each_formats_tables() -> None:
+    spark: Any = _Spark()
+    assert reading_versions(spark, ("hudi", "iceberg", "delta")) == "3.5.9 (Delta: 4.0.1)"
+    assert reading_versions(spark, ("delta",)) == "4.0.1"
+    assert reading_versions(spark, ("hudi", "iceberg")) == "3.5.9"

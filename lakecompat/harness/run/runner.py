@@ -23,6 +23,7 @@ from pathlib import Path
 
 from lakecompat.engines import engine_class
 from lakecompat.engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
+from lakecompat.engines.base import Engine
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import describe_error
 from lakecompat.engines.formats import ORIGINAL, format_named
@@ -339,7 +340,11 @@ class Runner:
         first point's folder holds the engines' logs). `writer` is the first format's
         writer, `writers` every format's."""
         mine = outlet.engines(engines)
-        versions = {s.engine.name: s.engine.version if not s.failure else "?" for s in mine}
+        formats = outlet.options.formats
+        versions = {
+            s.engine.name: reading_versions(s.engine, formats) if not s.failure else "?"
+            for s in mine
+        }
         first = next(iter(writers.values()))
         info = run_folder.run_info(
             outlet.run_dir, outlet.options, first.versions, versions, self.scenarios, outlet.known
@@ -573,3 +578,16 @@ class Runner:
             shapes=self.options.shapes,
         ):
             yield state, self._baselines[label].note(scenario, cell)
+
+
+def reading_versions(engine: Engine, formats: tuple[str, ...]) -> str:
+    """The engine's version as `run.json` records it: the one that reads the run's `formats`
+    (`3.5.9`), or each where a format's tables are read by another release of the engine
+    (`3.5.9 (Delta: 4.0.1)`; a run of that format alone: `4.0.1`)."""
+    read = {f: engine.version_reading(f) for f in formats if f in engine.formats}
+    apart = {f: v for f, v in read.items() if v != engine.version}
+    if not apart:
+        return engine.version
+    if len(apart) == len(read) and len(set(apart.values())) == 1:
+        return next(iter(apart.values()))
+    return engine.version + "".join(f" ({format_named(f).title}: {v})" for f, v in apart.items())
