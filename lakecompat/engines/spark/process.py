@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -102,8 +103,18 @@ def _serve(
         runtime.stop()
 
 
-#: What the child imports besides PySpark, at the releases the run's own Python has.
-_CHILD_NEEDS = ("pyarrow", "pydantic", "PyYAML")
+def _child_needs() -> tuple[str, ...]:
+    """What a child in another Python environment needs besides its PySpark: lakecompat's own
+    dependencies (a request may be any module-level function of the package: a repro's
+    comparison imports the run's modules), each at the release this Python has."""
+    needed = []
+    for requirement in metadata.requires("lakecompat") or []:
+        if "extra ==" in requirement:
+            continue
+        name = re.split(r"[\s;<>=!~\[(]", requirement, maxsplit=1)[0]
+        if name.lower() != "pyspark":
+            needed.append(f"{name}=={metadata.version(name)}")
+    return tuple(needed)
 
 
 def serve_on(fd: int) -> None:
@@ -120,7 +131,7 @@ def child_python(pyspark: str) -> tuple[str, dict[str, str] | None]:
     its own (never this environment's packages, whose PySpark is another)."""
     if not pyspark:
         return sys.executable, None
-    packages = (f"pyspark=={pyspark}", *(f"{n}=={metadata.version(n)}" for n in _CHILD_NEEDS))
+    packages = (f"pyspark=={pyspark}", *_child_needs())
     python = provision(f"pyspark-{pyspark}", packages)
     package = Path(lakecompat.__file__).resolve().parent
     where = cache_dir() / "python" / f"lakecompat-{_digest(str(package))}"
@@ -219,7 +230,8 @@ class SparkProcess:
             self._conn.send(request)
             return self._conn.recv()
         except (EOFError, OSError) as exc:
-            code = self._process.poll() if self._process is not None else None
+            # The child is ending (its socket closed): its exit code says how.
+            code = _wait(self._process, 5) if self._process is not None else None
             self.kill()
             raise RuntimeError(
                 f"the process running Spark with {self.release} ended (exit code {code}): "

@@ -49,9 +49,10 @@ lakecompat scenario `{scenario}`, {table_type} Delta table (column mapping {colu
 written by Spark {spark} with Delta {delta}. TABLE_PATH is where the table goes; default
 {path}. Any table already there is replaced. The table is named by its path, delta.`TABLE_PATH`.
 
-On the machine that generated this script, run it from this folder with the Spark of
-lakecompat's virtualenv (PySpark's own spark-submit: no activated virtualenv needed) and
-Delta's jars in lakecompat's cache (no network needed), as `lakecompat repro` runs it:
+On the machine that generated this script, run it from this folder with the Spark lakecompat
+wrote the table with (PySpark's own spark-submit, from lakecompat's virtualenv or, for Spark
+4, its Python environment in lakecompat's cache: no activated virtualenv needed) and Delta's
+jars in lakecompat's cache (no network needed), as `lakecompat repro` runs it:
 
 {local}
 
