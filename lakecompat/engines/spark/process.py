@@ -25,6 +25,8 @@ import re
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from importlib import metadata
 from multiprocessing.connection import Connection
@@ -117,11 +119,21 @@ def _child_needs() -> tuple[str, ...]:
     return tuple(needed)
 
 
-def serve_on(fd: int) -> None:
+def serve_on(fd: int, parent: int) -> None:
     """The child's entry point: its arguments come first over the socket `fd`, then its
-    requests (`_serve`)."""
+    requests (`_serve`). It ends when `parent` does, even in the middle of starting Spark or
+    of a request (a `kill -9` of the run leaves no Spark behind)."""
+    threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
     conn = Connection(fd)
     _serve(conn, *conn.recv())
+
+
+def _end_with(parent: int) -> None:
+    """Exit at once when `parent` is gone; Spark's JVM then ends too (it exits when its
+    stdin, a pipe from this process, closes)."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(1)
 
 
 def child_python(pyspark: str) -> tuple[str, dict[str, str] | None]:
@@ -191,7 +203,7 @@ class SparkProcess:
         self.stop()
         python, environment = child_python(self._pyspark)
         ours, theirs = socket.socketpair()
-        code = f"from {__name__} import serve_on; serve_on({theirs.fileno()})"
+        code = f"from {__name__} import serve_on; serve_on({theirs.fileno()}, {os.getpid()})"
         with ours, theirs:
             self._process = subprocess.Popen(
                 [python, "-c", code],
