@@ -16,6 +16,7 @@ from support import SCENARIOS
 from lakecompat.engines.infra.artifacts import ProvisioningError
 from lakecompat.engines.infra.delta_jars import check_column_mapping, delta_pyspark, delta_spark
 from lakecompat.engines.spark.delta import delta_jars
+from lakecompat.harness.cli import main
 from lakecompat.harness.qualify.versions import VersionsError, load_versions
 from lakecompat.harness.results.expectations import in_range
 from lakecompat.harness.run.runner import reading_versions
@@ -81,7 +82,7 @@ def test_delta_4_runs_on_spark_4_and_delta_3_on_lakecompats_own_spark() -> None:
     assert jars.pyspark == "4.0.1" and jars.release == "Delta 4.0.1 on Spark 4.0.1"
     assert delta_jars("3.3.2").pyspark == ""
     for unknown in ("4.1.0", "2.4.0", "next"):
-        with pytest.raises(ProvisioningError, match=rf"^Delta {unknown}: lakecompat runs Delta"):
+        with pytest.raises(ProvisioningError, match=rf"^lakecompat runs .* for Delta {unknown}$"):
             delta_spark(unknown)
 
 
@@ -222,3 +223,17 @@ def test_run_json_names_the_spark_that_read_each_formats_tables() -> None:
     assert reading_versions(spark, ("hudi", "iceberg", "delta")) == "3.5.9 (Delta: 4.0.1)"
     assert reading_versions(spark, ("delta",)) == "4.0.1"
     assert reading_versions(spark, ("hudi", "iceberg")) == "3.5.9"
+
+
+def test_a_delta_release_without_a_known_spark_stops_the_run_in_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports = tmp_path / "reports"
+    args = ["run", "--formats", "delta", "--delta-version", "4.1.0", "--reports", str(reports)]
+    assert main(args) == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == (
+        "lakecompat: error: --delta-version 4.1.0: lakecompat runs Delta 3.x on its own Spark "
+        "3.5 and Delta 4.0.x on Spark 4.0.1; no Spark is known here for Delta 4.1.0"
+    )
+    assert not reports.exists()

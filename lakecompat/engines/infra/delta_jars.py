@@ -37,8 +37,8 @@ def delta_pyspark(release: str) -> str:
         return SPARK_OF_DELTA[line]
     known = ", ".join(f"Delta {a}.{b}.x on Spark {s}" for (a, b), s in SPARK_OF_DELTA.items())
     raise ProvisioningError(
-        f"Delta {release}: lakecompat runs Delta 3.x on its own Spark 3.5 and {known}; "
-        "no Spark is known here for that release"
+        f"lakecompat runs Delta 3.x on its own Spark 3.5 and {known}; no Spark is known here "
+        f"for Delta {release}"
     )
 
 

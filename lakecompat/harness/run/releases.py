@@ -8,11 +8,11 @@ handed to the writers and the engines."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from lakecompat.engines import carried_field, engine_class, known_engines
 from lakecompat.engines.formats import FORMATS, ORIGINAL, format_named
-from lakecompat.engines.infra.artifacts import check_release
+from lakecompat.engines.infra.artifacts import MavenArtifact, ProvisioningError, check_release
 from lakecompat.engines.releases import Releases
 from lakecompat.harness.run.options import RunOptions
 
@@ -80,14 +80,16 @@ def check_releases(options: RunOptions, named: Mapping[str, str] | None = None) 
         if name in options.formats or name == ORIGINAL:
             given = said.get(name, f"{name} {release}")
             if table_format.release_artifact is not None:
-                check_release(table_format.release_artifact(release), given, table_format.title)
+                artifact = _release_artifact(table_format.release_artifact, release, given)
+                check_release(artifact, given, table_format.title)
     for engine, formats in releases.carried.items():
         for table_format, release in formats.items():
             field = carried_field(engine, table_format)
             given = said.get(field, f"{field} {release}")
             artifact = format_named(table_format).release_artifact
             if artifact is not None:
-                check_release(artifact(release), given, format_named(table_format).title)
+                found = _release_artifact(artifact, release, given)
+                check_release(found, given, format_named(table_format).title)
     for name, version in options.versions.items():
         table_format = format_named(name)
         if version and table_format.check_version is not None:
@@ -99,3 +101,14 @@ def check_releases(options: RunOptions, named: Mapping[str, str] | None = None) 
         if release:
             field = name.replace("-", "_")
             engine_class(name).check_release(release, said.get(field, f"{field} {release}"))
+
+
+def _release_artifact(
+    artifact: Callable[[str], MavenArtifact], release: str, given: str
+) -> MavenArtifact:
+    """`artifact(release)`, its refusal (a release line lakecompat cannot run, such as a
+    Delta release without a known Spark) said with how the release was `given`."""
+    try:
+        return artifact(release)
+    except ProvisioningError as exc:
+        raise ProvisioningError(f"{given}: {exc}") from None
