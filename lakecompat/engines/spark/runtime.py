@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import signal
@@ -376,7 +377,20 @@ class SparkRuntime:
             self._jvm_ended(None)
             raise
         session.sparkContext.setLogLevel("WARN")
+        _quiet_query_context_loggers()
         return session
+
+
+def _quiet_query_context_loggers() -> None:
+    """PySpark 4 logs every failed statement's analysis error, with the JVM's stack, as JSON
+    on stderr (its query context loggers): lakecompat records the error itself, in the cell
+    (a refused change's reason and evidence), so the terminal need not show it."""
+    try:
+        from pyspark.logger import PySparkLogger  # PySpark 4 only
+    except ImportError:
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _spark_jars() -> list[Path]:
