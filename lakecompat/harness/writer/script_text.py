@@ -51,10 +51,11 @@ def submit_command(
     bundle or runtime) and the jars it needs `also`, every socket on 127.0.0.1 (the script's
     TABLE_PATH argument may follow). With `pyspark`, that release's spark-submit, from the
     Python environment lakecompat keeps it in (installed on first use)."""
-    python, submit = sys.executable, spark_submit()
     if pyspark:
         python = child_python(pyspark)[0]
         submit = spark_submit(python)
+    else:
+        python, submit = sys.executable, spark_submit()
     variables = {
         "JAVA_HOME": str(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home),
         # The virtualenv's Python, so that the driver finds PySpark without an activated venv.
