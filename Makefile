@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: matrix merge test lint format bench clean browser
+.PHONY: matrix merge test lint format bench clean browser containers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,12 +20,18 @@ matrix: $(STAMP)
 merge: $(STAMP)
 	$(BIN)/lakecompat merge $(ARGS)
 
-test: lint browser
+test: lint browser containers
 	$(BIN)/python -m pytest -n 2 --durations=25 $(ARGS)
 
 # Headless Chromium for the HTML report's browser test (Debian packages, once).
 browser:
-	bash scripts/install_browser.sh
+	bash scripts/install_packages.sh "The HTML report test" chromium,chromedriver \
+		chromium chromium-driver
+
+# Podman, runc and debootstrap for the tests of engines in containers (Debian packages, once).
+containers:
+	bash scripts/install_packages.sh "The tests of engines in containers" podman,runc,debootstrap \
+		podman runc debootstrap
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

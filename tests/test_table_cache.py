@@ -223,13 +223,24 @@ def test_comments_docstrings_and_layout_keep_the_tables(tmp_path: Path) -> None:
 
 def test_source_that_does_not_write_keeps_the_tables(tmp_path: Path) -> None:
     project = Path(table_cache.__file__).resolve().parents[2]
-    # Each entry names a file that exists: a renamed one would count as writer code again.
-    assert [p for p in table_cache.NOT_WRITER_CODE if not (project / p).is_file()] == []
+    # Each entry names a file (or, ending in "/", a folder) that exists: a renamed one would
+    # count as writer code again.
+    missing = [
+        p
+        for p in table_cache.NOT_WRITER_CODE
+        if not ((project / p).is_dir() if p.endswith("/") else (project / p).is_file())
+    ]
+    assert missing == []
     copy = _copy_of_writer_code(project, tmp_path / "project")
     before = writer_code_version(copy)
     # Hadoop's configuration files for the Hive services: read by HiveServer2, never the writer.
     hive_conf = copy / "engines/infra/hadoop_conf.py"
     hive_conf.write_text(hive_conf.read_text() + "\nA_CHANGE = 1\n")
+    writer_code_version.cache_clear()
+    assert writer_code_version(copy) == before
+    # The containers the readers' services run in: a folder, every file below it.
+    containers = copy / "engines/infra/containers/runtime.py"
+    containers.write_text(containers.read_text() + "\nA_CHANGE = 1\n")
     writer_code_version.cache_clear()
     assert writer_code_version(copy) == before
 

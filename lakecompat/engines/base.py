@@ -12,6 +12,7 @@ import pyarrow as pa
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import QueryError, log_tail
 from lakecompat.engines.infra.artifacts import MavenArtifact, check_release
+from lakecompat.engines.infra.containers.service import where_services_ran
 from lakecompat.engines.reading import Reading, Variant
 from lakecompat.engines.releases import Releases
 from lakecompat.engines.settings import SettingsScope
@@ -137,6 +138,15 @@ class Engine(ABC):
     @abstractmethod
     def version(self) -> str:
         """The engine's version, recorded in every cell."""
+
+    #: The names (or name prefixes) of the services this engine reads through, started by the
+    #: supervisor: `runs_in` says whether they ran in containers (`--containers`).
+    services: ClassVar[tuple[str, ...]] = ()
+
+    def runs_in(self) -> str:
+        """Where the engine read: `process`, or `container <image> (<runtime>)` for an engine
+        whose services ran in a container (`--containers`); recorded in every cell."""
+        return where_services_ran(self.services)
 
     def version_reading(self, table_format: str) -> str:
         """The engine's version that reads `table_format`'s tables, recorded in their cells:

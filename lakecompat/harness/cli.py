@@ -10,6 +10,7 @@ import sys
 
 from lakecompat.engines import UnknownEngineError
 from lakecompat.engines.infra.artifacts import ProvisioningError
+from lakecompat.engines.infra.containers.runtime import ContainerError
 from lakecompat.harness.explore.command import EXPLORE
 from lakecompat.harness.options import EXIT_CODES, Command, OptionError, Parser
 from lakecompat.harness.qualify.command import QUALIFY
@@ -101,6 +102,7 @@ def _handle(args: argparse.Namespace) -> int:
         ExpectationError,
         UnknownEngineError,
         ProvisioningError,
+        ContainerError,
         ResultsError,
         ValueError,
     ) as exc:

@@ -169,6 +169,7 @@ class FlinkEngine(Engine):
     """Flink 1.17.2 SQL in batch mode, with Hudi 0.14.0's Flink connector."""
 
     name = "flink"
+    services = ("flink",)
     settings_help = HELP
     # Its shaped reads (a projection, a filter in the SELECT under the table hint) are not
     # written yet: Flink reads `SELECT *` only (docs/research/query-shapes.md).

@@ -32,6 +32,7 @@ from lakecompat.engines.infra.artifacts import (
     one_at_a_time,
     say_on_stderr,
 )
+from lakecompat.engines.infra.containers.service import engine_service
 from lakecompat.engines.infra.jdk import QUICK_JIT, Jdk, compile_java, find_jdk, huge_pages
 from lakecompat.engines.infra.ports import service_port
 from lakecompat.engines.infra.supervisor import HttpReady, Service, ServiceHolder, java_tmpdir
@@ -191,7 +192,7 @@ class FlinkProcess(ServiceHolder):
             SERVER_CLASS,
             str(self.port),
         ]
-        self._service = Service(
+        self._service = engine_service(
             self.name,
             argv,
             self.log_dir,

@@ -45,6 +45,7 @@ from lakecompat.engines.hive.runtime import HIVE3_OPENS, OPENS, AttachedHive, hi
 from lakecompat.engines.hive.settings import HELP, check_hive_settings
 from lakecompat.engines.infra.artifacts import cache_dir
 from lakecompat.engines.infra.class_archive import NO_ARCHIVE, class_archive
+from lakecompat.engines.infra.containers.service import engine_service
 from lakecompat.engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from lakecompat.engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
 from lakecompat.engines.infra.local_fs import LOCAL_FS_CLASS, LOCAL_FS_KEY
@@ -182,6 +183,7 @@ class HiveEngine(MetastoreReader):
     """HiveServer2 (MapReduce local mode) on 127.0.0.1, NOSASL, reading through the Metastore."""
 
     name = "hive"
+    services = ("hiveserver2",)
     dialect = HIVE
     display_name = "Hive"
     trackers = ("apache/hive", "apache/hudi")
@@ -321,7 +323,7 @@ class HiveEngine(MetastoreReader):
             "--hiveconf",
             f"hive.server2.thrift.port={port}",
         ]
-        self._service = Service(
+        self._service = engine_service(
             self.service_name,
             argv,
             self.context.log_dir,

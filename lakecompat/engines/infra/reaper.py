@@ -11,14 +11,23 @@ holds: `+ <pgid>` when a service starts, `- <pgid>` once it has stopped. When th
 (the run's process is gone, however it ended), the reaper ends the groups still listed:
 SIGTERM, then SIGKILL to what is left after a grace period. Then it exits.
 
+Containers (`--containers`) are watched the same way: `+c <api> <id>` when one starts, `-c <api>
+<id>` once removed. A container runs under its runtime, not in a group of the run; the reaper
+removes those still listed through the Docker API at `<api>` (a `unix://` socket) before it
+ends the groups, one of which may be that API's own service (Podman's). `+g <pattern>` names
+cgroup folders (a glob below /sys/fs/cgroup) the runtime made for them: removed at the end
+where empty.
+
 Only the standard library: the reaper runs this file by its path, without lakecompat.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -42,6 +51,8 @@ class Reaper:
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = 0
         self._groups: set[int] = set()
+        self._containers: set[tuple[str, str]] = set()
+        self._cgroups: set[str] = set()
 
     @property
     def pid(self) -> int | None:
@@ -51,10 +62,38 @@ class Reaper:
     def watch(self, pgid: int) -> None:
         """End group `pgid` if this process dies before it calls `release(pgid)`."""
         with self._lock:
-            if self._owner != os.getpid():
-                self._groups = set()  # a forked child: its parent's groups are not its own
+            self._forget_if_forked()
             self._groups.add(pgid)
             self._send(f"+ {pgid}\n")
+
+    def watch_container(self, api: str, container: str) -> None:
+        """Remove `container` (through the Docker API at `api`, a `unix://` address) if this
+        process dies before it calls `release_container`."""
+        with self._lock:
+            self._forget_if_forked()
+            self._containers.add((api, container))
+            self._send(f"+c {api} {container}\n")
+
+    def release_container(self, api: str, container: str) -> None:
+        """`container` is removed: no longer remove it."""
+        with self._lock:
+            if (api, container) in self._containers and self._owner == os.getpid():
+                self._containers.discard((api, container))
+                self._send(f"-c {api} {container}\n")
+
+    def remove_empty_cgroups(self, pattern: str) -> None:
+        """At the end, remove the cgroup folders matching `pattern` (below /sys/fs/cgroup)
+        that nothing runs in."""
+        with self._lock:
+            self._forget_if_forked()
+            if pattern not in self._cgroups:
+                self._cgroups.add(pattern)
+                self._send(f"+g {pattern}\n")
+
+    def _forget_if_forked(self) -> None:
+        if self._owner != os.getpid():
+            # A forked child: its parent's groups and containers are not its own.
+            self._groups, self._containers, self._cgroups = set(), set(), set()
 
     def release(self, pgid: int) -> None:
         """Group `pgid` is gone (or stopped by this process): no longer end it."""
@@ -84,7 +123,10 @@ class Reaper:
             )
             self._owner = os.getpid()
             assert self._proc.stdin is not None
-            self._proc.stdin.write("".join(f"+ {g}\n" for g in sorted(self._groups)).encode())
+            lines = [f"+ {g}\n" for g in sorted(self._groups)]
+            lines += [f"+c {api} {c}\n" for api, c in sorted(self._containers)]
+            lines += [f"+g {pattern}\n" for pattern in sorted(self._cgroups)]
+            self._proc.stdin.write("".join(lines).encode())
             self._proc.stdin.flush()
         assert self._proc.stdin is not None
         return self._proc.stdin
@@ -116,14 +158,56 @@ def end_groups(groups: set[int], grace_s: float) -> None:
             time.sleep(0.1)
 
 
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP over a unix socket: how the Docker API is reached on this machine."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def remove_container(api: str, container: str, timeout_s: float = 60.0) -> bool:
+    """Remove `container` at once (`force`: a running one is killed) through the Docker API
+    at `api` (`unix://<path>`); whether the API said it is gone."""
+    if not api.startswith("unix://"):
+        return False
+    try:
+        connection = _UnixConnection(api.removeprefix("unix://"), timeout_s)
+        connection.request("DELETE", f"/containers/{container}?force=true&v=true")
+        status = connection.getresponse().status
+        connection.close()
+    except OSError:
+        return False
+    return status in (200, 204, 404)
+
+
 def serve(stream: IO[bytes], grace_s: float) -> None:
-    """The reaper: follow the pipe until it closes, then end the groups still listed."""
+    """The reaper: follow the pipe until it closes, then remove the containers and end the
+    groups still listed."""
     groups: set[int] = set()
+    containers: set[tuple[str, str]] = set()
+    cgroups: set[str] = set()
     for line in stream:
-        sign, _, number = line.decode(errors="replace").strip().partition(" ")
-        if number.isdigit():
-            (groups.add if sign == "+" else groups.discard)(int(number))
+        sign, _, rest = line.decode(errors="replace").strip().partition(" ")
+        if sign == "+g":
+            cgroups.add(rest)
+        elif sign in ("+c", "-c") and " " in rest:
+            api, container = rest.split(" ", 1)
+            (containers.add if sign == "+c" else containers.discard)((api, container))
+        elif rest.isdigit():
+            (groups.add if sign == "+" else groups.discard)(int(rest))
+    for api, container in sorted(containers):
+        remove_container(api, container)
     end_groups(groups, grace_s)
+    for pattern in sorted(cgroups):
+        for folder in Path("/sys/fs/cgroup").glob(pattern.lstrip("/")):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 if __name__ == "__main__":

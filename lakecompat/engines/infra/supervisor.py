@@ -426,6 +426,55 @@ _previous_sigterm: Callable[..., object] | int | None = None
 _handling_sigterm = False
 
 
+def reaper() -> Reaper:
+    """The reaper of this process: what it watches is ended should this process be killed."""
+    return _reaper
+
+
+def track(service: Service) -> None:
+    """Count `service` among the started ones (`stop_all` stops it); a subclass that
+    launches otherwise than `Service._launch` calls this once it runs."""
+    with _registry_lock:
+        if service not in _registry:
+            _registry.append(service)
+
+
+def untrack(service: Service) -> None:
+    """`service` is stopped: `stop_all` no longer stops it."""
+    with _registry_lock:
+        if service in _registry:
+            _registry.remove(service)
+
+
+def run_to_end(argv: list[str], log_path: Path, env: dict[str, str] | None = None) -> int:
+    """Run a command (a build step) to its end in a process group of its own, its output
+    appended to `log_path`; ended with all its children on Ctrl-C, and by the reaper should
+    this process be killed. Returns its exit code."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {shlex.join(argv)}\n".encode())
+        log.flush()
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+    _reaper.watch(proc.pid)
+    try:
+        return proc.wait()
+    finally:
+        if not _wait_group_gone(proc.pid, time.monotonic()):
+            _signal_group(proc.pid, signal.SIGTERM)
+            if not _wait_group_gone(proc.pid, time.monotonic() + 10.0):
+                _signal_group(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5.0)
+        _reaper.release(proc.pid)
+
+
 def active_services() -> list[Service]:
     """Services started and not yet stopped, oldest first."""
     with _registry_lock:

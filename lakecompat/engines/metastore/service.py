@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lakecompat.engines.infra.artifacts import Dependency, MavenArtifact, resolve_classpath
 from lakecompat.engines.infra.class_archive import class_archive
+from lakecompat.engines.infra.containers.service import engine_service
 from lakecompat.engines.infra.hadoop_conf import LOG4J2_CONSOLE, site_xml, write_conf
 from lakecompat.engines.infra.jdk import QUICK_JIT, find_jdk, huge_pages
 from lakecompat.engines.infra.ports import service_port
@@ -126,7 +127,7 @@ class HiveMetastore(ServiceHolder):
             "-p",
             str(self.port),
         ]
-        self._service = Service(
+        self._service = engine_service(
             "hive-metastore",
             argv,
             self.log_dir,

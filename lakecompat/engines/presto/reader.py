@@ -96,6 +96,7 @@ class PrestoEngine(MetastoreReader):
     Metastore."""
 
     name = "presto"
+    services = ("presto",)
     dialect = PRESTO_SQL
     display_name = "Presto"
     trackers = ("prestodb/presto",)

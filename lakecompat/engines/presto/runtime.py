@@ -39,6 +39,7 @@ from lakecompat.engines.infra.artifacts import (
     resolve_classpath,
 )
 from lakecompat.engines.infra.class_archive import class_archive
+from lakecompat.engines.infra.containers.service import engine_service
 from lakecompat.engines.infra.jdk import (
     QUICK_JIT,
     Jdk,
@@ -318,7 +319,7 @@ class PrestoServer(ServiceHolder):
             os.pathsep.join(self.install.classpath),
             MAIN_CLASS,
         ]
-        self._service = Service(
+        self._service = engine_service(
             "presto",
             argv,
             self.log_dir,

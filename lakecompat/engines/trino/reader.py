@@ -76,6 +76,7 @@ class TrinoEngine(MetastoreReader):
     """Trino (newest release that runs here) over the shared Metastore."""
 
     name = "trino"
+    services = ("trino",)
     readings = READINGS
     dialect = TRINO
     display_name = "Trino"

@@ -34,6 +34,7 @@ from lakecompat.engines.infra.artifacts import (
     resolve_classpath,
 )
 from lakecompat.engines.infra.class_archive import class_archive
+from lakecompat.engines.infra.containers.service import engine_service
 from lakecompat.engines.infra.jdk import (
     QUICK_JIT,
     Jdk,
@@ -278,7 +279,7 @@ class TrinoServer(ServiceHolder):
             self.install.classpath,
             MAIN_CLASS,
         ]
-        self._service = Service(
+        self._service = engine_service(
             "trino",
             argv,
             self.log_dir,

@@ -82,6 +82,9 @@ class Cell:
     #: The table format the writer wrote (`harness.writer.FORMATS`): `hudi` in every results
     #: file written before lakecompat wrote other formats.
     format: str = "hudi"
+    #: Where the engine read: `process`, or `container <image> (<runtime>)` for a run with
+    #: `--containers`; "" in runs before containers existed.
+    runs_in: str = ""
 
     @property
     def table_kind(self) -> str:

@@ -201,6 +201,15 @@ def add_run_parser(commands: Subcommands) -> None:
         run,
         "default: the project's expectations/ when the project's scenarios run, else none",
     )
+    run.add_argument(
+        "--containers",
+        action="store_true",
+        help="start the JVM engines' services (Hive Metastore, HiveServer2, Trino, Presto, "
+        "Flink) in containers instead of as local processes: images of Debian and the engine's "
+        "JDK, built here on first use (needs Podman, or a Docker daemon: DOCKER_HOST), on the "
+        "host's network, the tables mounted at their own paths. Spark and the Python readers "
+        "still run as processes. Every cell records where it ran (`runs_in`)",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
     run.add_argument(
         "--verbose",
@@ -249,7 +258,14 @@ def run(args: argparse.Namespace) -> int:
         shard=Shard.parse(args.shard) if args.shard else None,
         shard_costs=args.shard_costs,
         attachments=_attachments(args),
+        containers=args.containers,
     )
+    if args.containers and options.attachments.any:
+        raise ValueError(
+            "--containers starts the engines in containers; it cannot be given with "
+            "--spark-master, --trino, --hiveserver2, --metastore or --warehouse, which attach "
+            "to engines already running"
+        )
     if args.shard_costs and not args.shard:
         raise ValueError("--shard-costs balances shards: give --shard K/N too")
     check_releases(options, {**environment_sources(), **_release_options(args)})

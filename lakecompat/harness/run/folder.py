@@ -122,6 +122,7 @@ def run_info(
         "engine_settings": options.engine_settings,
         "unchecked_settings": options.unchecked_settings,
         "table_cache": str(options.table_cache) if options.table_cache else None,
+        "containers": options.containers,
         **{
             carried_field(name, table_format): options.releases.carried_by(name).get(table_format)
             for name, table_format in carriers()
@@ -204,6 +205,8 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         shard_record=info.get("shard"),
         # A run started with --no-table-cache is completed without it too.
         table_cache=Path(info["table_cache"]) if info.get("table_cache") else None,
+        # A run started with --containers is completed in containers too.
+        containers=bool(info.get("containers")),
     )
     chosen = [s.id for s in select_scenarios(options)]
     if chosen != info["scenarios"]:

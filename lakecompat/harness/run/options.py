@@ -136,6 +136,9 @@ class RunOptions:
     #: in several instances at once. None: when the run reads at least `LANES_FROM_TABLES`
     #: tables, where the time saved outweighs starting another instance.
     lanes: bool | None = None
+    #: Start the JVM services (Hive Metastore, HiveServer2, Trino, Presto, Flink) in
+    #: containers built here (`engines.infra.containers`) instead of as local processes.
+    containers: bool = False
 
     def __post_init__(self) -> None:
         if self.formats is None:

@@ -11,6 +11,7 @@ Spark on one thread, the other engines one table behind on threads of their own.
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import threading
 import time
@@ -27,6 +28,10 @@ from lakecompat.engines.base import Engine
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import describe_error
 from lakecompat.engines.formats import ORIGINAL, format_named
+from lakecompat.engines.infra.artifacts import cache_dir
+from lakecompat.engines.infra.containers.runtime import CONTAINERS_ENV
+from lakecompat.engines.infra.containers.service import ready_runtime
+from lakecompat.engines.infra.containers.service import share as share_with_containers
 from lakecompat.engines.spark.runtime import SparkRuntime
 from lakecompat.harness.report.render import write_reports
 from lakecompat.harness.results.outcomes import Cell, table_kind
@@ -135,6 +140,8 @@ class Runner:
         """Execute the run; the result of every point, in order (one for an ordinary run)."""
         options = self.options
         check_free_disk(options.resume_dir or options.reports_dir)
+        if options.containers:
+            start_containers()
         if options.resume_dir:
             run_dirs = [run_folder.prepare_resume(options.resume_dir)]
         else:
@@ -155,6 +162,8 @@ class Runner:
         completed = False
         failure = ""
         context = self._context(home)
+        if options.containers:
+            share_with_containers(home, context.tables_dir)
         runtime = context.spark
         if options.table_cache is not None:
             prune_table_cache(options.table_cache)  # entries no run used for a month
@@ -578,6 +587,15 @@ class Runner:
             shapes=self.options.shapes,
         ):
             yield state, self._baselines[label].note(scenario, cell)
+
+
+def start_containers() -> None:
+    """Before anything of a run with `--containers`: the container runtime found (or Podman's
+    service started) and one container run, so that a machine where containers cannot run
+    stops the run in one sentence, before its folder is made; its engines' services then
+    start in containers (`engines.infra.containers`)."""
+    os.environ[CONTAINERS_ENV] = "1"
+    ready_runtime(cache_dir() / "containers" / "logs")
 
 
 def reading_versions(engine: Engine, formats: tuple[str, ...]) -> str:

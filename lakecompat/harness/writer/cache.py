@@ -68,11 +68,13 @@ WRITER_CODE = (
 #: choice of the readers' services' ports, the Hadoop configuration files of the Hive
 #: services (the Metastore and HiveServer2 only), and the reading of the keys a jar defines
 #: (for checking `--set` keys), and the starting and stopping of processes (the supervisor
-#: and the reaper that ends a killed run's services).
+#: and the reaper that ends a killed run's services), and the containers the readers' services
+#: run in with `--containers` (a folder: every file below it).
 NOT_WRITER_CODE = (
     "harness/writer/cache.py",
     "engines/infra/supervisor.py",
     "engines/infra/reaper.py",
+    "engines/infra/containers/",
     "engines/infra/ports.py",
     "engines/infra/jar_strings.py",
     "engines/spark/settings.py",
@@ -115,7 +117,8 @@ def writer_code_version(project: Path = _PROJECT, table_format: str = "hudi") ->
         files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
         for path in files:
             relative = path.relative_to(project).as_posix()
-            if relative in NOT_WRITER_CODE or any(relative.startswith(o) for o in others):
+            skipped = (*others, *(o for o in NOT_WRITER_CODE if o.endswith("/")))
+            if relative in NOT_WRITER_CODE or any(relative.startswith(o) for o in skipped):
                 continue
             digest.update(str(path.relative_to(project)).encode())
             stat = path.stat()

@@ -1,0 +1,276 @@
+"""The container runtime of a run with `--containers`, reached through the Docker API.
+
+A Docker daemon is used where one answers (`DOCKER_HOST`, else `/var/run/docker.sock`). Else the
+run starts Podman's own API service (`podman system service`) as one of its services, with the
+project's configuration files (never the system's): the `runc` runtime (`crun` fails on a
+machine with mixed cgroup versions), cgroups managed as plain folders (no systemd), images
+stored in the cache. Every container the project starts runs on the host's network (its
+services bind 127.0.0.1), with `nofile`/`nproc` limits no higher than the run's own (without
+CAP_SYS_RESOURCE a container cannot raise them), and carries the labels `lakecompat` and
+`lakecompat.owner`: the process that started it, so that a later run removes what a killed one
+left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lakecompat.engines.infra.artifacts import cache_dir, say_on_stderr
+from lakecompat.engines.infra.supervisor import Probe, Service, ServiceError
+
+#: Set to 1 by `lakecompat run --containers`: the run's JVM services start in containers.
+CONTAINERS_ENV = "LAKECOMPAT_CONTAINERS"
+#: Every container and image the project makes carries this label (its value says what it is).
+LABEL = "lakecompat"
+#: `<pid>-<start time>` of the process that started the container.
+OWNER_LABEL = "lakecompat.owner"
+#: The highest `nproc` a container may set: the kernel's `pid_max` (above it runc is refused).
+PID_MAX = Path("/proc/sys/kernel/pid_max")
+DOCKER_SOCKET = Path("/var/run/docker.sock")
+INSTALL_HINT = (
+    "install Podman and runc (Debian and Ubuntu: `sudo apt-get install podman runc`) or start "
+    "a Docker daemon"
+)
+_CONTAINERS_CONF = """\
+# Written by lakecompat for the Podman service a run with --containers starts.
+[containers]
+netns = "host"
+log_driver = "k8s-file"
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+"""
+
+
+class ContainerError(RuntimeError):
+    """Containers cannot run here: the message says why, in one sentence, and what to do."""
+
+
+def containers_wanted() -> bool:
+    """Whether this run starts its JVM services in containers (`--containers`)."""
+    return os.environ.get(CONTAINERS_ENV) == "1"
+
+
+def owner_id(pid: int | None = None) -> str:
+    """`<pid>-<start time>` of a process: unique on this machine even when a pid is reused."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return f"{pid}-0"
+    return f"{pid}-{start}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process an `owner_id` names still runs."""
+    pid, _, _start = owner.partition("-")
+    return pid.isdigit() and owner_id(int(pid)) == owner
+
+
+@dataclass
+class Runtime:
+    """A container runtime that answered: its API address, its name and a Docker API client."""
+
+    url: str
+    name: str
+    client: Any
+    podman: bool
+
+    def run_options(self, what: str) -> dict[str, Any]:
+        """The options of every container the project starts (`what` goes into its label)."""
+        import docker.types
+
+        nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        nproc = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+        with contextlib.suppress(OSError, ValueError):
+            nproc = min(nproc, int(PID_MAX.read_text()))
+        limits = {"nofile": nofile, "nproc": nproc}
+        options: dict[str, Any] = {
+            "network_mode": "host",
+            "labels": {LABEL: what, OWNER_LABEL: owner_id()},
+            "ulimits": [
+                docker.types.Ulimit(name=name, soft=value, hard=value)
+                for name, value in limits.items()
+                if value != resource.RLIM_INFINITY
+            ],
+        }
+        if self.podman:
+            # Podman's cgroups go below the run's own, not into a `libpod_parent` of their own.
+            options["cgroup_parent"] = own_cgroup()
+        return options
+
+
+def own_cgroup() -> str:
+    """This process's cgroup (the `pids` controller's on cgroup v1, the unified one on v2)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return "/"
+    paths = {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") or [""]:
+            paths[controller] = path
+    return paths.get("pids") or paths.get("") or "/"
+
+
+def remove_empty_cgroups(parent: str, names: tuple[str, ...] = ("conmon",)) -> None:
+    """Remove the empty cgroups Podman made below `parent` (`conmon`, a container's
+    `libpod-<id>`) in every controller; a cgroup something still runs in stays."""
+    root = Path("/sys/fs/cgroup")
+    for name in names:
+        for folder in root.glob(f"*{parent.rstrip('/')}/{name}"):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+_lock = threading.Lock()
+_runtime: Runtime | None = None
+_owner = 0
+
+
+def connect(log_dir: Path) -> Runtime:
+    """The runtime of this process: found (or Podman's service started, its log in
+    `log_dir`) on first use; what earlier runs left behind is removed then."""
+    global _runtime, _owner
+    with _lock:
+        if _runtime is not None and _owner == os.getpid():
+            return _runtime
+        _testcontainers_environment()
+        runtime = _docker() or _podman(log_dir)
+        _remove_leftovers(runtime)
+        _runtime, _owner = runtime, os.getpid()
+        return runtime
+
+
+def _testcontainers_environment() -> None:
+    """What testcontainers needs here: no Ryuk container (the run removes its own containers,
+    and needs no registry for them) and the daemon's address as given, even where a
+    `/.dockerenv` makes it think it runs in a container itself."""
+    os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+    os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
+
+
+def _client(url: str) -> Any:
+    import docker
+
+    return docker.DockerClient(base_url=url, timeout=300)
+
+
+def _docker() -> Runtime | None:
+    """A Docker daemon (or any Docker API) that answers, from `DOCKER_HOST` or its socket."""
+    url = os.environ.get("DOCKER_HOST")
+    if not url:
+        if not DOCKER_SOCKET.exists():
+            return None
+        url = f"unix://{DOCKER_SOCKET}"
+    client = _client(url)
+    try:
+        version = client.version()
+    except Exception as exc:
+        if os.environ.get("DOCKER_HOST"):
+            raise ContainerError(
+                f"DOCKER_HOST={url} does not answer ({_first_line(exc)}): start that daemon, "
+                "or unset DOCKER_HOST to let lakecompat start Podman"
+            ) from exc
+        return None
+    name = next(
+        (c.get("Name") for c in version.get("Components", []) if "Engine" in c.get("Name", "")),
+        "Docker Engine",
+    )
+    os.environ["DOCKER_HOST"] = url
+    return Runtime(url, f"{name} {version.get('Version', '?')}", client, "Podman" in name)
+
+
+def podman_config() -> dict[str, str]:
+    """The environment that points Podman at the project's configuration files (written to
+    the cache on first use): runc, cgroupfs, host network; images below the cache."""
+    folder = cache_dir() / "containers"
+    folder.mkdir(parents=True, exist_ok=True)
+    storage = (
+        "# Written by lakecompat: where its Podman keeps images and containers.\n"
+        "[storage]\n"
+        'driver = "overlay"\n'
+        f'graphroot = "{folder / "storage"}"\n'
+        f'runroot = "{folder / "run"}"\n'
+    )
+    files = {"containers.conf": _CONTAINERS_CONF, "storage.conf": storage}
+    for name, text in files.items():
+        path = folder / name
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+    return {
+        "CONTAINERS_CONF": str(folder / "containers.conf"),
+        "CONTAINERS_STORAGE_CONF": str(folder / "storage.conf"),
+    }
+
+
+def _podman(log_dir: Path) -> Runtime:
+    """Podman's API service on a socket of this run, started as one of its services."""
+    podman = shutil.which("podman")
+    if podman is None:
+        raise ContainerError(
+            f"--containers needs Podman or Docker, and neither was found: {INSTALL_HINT}"
+        )
+    if shutil.which("runc") is None:
+        raise ContainerError(
+            "--containers with Podman needs the runc runtime, which was not found: install it "
+            "(Debian and Ubuntu: `sudo apt-get install runc`)"
+        )
+    socket = Path(tempfile.gettempdir()) / f"lakecompat-podman-{os.getpid()}.sock"
+    socket.unlink(missing_ok=True)
+    url = f"unix://{socket}"
+    parent = own_cgroup()
+    service = Service(
+        "podman",
+        [podman, "system", "service", "--time=0", url],
+        log_dir,
+        wait=Probe(lambda: _client(url).ping()),
+        timeout_s=60,
+        env=podman_config(),
+        hint="Podman's API service did not start; `podman info` says what Podman lacks",
+        after_exit=lambda _code: (socket.unlink(missing_ok=True), remove_empty_cgroups(parent)),
+        stop_grace_s=20,
+    )
+    try:
+        service.start()
+    except ServiceError as exc:
+        raise ContainerError(
+            f"Podman's API service did not start (its log: {service.log_path}); "
+            "`podman info` says what Podman lacks"
+        ) from exc
+    client = _client(url)
+    version = client.version().get("Version", "?")
+    os.environ["DOCKER_HOST"] = url
+    return Runtime(url, f"Podman {version}", client, True)
+
+
+def _remove_leftovers(runtime: Runtime) -> None:
+    """Remove the containers of runs that no longer run (killed before they could)."""
+    left = [
+        container
+        for container in runtime.client.containers.list(all=True, filters={"label": OWNER_LABEL})
+        if not owner_alive(container.labels.get(OWNER_LABEL, ""))
+    ]
+    for container in left:
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
+    if left:
+        say_on_stderr(f"Removed {len(left)} container(s) an earlier run left behind.")
+    if runtime.podman:
+        remove_empty_cgroups(own_cgroup())
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "explanation", None) or exc).strip()
+    return text.splitlines()[-1] if text else type(exc).__name__

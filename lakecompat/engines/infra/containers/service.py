@@ -1,0 +1,260 @@
+"""A supervised service whose process runs in a container (`lakecompat run --containers`).
+
+`engine_service` is what an engine calls instead of `Service(...)`: without `--containers` it
+is that `Service`; with it, a JVM service (its command starts with a JDK's `java`) runs in the
+image of that JDK (`images.jdk_image`), started through the Docker API by testcontainers, with:
+
+- the same command line, environment entries and working folder as the process would have;
+- the host's network (the services bind 127.0.0.1, so the run reaches them as before);
+- the cache (jars, configuration, tables), the run's log folder and the working folder mounted
+  at their own paths, so that every path in the command, the configuration and the Metastore
+  means the same inside and out;
+- the run's own user and group, so that what it writes there belongs to the run's user;
+- its output copied into the service's log file (readiness checks read it there);
+- removed when the service stops, on Ctrl-C, and by the reaper when the run is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from lakecompat.engines.infra.artifacts import cache_dir
+from lakecompat.engines.infra.containers import images
+from lakecompat.engines.infra.containers.runtime import (
+    LABEL,
+    OWNER_LABEL,
+    ContainerError,
+    Runtime,
+    connect,
+    containers_wanted,
+    owner_id,
+    remove_empty_cgroups,
+)
+from lakecompat.engines.infra.supervisor import (
+    Service,
+    ServiceError,
+    reaper,
+    track,
+    untrack,
+)
+
+_probed: set[str] = set()
+#: Host folders every container of this process sees at their own paths, besides the cache
+#: and the service's own folders: the run's folder and its tables (`share`).
+_shared: set[Path] = set()
+
+
+def share(*folders: Path) -> None:
+    """Mount these folders into every container started from now on, at their own paths."""
+    _shared.update(Path(f).resolve() for f in folders)
+
+
+_probe_lock = threading.Lock()
+
+
+def ready_runtime(log_dir: Path) -> Runtime:
+    """The container runtime, checked once per process by running one container of the base
+    image (a machine whose cgroups or limits refuse containers fails here, before any
+    engine starts)."""
+    runtime = connect(log_dir)
+    base = images.base_image(runtime)
+    with _probe_lock:
+        if base in _probed:
+            return runtime
+        options = runtime.run_options("probe")
+        try:
+            runtime.client.containers.run(base, ["true"], remove=True, **options)
+        except Exception as exc:
+            text = str(getattr(exc, "explanation", None) or exc).strip().splitlines()
+            raise ContainerError(
+                f"containers cannot run on this machine ({runtime.name} could not run one of "
+                f"{base}): {text[-1] if text else type(exc).__name__}"
+            ) from exc
+        _probed.add(base)
+    return runtime
+
+
+def java_home_of(argv: list[str]) -> Path | None:
+    """The JDK whose `java` a command starts with, or None for any other command."""
+    if not argv:
+        return None
+    java = Path(argv[0])
+    home = java.parent.parent
+    if java.name == "java" and (home / "release").is_file():
+        return home
+    return None
+
+
+def engine_service(name: str, argv: list[str], log_dir: Path, **options: Any) -> Service:
+    """The service an engine starts: in a container with `--containers` (a JVM service), else
+    a local process. Takes `Service`'s arguments."""
+    home = java_home_of(argv)
+    if not containers_wanted() or home is None:
+        return Service(name, argv, log_dir, **options)
+    runtime = ready_runtime(log_dir)
+    return ContainerService(
+        name, argv, log_dir, runtime, images.jdk_image(runtime, home), **options
+    )
+
+
+#: Where each service of this process last started in a container: name → `where`.
+_started_in: dict[str, str] = {}
+
+
+def where_services_ran(names: tuple[str, ...]) -> str:
+    """`process`, or where the services of these names (or name prefixes) last started in
+    containers: `container <image> (<runtime>)`."""
+    found = sorted(
+        {where for name, where in _started_in.items() if name.startswith(names)} if names else ()
+    )
+    return "; ".join(found) if found else "process"
+
+
+class _Exit:
+    """What `Service` asks of its process, answered for a container: whether it has exited."""
+
+    def __init__(self, container: Any) -> None:
+        self.container = container
+        self.returncode: int | None = None
+        self.pid = 0
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                self.container.reload()
+            except Exception:  # noqa: BLE001 - a container removed behind our back has ended
+                self.returncode = -9
+                return self.returncode
+            state = self.container.attrs.get("State", {})
+            self.pid = int(state.get("Pid") or 0)
+            if state.get("Status") in ("exited", "dead"):
+                self.returncode = int(state.get("ExitCode", -1))
+        return self.returncode
+
+
+class ContainerService(Service):
+    """A `Service` whose command runs in a container of `image`."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        log_dir: Path,
+        runtime: Runtime,
+        image: str,
+        **options: Any,
+    ) -> None:
+        super().__init__(name, argv, log_dir, **options)
+        self.runtime, self.image = runtime, image
+        self._container: Any = None
+        self._exit: _Exit | None = None
+        self._follower: threading.Thread | None = None
+
+    @property
+    def where(self) -> str:
+        """`container <image> (<runtime>)`: for the cells' evidence."""
+        return f"container {self.image} ({self.runtime.name})"
+
+    @property
+    def pid(self) -> int | None:
+        """The host pid of the container's first process, once it runs."""
+        return (self._exit.pid or None) if self._exit is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._exit is not None and self._exit.poll() is None
+
+    def mounts(self) -> list[Path]:
+        """The host folders the container sees at their own paths (none inside another)."""
+        wanted = [cache_dir(), self.log_dir, *_shared, *(p for p in (self.cwd, self.scratch) if p)]
+        folders: list[Path] = []
+        for folder in sorted({Path(p).resolve() for p in wanted}, key=lambda p: len(p.parts)):
+            folder.mkdir(parents=True, exist_ok=True)
+            if not any(folder.is_relative_to(kept) for kept in folders):
+                folders.append(folder)
+        return folders
+
+    def _launch(self) -> None:
+        from testcontainers.core.container import DockerContainer
+
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.scratch is not None:
+            import shutil
+
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch.mkdir(parents=True)
+        with open(self.log_path, "ab") as log:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            log.write(f"--- {stamp} starting {self.name} in {self.where}\n".encode())
+            self._log_start = log.tell()
+        options = self.runtime.run_options("service")
+        options["labels"] = {**options["labels"], f"{LABEL}.service": self.name}
+        container = DockerContainer(self.image).with_command(self.argv)
+        for folder in self.mounts():
+            container = container.with_volume_mapping(str(folder), str(folder), "rw")
+        for key, value in (self.env or {}).items():
+            container = container.with_env(key, value)
+        container = container.with_kwargs(
+            user=f"{os.getuid()}:{os.getgid()}",
+            working_dir=str(self.cwd or self.log_dir),
+            **options,
+        )
+        try:
+            container.start()
+        except Exception as exc:
+            raise ServiceError(
+                self._failure(f"could not be started in a container: {exc}")
+            ) from exc
+        self._container = container.get_wrapped_container()
+        reaper().watch_container(self.runtime.url, self._container.id)
+        if self.runtime.podman:
+            parent = self.runtime.run_options("service")["cgroup_parent"].strip("/")
+            reaper().remove_empty_cgroups(f"*/{parent}/conmon".replace("//", "/"))
+        self._exit = _Exit(self._container)
+        self._exit.poll()
+        self._proc = self._exit  # type: ignore[assignment] - what `_await_ready` polls
+        track(self)
+        _started_in[self.name] = self.where
+        self._follower = threading.Thread(target=self._copy_logs, daemon=True)
+        self._follower.start()
+
+    def _copy_logs(self) -> None:
+        """Append the container's output to the service's log file as it comes."""
+        with contextlib.suppress(Exception), open(self.log_path, "ab") as log:
+            for chunk in self._container.logs(stream=True, follow=True):
+                log.write(chunk)
+                log.flush()
+
+    def stop(self, grace_s: float | None = None) -> None:
+        """Stop the container (SIGTERM, SIGKILL after `grace_s`) and remove it. Idempotent."""
+        container, exit_ = self._container, self._exit
+        if container is None or exit_ is None:
+            return
+        self._container = None
+        grace = self.stop_grace_s if grace_s is None else grace_s
+        with contextlib.suppress(Exception):
+            if exit_.poll() is None:
+                container.stop(timeout=int(max(grace, 0)))
+        exit_.poll()
+        with contextlib.suppress(Exception):
+            container.remove(force=True, v=True)
+        if self._follower is not None:
+            self._follower.join(timeout=5.0)
+        reaper().release_container(self.runtime.url, container.id)
+        untrack(self)
+        if self.runtime.podman:
+            remove_empty_cgroups(self.runtime.run_options("service").get("cgroup_parent", "/"))
+        if self.scratch is not None:
+            import shutil
+
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.after_exit is not None:
+            self.after_exit(exit_.returncode)
+
+
+__all__ = ["OWNER_LABEL", "ContainerError", "ContainerService", "engine_service", "owner_id"]

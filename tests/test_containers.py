@@ -1,0 +1,120 @@
+"""The parts of `--containers` that need no container runtime: the reaper's removal of a
+killed run's containers through the API, the Debian mirror, which commands run in a container,
+and the folders a container sees."""
+
+from __future__ import annotations
+
+import io
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+
+from lakecompat.engines.infra import reaper
+from lakecompat.engines.infra.containers import images
+from lakecompat.engines.infra.containers.runtime import (
+    ContainerError,
+    own_cgroup,
+    owner_alive,
+    owner_id,
+)
+from lakecompat.engines.infra.containers.service import ContainerService, java_home_of
+
+
+class _UnixHTTPServer(HTTPServer):
+    address_family = socket.AF_UNIX
+
+    def server_bind(self) -> None:
+        self.socket.bind(self.server_address)
+        self.server_name, self.server_port = "localhost", 0
+
+
+def test_the_reaper_removes_the_listed_containers_through_the_api(tmp_path: Path) -> None:
+    """What a killed run's reaper does with its pipe's lines: a container released before
+    the end is left alone, one still listed is removed (`DELETE ...?force=true`)."""
+    asked: list[str] = []
+
+    class Api(BaseHTTPRequestHandler):
+        def do_DELETE(self) -> None:
+            asked.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    path = tmp_path / "api.sock"
+    server = _UnixHTTPServer(str(path), Api)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        lines = f"+c unix://{path} aaa\n+c unix://{path} bbb\n-c unix://{path} aaa\n"
+        reaper.serve(io.BytesIO(lines.encode()), grace_s=0.1)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked == ["/containers/bbb?force=true&v=true"]
+
+
+def test_a_removal_through_an_api_that_is_gone_is_not_taken_for_done() -> None:
+    assert reaper.remove_container("unix:///nonexistent/api.sock", "x") is False
+
+
+def test_owner_ids_tell_a_live_process_from_a_gone_one() -> None:
+    assert owner_alive(owner_id())
+    pid, _, start = owner_id().partition("-")
+    assert not owner_alive(f"{pid}-{int(start) + 1}")  # the same pid, another process
+    assert not owner_alive("not-a-pid")
+
+
+def test_the_debian_mirror_comes_from_apt_sources_or_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(images.MIRROR_ENV, raising=False)
+    listed = tmp_path / "sources.list.d"
+    listed.mkdir()
+    (listed / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.invalid/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: http://mirror.invalid/debian\nSuites: bookworm\n"
+    )
+    monkeypatch.setattr(images, "APT_SOURCES", (tmp_path / "sources.list", listed))
+    assert images.debian_mirror() == "http://mirror.invalid/debian"
+    (tmp_path / "sources.list").write_text(
+        "deb [arch=amd64] http://other.invalid/debian bookworm main\n"
+    )
+    assert images.debian_mirror() == "http://other.invalid/debian"
+    monkeypatch.setenv(images.MIRROR_ENV, "http://set.invalid/debian")
+    assert images.debian_mirror() == "http://set.invalid/debian"
+    monkeypatch.delenv(images.MIRROR_ENV)
+    monkeypatch.setattr(images, "APT_SOURCES", (tmp_path / "none",))
+    with pytest.raises(ContainerError, match=images.MIRROR_ENV):
+        images.debian_mirror()
+
+
+def test_only_a_jdk_command_runs_in_a_container(tmp_path: Path) -> None:
+    home = tmp_path / "jdk"
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").write_text("")
+    (home / "release").write_text('JAVA_VERSION="17.0.15"\n')
+    assert java_home_of([str(home / "bin" / "java"), "-version"]) == home
+    assert java_home_of(["/usr/bin/python3", "worker.py"]) is None
+    assert java_home_of([]) is None
+
+
+def test_a_container_sees_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKECOMPAT_CACHE", str(tmp_path / "cache"))
+    run = tmp_path / "run"
+    service = ContainerService.__new__(ContainerService)
+    service.log_dir = run / "logs"
+    service.cwd = tmp_path / "cache" / "trino" / "483"
+    service.scratch = service.cwd / "tmp"
+    from lakecompat.engines.infra.containers import service as module
+
+    monkeypatch.setattr(module, "_shared", {run})
+    assert service.mounts() == [(tmp_path / "cache").resolve(), run.resolve()]
+
+
+def test_own_cgroup_is_a_path() -> None:
+    assert own_cgroup().startswith("/")

@@ -1,0 +1,213 @@
+"""Integration: engines in containers (`lakecompat run --containers`), with the real runtime.
+
+The runtime is this machine's (Podman from Debian's packages, which `make test` installs; or a
+Docker daemon): the images are built on first use and cached. Trino and HiveServer2 read a
+renamed column in containers, judged against the same known outcomes as the process run; a
+`kill -9` of the run leaves no container, no Podman service and no cgroup behind; a machine
+without a runtime, or whose runtime refuses a container, is told so in one sentence.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support import ROOT, SCRIPT, gone, only_run
+
+from lakecompat.engines.infra.containers import runtime as container_runtime
+from lakecompat.engines.infra.containers.runtime import (
+    LABEL,
+    OWNER_LABEL,
+    ContainerError,
+    owner_id,
+    podman_config,
+)
+from lakecompat.engines.infra.containers.service import ready_runtime
+from lakecompat.harness.results.store import load_run
+
+pytestmark = pytest.mark.integration
+RENAME = "rename_column/rename"
+SMALL_RUN = ("--formats", "hudi", "--table-types", "cow", "--variants", "default")
+
+
+def _podman(*args: str) -> str:
+    """`podman` on the project's own configuration (no API service needed)."""
+    done = subprocess.run(
+        ["podman", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **podman_config()},
+        check=True,
+    )
+    return done.stdout
+
+
+def _containers_of(owner: str) -> list[str]:
+    return _podman("ps", "-a", "-q", "--filter", f"label={OWNER_LABEL}={owner}").split()
+
+
+def test_trino_and_hiveserver2_in_containers_read_a_renamed_column(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    done = subprocess.run(
+        [
+            SCRIPT,
+            "run",
+            "--containers",
+            "--scenarios",
+            RENAME,
+            "--engines",
+            "trino,hive",
+            *SMALL_RUN,
+            "--reports",
+            str(reports),
+            "--expectations",
+            str(ROOT / "expectations"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        stdin=subprocess.DEVNULL,
+    )
+    # Exit 0: no cell differs from the known outcomes the process runs are judged by.
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run_dir = only_run(reports)
+    info, cells = load_run(run_dir)
+    renamed = [c for c in cells if c.scenario == RENAME]
+    assert {c.engine for c in renamed} == {"trino", "hive"}
+    for cell in cells:
+        assert cell.runs_in.startswith("container localhost/lakecompat-jdk"), cell.runs_in
+    # Each engine's own JDK: Trino's is newer than HiveServer2's.
+    trino = {c.runs_in for c in cells if c.engine == "trino"}
+    hive = {c.runs_in for c in cells if c.engine == "hive"}
+    assert len(trino) == 1 and len(hive) == 1 and trino != hive
+    assert info["containers"] is True
+    # The containers' output is in the run's logs folder, as a process's would be.
+    assert "starting trino in container" in (run_dir / "logs" / "trino.log").read_text()
+    # Nothing of the run is left: no container (the run's process is gone, so any container
+    # it left would carry a dead owner).
+    left = [
+        line
+        for line in _podman("ps", "-a", "--format", "{{.Labels}}", "--filter", f"label={LABEL}")
+        .strip()
+        .splitlines()
+        if line
+    ]
+    owners = [part for line in left for part in line.split() if OWNER_LABEL in part]
+    assert not [o for o in owners if not container_runtime.owner_alive(o.split(":", 1)[-1])]
+
+
+def test_kill_9_of_a_containers_run_leaves_no_container_service_or_cgroup(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "run.log"
+    with open(log, "w") as out:
+        run = subprocess.Popen(
+            [
+                SCRIPT,
+                "run",
+                "--containers",
+                "--scenarios",
+                RENAME,
+                "--engines",
+                "trino",
+                *SMALL_RUN,
+                "--reports",
+                str(tmp_path / "r"),
+            ],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    owner = ""
+    try:
+        deadline = time.monotonic() + 900
+        while not owner or not _containers_of(owner):
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(1)
+            owner = owner or owner_id(run.pid)
+        containers = _containers_of(owner)
+        service = _podman_service_of(run.pid)
+        assert service is not None
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(30)
+        gone(service, timeout=90)
+        deadline = time.monotonic() + 60
+        while _containers_of(owner) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _containers_of(owner) == []
+        for container in containers:
+            assert not list(Path("/sys/fs/cgroup").glob(f"*/**/libpod-{container}*"))
+        assert not Path(f"/tmp/lakecompat-podman-{run.pid}.sock").exists()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+
+
+def _podman_service_of(pid: int) -> int | None:
+    """The pid of the Podman API service the run `pid` started, if any."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if f"lakecompat-podman-{pid}.sock" in command and "system service" in command:
+            return int(entry.name)
+    return None
+
+
+def test_without_podman_or_docker_the_run_says_so_in_one_line(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k != "DOCKER_HOST"}
+    done = subprocess.run(
+        [SCRIPT, "run", "--containers", "--scenarios", RENAME, "--reports", "r"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**environment, "PATH": str(empty)},
+    )
+    if Path("/var/run/docker.sock").exists():
+        pytest.fail("this machine has a Docker socket: the test needs a machine without one")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("lakecompat: error: --containers needs Podman or Docker")
+    assert "apt-get install podman runc" in lines[0]
+    # Told before the run began: no run folder.
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").glob("runs/*"))
+
+
+def test_a_runtime_that_refuses_containers_is_told_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A limit above what the machine allows (as on a machine whose runtime cannot set the
+    run's own limits) is refused by the real runtime; the message says what failed."""
+    runtime = ready_runtime(tmp_path)
+    options = runtime.run_options
+
+    def impossible(what: str) -> dict:
+        found = options(what)
+        found["ulimits"] = [
+            type(limit)(name="nproc", soft=1 << 40, hard=1 << 40) for limit in found["ulimits"]
+        ][:1]
+        return found
+
+    from lakecompat.engines.infra.containers import service
+
+    monkeypatch.setattr(runtime, "run_options", impossible)
+    monkeypatch.setattr(service, "_probed", set())
+    with pytest.raises(ContainerError) as refused:
+        ready_runtime(tmp_path)
+    message = str(refused.value)
+    assert message.startswith("containers cannot run on this machine")
+    assert "rlimit" in message and "\n" not in message
