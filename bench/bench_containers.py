@@ -91,6 +91,7 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="remove the images first")
     parser.add_argument("--scenarios", default="rename_column/*,add_column/*")
     parser.add_argument("--engines", default="hive,trino")
+    parser.add_argument("--images-only", action="store_true", help="time the images only, no runs")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "containers-results.json")
     args = parser.parse_args()
     os.environ["LAKECOMPAT_CONTAINERS"] = "1"
@@ -105,6 +106,9 @@ def main() -> None:
                 k: round(v, 1) for k, v in image_times(False, work / "logs").items()
             }
         del os.environ["LAKECOMPAT_CONTAINERS"]
+        if args.images_only:
+            _report(results, args.out)
+            return
         timed_run(args, False, work / "warm-up")  # the tables into the cache
         process = timed_run(args, False, work / "process")
         container = timed_run(args, True, work / "container")
@@ -118,9 +122,13 @@ def main() -> None:
         run.pop("outcomes")
         results[name] = run
     results["cells_with_other_outcomes"] = differing
+    _report(results, args.out)
+
+
+def _report(results: dict[str, object], out: Path) -> None:
     for key, value in results.items():
         print(f"{key:28} {json.dumps(value)}")
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    out.write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

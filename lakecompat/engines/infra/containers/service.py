@@ -173,7 +173,7 @@ class ContainerService(Service):
         """The host folders the container sees at their own paths (none inside another)."""
         wanted = [cache_dir(), self.log_dir, *_shared, *(p for p in (self.cwd, self.scratch) if p)]
         folders: list[Path] = []
-        for folder in sorted({Path(p).resolve() for p in wanted}, key=lambda p: len(p.parts)):
+        for folder in sorted({Path(p).resolve() for p in wanted}, key=lambda p: (len(p.parts), p)):
             folder.mkdir(parents=True, exist_ok=True)
             if not any(folder.is_relative_to(kept) for kept in folders):
                 folders.append(folder)
