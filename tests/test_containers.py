@@ -118,3 +118,16 @@ def test_a_container_sees_each_folder_once(tmp_path: Path, monkeypatch: pytest.M
 
 def test_own_cgroup_is_a_path() -> None:
     assert own_cgroup().startswith("/")
+
+
+def test_the_reports_header_says_which_engines_ran_in_containers() -> None:
+    from lakecompat.harness.report.summary import engine_versions
+
+    info = {
+        "engines": {"spark": "3.5.9", "trino": "483"},
+        "runs_in": {"spark": "process", "trino": "container localhost/lakecompat-jdk25:1 (Podman)"},
+    }
+    assert engine_versions(info) == (
+        "spark 3.5.9, trino 483 in container localhost/lakecompat-jdk25:1 (Podman)"
+    )
+    assert engine_versions({**info, "runs_in": None}) == "spark 3.5.9, trino 483"

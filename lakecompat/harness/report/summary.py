@@ -16,12 +16,16 @@ LIST_LIMIT = 50
 
 def engine_versions(info: dict[str, Any]) -> str:
     """`spark 3.5.9, hive 4.0.1, trino 483`; a reader's Hudi jars named when they are not the
-    writer's (version skew)."""
+    writer's (version skew), and where an engine ran when not as a local process
+    (`--containers`: `trino 483 in container <image> (<runtime>)`)."""
     parts = []
+    where = info.get("runs_in") or {}
     for name, version in info.get("engines", {}).items():
         text = f"{name} {version}"
         if info.get(f"{name}_hudi"):
             text += f" with Hudi {info[f'{name}_hudi']} jars"
+        if where.get(name, "process") != "process":
+            text += f" in {where[name]}"
         parts.append(text)
     return ", ".join(parts)
 

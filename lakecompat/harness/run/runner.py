@@ -358,6 +358,8 @@ class Runner:
         info = run_folder.run_info(
             outlet.run_dir, outlet.options, first.versions, versions, self.scenarios, outlet.known
         )
+        if outlet.options.containers:
+            info["runs_in"] = {s.engine.name: s.engine.runs_in() for s in mine}
         if list(writers) != [ORIGINAL]:  # a record's `writer` alone: the original's
             info["writers"] = {f: writer.versions for f, writer in writers.items()}
         # A record's first map is of each engine's first format (a record before formats).
