@@ -51,23 +51,16 @@ def _containers_of(owner: str) -> list[str]:
     return _podman("ps", "-a", "-q", "--filter", f"label={OWNER_LABEL}={owner}").split()
 
 
+def _run_argv(engines: str, reports: Path, *more: str) -> list[str]:
+    """`lakecompat run --containers` of the renamed column's table (and the baseline)."""
+    run = [SCRIPT, "run", "--containers", "--scenarios", RENAME, "--engines", engines]
+    return [*map(str, run), *SMALL_RUN, "--reports", str(reports), *more]
+
+
 def test_trino_and_hiveserver2_in_containers_read_a_renamed_column(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     done = subprocess.run(
-        [
-            SCRIPT,
-            "run",
-            "--containers",
-            "--scenarios",
-            RENAME,
-            "--engines",
-            "trino,hive",
-            *SMALL_RUN,
-            "--reports",
-            str(reports),
-            "--expectations",
-            str(ROOT / "expectations"),
-        ],
+        _run_argv("trino,hive", reports, "--expectations", str(ROOT / "expectations")),
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -108,18 +101,7 @@ def test_kill_9_of_a_containers_run_leaves_no_container_service_or_cgroup(
     log = tmp_path / "run.log"
     with open(log, "w") as out:
         run = subprocess.Popen(
-            [
-                SCRIPT,
-                "run",
-                "--containers",
-                "--scenarios",
-                RENAME,
-                "--engines",
-                "trino",
-                *SMALL_RUN,
-                "--reports",
-                str(tmp_path / "r"),
-            ],
+            _run_argv("trino", tmp_path / "r"),
             cwd=tmp_path,
             stdin=subprocess.DEVNULL,
             stdout=out,

@@ -202,18 +202,23 @@ class Service:
             raise
         return self
 
-    def _launch(self) -> None:
+    def _begin(self, how: str) -> None:
+        """Before a launch: the log folder made, the scratch folder emptied, and a line that
+        says how the service starts (`how`) appended to its log."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch.mkdir(parents=True)
         with open(self.log_path, "ab") as log:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            log.write(f"--- {stamp} starting {self.name}: {shlex.join(self.argv)}\n".encode())
-            log.flush()
+            log.write(f"--- {stamp} starting {self.name}{how}\n".encode())
             # Readiness and tails look only past this point, so earlier runs appended to
             # the same file (or the argv echoed above) cannot fake a match.
             self._log_start = log.tell()
+
+    def _launch(self) -> None:
+        self._begin(f": {shlex.join(self.argv)}")
+        with open(self.log_path, "ab") as log:
             try:
                 self._proc = subprocess.Popen(
                     self.argv,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -182,16 +181,7 @@ class ContainerService(Service):
     def _launch(self) -> None:
         from testcontainers.core.container import DockerContainer
 
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        if self.scratch is not None:
-            import shutil
-
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            self.scratch.mkdir(parents=True)
-        with open(self.log_path, "ab") as log:
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            log.write(f"--- {stamp} starting {self.name} in {self.where}\n".encode())
-            self._log_start = log.tell()
+        self._begin(f" in {self.where}")
         options = self.runtime.run_options("service")
         options["labels"] = {**options["labels"], f"{LABEL}.service": self.name}
         container = DockerContainer(self.image).with_command(self.argv)
