@@ -10,7 +10,8 @@ image of that JDK (`images.jdk_image`), started through the Docker API by testco
   at their own paths, so that every path in the command, the configuration and the Metastore
   means the same inside and out;
 - the run's own user and group, so that what it writes there belongs to the run's user;
-- its output copied into the service's log file (readiness checks read it there);
+- its output written into the service's log file, as a process's is (readiness checks and
+  the reasons of failed reads read it there, right after the query);
 - removed when the service stops, on Ctrl-C, and by the reaper when the run is killed.
 """
 
@@ -152,7 +153,6 @@ class ContainerService(Service):
         self.runtime, self.image = runtime, image
         self._container: Any = None
         self._exit: _Exit | None = None
-        self._follower: threading.Thread | None = None
 
     @property
     def where(self) -> str:
@@ -184,7 +184,11 @@ class ContainerService(Service):
         self._begin(f" in {self.where}")
         options = self.runtime.run_options("service")
         options["labels"] = {**options["labels"], f"{LABEL}.service": self.name}
-        container = DockerContainer(self.image).with_command(self.argv)
+        # The command's output goes straight into the service's log file (mounted), as a
+        # process's does: read right after a failed query, it already holds what the server
+        # logged (a copy of the container's output would lag behind).
+        redirect = ["/bin/sh", "-c", 'exec "$@" >>"$0" 2>&1', str(self.log_path), *self.argv]
+        container = DockerContainer(self.image).with_command(redirect)
         for folder in self.mounts():
             container = container.with_volume_mapping(str(folder), str(folder), "rw")
         for key, value in (self.env or {}).items():
@@ -210,15 +214,6 @@ class ContainerService(Service):
         self._proc = self._exit  # type: ignore[assignment] - what `_await_ready` polls
         track(self)
         _started_in[self.name] = self.where
-        self._follower = threading.Thread(target=self._copy_logs, daemon=True)
-        self._follower.start()
-
-    def _copy_logs(self) -> None:
-        """Append the container's output to the service's log file as it comes."""
-        with contextlib.suppress(Exception), open(self.log_path, "ab") as log:
-            for chunk in self._container.logs(stream=True, follow=True):
-                log.write(chunk)
-                log.flush()
 
     def stop(self, grace_s: float | None = None) -> None:
         """Stop the container (SIGTERM, SIGKILL after `grace_s`) and remove it. Idempotent."""
@@ -233,8 +228,6 @@ class ContainerService(Service):
         exit_.poll()
         with contextlib.suppress(Exception):
             container.remove(force=True, v=True)
-        if self._follower is not None:
-            self._follower.join(timeout=5.0)
         reaper().release_container(self.runtime.url, container.id)
         untrack(self)
         if self.runtime.podman:
