@@ -131,3 +131,17 @@ def test_the_reports_header_says_which_engines_ran_in_containers() -> None:
         "spark 3.5.9, trino 483 in container localhost/lakecompat-jdk25:1 (Podman)"
     )
     assert engine_versions({**info, "runs_in": None}) == "spark 3.5.9, trino 483"
+
+
+def test_a_docker_host_that_does_not_answer_is_said_in_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakecompat.engines.infra.containers import runtime
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/nothing.sock")
+    with pytest.raises(ContainerError) as refused:
+        runtime._docker()
+    message = str(refused.value)
+    assert message.startswith(f"DOCKER_HOST=unix://{tmp_path}/nothing.sock does not answer")
+    assert message.endswith("or unset DOCKER_HOST to let lakecompat start Podman")
+    assert "\n" not in message

@@ -174,8 +174,8 @@ def _docker() -> Runtime | None:
         if not DOCKER_SOCKET.exists():
             return None
         url = f"unix://{DOCKER_SOCKET}"
-    client = _client(url)
     try:
+        client = _client(url)
         version = client.version()
     except Exception as exc:
         if os.environ.get("DOCKER_HOST"):
