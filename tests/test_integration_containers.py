@@ -191,5 +191,7 @@ def test_a_runtime_that_refuses_containers_is_told_before_anything_starts(
     with pytest.raises(ContainerError) as refused:
         ready_runtime(tmp_path)
     message = str(refused.value)
+    # The refused container is not left behind, created.
+    assert _containers_of(owner_id()) == []
     assert message.startswith("containers cannot run on this machine")
     assert "rlimit" in message and "\n" not in message

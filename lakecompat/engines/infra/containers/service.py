@@ -67,14 +67,23 @@ def ready_runtime(log_dir: Path) -> Runtime:
         if base in _probed:
             return runtime
         options = runtime.run_options("probe")
+        probe = None
         try:
-            runtime.client.containers.run(base, ["true"], remove=True, **options)
+            # Created, then started: a container the runtime refuses to start is still
+            # removed (a `run` would leave it behind, created).
+            probe = runtime.client.containers.create(base, ["true"], **options)
+            probe.start()
+            probe.wait(timeout=60)
         except Exception as exc:
             text = str(getattr(exc, "explanation", None) or exc).strip().splitlines()
             raise ContainerError(
                 f"containers cannot run on this machine ({runtime.name} could not run one of "
                 f"{base}): {text[-1] if text else type(exc).__name__}"
             ) from exc
+        finally:
+            if probe is not None:
+                with contextlib.suppress(Exception):
+                    probe.remove(force=True)
         _probed.add(base)
     return runtime
 
