@@ -205,9 +205,15 @@ def serve(stream: IO[bytes], grace_s: float) -> None:
         remove_container(api, container)
     end_groups(groups, grace_s)
     for pattern in sorted(cgroups):
-        for folder in Path("/sys/fs/cgroup").glob(pattern.lstrip("/")):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+        remove_empty_cgroup_folders(pattern)
+
+
+def remove_empty_cgroup_folders(pattern: str) -> None:
+    """Remove the cgroup folders matching `pattern` (a glob below /sys/fs/cgroup) that nothing
+    runs in; one something still runs in stays."""
+    for folder in Path("/sys/fs/cgroup").glob(pattern.lstrip("/")):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
+import json
 import os
 import re
 import shutil
@@ -133,8 +135,6 @@ def base_image(runtime: Runtime) -> str:
 
 def _import(runtime: Runtime, archive: Path) -> str:
     """Import a root file system archive as an image; its id."""
-    import json
-
     answer = runtime.client.api.import_image(
         src=str(archive), changes=[f"LABEL {LABEL}=image", "ENV LANG=C.UTF-8"]
     )
@@ -168,7 +168,7 @@ def jdk_image(runtime: Runtime, java_home: Path) -> str:
         with tarfile.open(context, "w", dereference=True) as tar:
             info = tarfile.TarInfo("Containerfile")
             info.size = len(containerfile)
-            tar.addfile(info, _bytes(containerfile))
+            tar.addfile(info, io.BytesIO(containerfile))
             _add_resolved(tar, java_home, "jdk")
         _build(runtime, context, tag)
     finally:
@@ -188,12 +188,6 @@ def _add_resolved(tar: tarfile.TarFile, folder: Path, name: str) -> None:
             _add_resolved(tar, path, f"{name}/{path.name}")
         else:
             tar.add(path, arcname=f"{name}/{path.name}")
-
-
-def _bytes(data: bytes) -> Any:
-    import io
-
-    return io.BytesIO(data)
 
 
 def _build(runtime: Runtime, context: Path, tag: str) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lakecompat.engines.infra.artifacts import cache_dir, say_on_stderr
+from lakecompat.engines.infra.reaper import remove_empty_cgroup_folders
 from lakecompat.engines.infra.supervisor import Probe, Service, ServiceError
 
 #: Set to 1 by `lakecompat run --containers`: the run's JVM services start in containers.
@@ -124,14 +125,15 @@ def own_cgroup() -> str:
     return paths.get("pids") or paths.get("") or "/"
 
 
-def remove_empty_cgroups(parent: str, names: tuple[str, ...] = ("conmon",)) -> None:
-    """Remove the empty cgroups Podman made below `parent` (`conmon`, a container's
-    `libpod-<id>`) in every controller; a cgroup something still runs in stays."""
-    root = Path("/sys/fs/cgroup")
-    for name in names:
-        for folder in root.glob(f"*{parent.rstrip('/')}/{name}"):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+def conmon_cgroups(parent: str) -> str:
+    """The cgroup Podman makes for conmon below `parent`, in every controller: a glob below
+    /sys/fs/cgroup (a container's own `libpod-<id>` goes with the container)."""
+    return f"*/{parent.strip('/')}/conmon".replace("//", "/")
+
+
+def remove_empty_cgroups(parent: str) -> None:
+    """Remove Podman's conmon cgroup below `parent` where nothing runs in it any more."""
+    remove_empty_cgroup_folders(conmon_cgroups(parent))
 
 
 _lock = threading.Lock()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,12 @@ from lakecompat.engines.infra.artifacts import cache_dir
 from lakecompat.engines.infra.containers import images
 from lakecompat.engines.infra.containers.runtime import (
     LABEL,
-    OWNER_LABEL,
     ContainerError,
     Runtime,
+    conmon_cgroups,
     connect,
     containers_wanted,
-    owner_id,
+    own_cgroup,
     remove_empty_cgroups,
 )
 from lakecompat.engines.infra.supervisor import (
@@ -216,8 +217,7 @@ class ContainerService(Service):
         self._container = container.get_wrapped_container()
         reaper().watch_container(self.runtime.url, self._container.id)
         if self.runtime.podman:
-            parent = self.runtime.run_options("service")["cgroup_parent"].strip("/")
-            reaper().remove_empty_cgroups(f"*/{parent}/conmon".replace("//", "/"))
+            reaper().remove_empty_cgroups(conmon_cgroups(own_cgroup()))
         self._exit = _Exit(self._container)
         self._exit.poll()
         self._proc = self._exit  # type: ignore[assignment] - what `_await_ready` polls
@@ -240,13 +240,8 @@ class ContainerService(Service):
         reaper().release_container(self.runtime.url, container.id)
         untrack(self)
         if self.runtime.podman:
-            remove_empty_cgroups(self.runtime.run_options("service").get("cgroup_parent", "/"))
+            remove_empty_cgroups(own_cgroup())
         if self.scratch is not None:
-            import shutil
-
             shutil.rmtree(self.scratch, ignore_errors=True)
         if self.after_exit is not None:
             self.after_exit(exit_.returncode)
-
-
-__all__ = ["OWNER_LABEL", "ContainerError", "ContainerService", "engine_service", "owner_id"]
