@@ -26,12 +26,20 @@ from lakecompat.engines.infra.containers.runtime import (
     owner_id,
     podman_config,
 )
-from lakecompat.engines.infra.containers.service import ready_runtime
+from lakecompat.engines.infra.containers.service import ready_runtime, release_runtime
 from lakecompat.harness.results.store import load_run
 
 pytestmark = pytest.mark.integration
 RENAME = "rename_column/rename"
 SMALL_RUN = ("--formats", "hudi", "--table-types", "cow", "--variants", "default")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _runtime_released():
+    """The Podman service a test starts in this process ends with the module (the next
+    module's tests start with no service of this one's running)."""
+    yield
+    release_runtime()
 
 
 def _podman(*args: str) -> str:

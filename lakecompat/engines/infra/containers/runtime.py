@@ -86,6 +86,8 @@ class Runtime:
     name: str
     client: Any
     podman: bool
+    #: Podman's API service where the run started it (stopped by `disconnect`).
+    service: Service | None = None
 
     def run_options(self, what: str) -> dict[str, Any]:
         """The options of every container the project starts (`what` goes into its label)."""
@@ -139,20 +141,39 @@ def remove_empty_cgroups(parent: str) -> None:
 _lock = threading.Lock()
 _runtime: Runtime | None = None
 _owner = 0
+#: `DOCKER_HOST` as it was before `connect` set it (restored by `disconnect`).
+_host_before: str | None = None
 
 
 def connect(log_dir: Path) -> Runtime:
     """The runtime of this process: found (or Podman's service started, its log in
     `log_dir`) on first use; what earlier runs left behind is removed then."""
-    global _runtime, _owner
+    global _runtime, _owner, _host_before
     with _lock:
         if _runtime is not None and _owner == os.getpid():
             return _runtime
+        _host_before = os.environ.get("DOCKER_HOST")
         _testcontainers_environment()
         runtime = _docker() or _podman(log_dir)
         _remove_leftovers(runtime)
         _runtime, _owner = runtime, os.getpid()
         return runtime
+
+
+def disconnect() -> None:
+    """Stop what `connect` started in this process (Podman's service) and forget the runtime;
+    `DOCKER_HOST` is as it was before. The next `connect` finds or starts it again."""
+    global _runtime
+    with _lock:
+        runtime, _runtime = _runtime, None
+        if runtime is None or _owner != os.getpid():
+            return
+        if runtime.service is not None:
+            runtime.service.stop()
+        if _host_before is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = _host_before
 
 
 def _testcontainers_environment() -> None:
@@ -254,7 +275,7 @@ def _podman(log_dir: Path) -> Runtime:
     client = _client(url)
     version = client.version().get("Version", "?")
     os.environ["DOCKER_HOST"] = url
-    return Runtime(url, f"Podman {version}", client, True)
+    return Runtime(url, f"Podman {version}", client, True, service)
 
 
 def _remove_leftovers(runtime: Runtime) -> None:

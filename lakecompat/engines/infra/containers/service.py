@@ -33,6 +33,7 @@ from lakecompat.engines.infra.containers.runtime import (
     conmon_cgroups,
     connect,
     containers_wanted,
+    disconnect,
     own_cgroup,
     remove_empty_cgroups,
 )
@@ -56,6 +57,14 @@ def share(*folders: Path) -> None:
 
 
 _probe_lock = threading.Lock()
+
+
+def release_runtime() -> None:
+    """Stop the runtime's service this process started (`ready_runtime` checks it again
+    next time): for a process that goes on without containers, such as a test session."""
+    with _probe_lock:
+        _probed.clear()
+    disconnect()
 
 
 def ready_runtime(log_dir: Path) -> Runtime:
