@@ -21,7 +21,7 @@ from support import ROOT, SCRIPT, gone, only_run
 
 from lakecompat.engines.infra.containers.runtime import (
     LABEL,
-    OWNER_LABEL,
+    RUN_LABEL,
     ContainerError,
     owner_id,
     podman_config,
@@ -55,18 +55,19 @@ def _podman(*args: str) -> str:
     return done.stdout
 
 
-def _containers_of_pid(pid: int) -> list[str]:
-    """The containers that process `pid` (whatever its start time) started, left or not."""
+def _containers_of_run(pid: int) -> dict[str, str]:
+    """The containers of the run `pid` (whatever its start time), left or not, started by it
+    or by a process it started (Spark's `spark-submit`): id → the service they run."""
     listed = json.loads(_podman("ps", "-a", "--format", "json", "--filter", f"label={LABEL}"))
-    return [
-        c["Id"]
+    return {
+        c["Id"]: (c.get("Labels") or {}).get(f"{LABEL}.service", "")
         for c in listed or []
-        if (c.get("Labels") or {}).get(OWNER_LABEL, "").startswith(f"{pid}-")
-    ]
+        if (c.get("Labels") or {}).get(RUN_LABEL, "").startswith(f"{pid}-")
+    }
 
 
 def _containers_of(owner: str) -> list[str]:
-    return _podman("ps", "-a", "-q", "--filter", f"label={OWNER_LABEL}={owner}").split()
+    return _podman("ps", "-a", "-q", "--filter", f"label={RUN_LABEL}={owner}").split()
 
 
 def _run_argv(engines: str, reports: Path, *more: str) -> list[str]:
@@ -75,9 +76,9 @@ def _run_argv(engines: str, reports: Path, *more: str) -> list[str]:
     return [*map(str, run), *SMALL_RUN, "--reports", str(reports), *more]
 
 
-def test_trino_and_hiveserver2_in_containers_read_a_renamed_column(tmp_path: Path) -> None:
+def test_trino_hiveserver2_and_spark_in_containers_read_a_renamed_column(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
-    argv = _run_argv("trino,hive", reports, "--expectations", str(ROOT / "expectations"))
+    argv = _run_argv("trino,hive,spark", reports, "--expectations", str(ROOT / "expectations"))
     with subprocess.Popen(
         argv,
         cwd=tmp_path,
@@ -93,18 +94,22 @@ def test_trino_and_hiveserver2_in_containers_read_a_renamed_column(tmp_path: Pat
     run_dir = only_run(reports)
     info, cells = load_run(run_dir)
     renamed = [c for c in cells if c.scenario == RENAME]
-    assert {c.engine for c in renamed} == {"trino", "hive"}
-    for cell in cells:
-        assert cell.runs_in.startswith("container localhost/lakecompat-jdk"), cell.runs_in
-    # Each engine's own JDK: Trino's is newer than HiveServer2's.
-    trino = {c.runs_in for c in cells if c.engine == "trino"}
-    hive = {c.runs_in for c in cells if c.engine == "hive"}
-    assert len(trino) == 1 and len(hive) == 1 and trino != hive
-    assert info["containers"] is True
+    assert {c.engine for c in renamed} == {"trino", "hive", "spark"}
+    where = {e: {c.runs_in for c in cells if c.engine == e} for e in ("trino", "hive", "spark")}
+    # Each engine's own JDK: Trino's is newer than HiveServer2's; Spark's JVM runs in the
+    # image that also holds the run's Python, for the Python workers Spark starts.
+    assert all(len(found) == 1 for found in where.values()), where
+    (trino,), (hive,), (spark,) = where.values()
+    assert trino.startswith("container localhost/lakecompat-jdk") and trino != hive
+    assert hive.startswith("container localhost/lakecompat-jdk")
+    assert spark.startswith("container localhost/lakecompat-python"), spark
+    assert info["containers"] is True and info["runs_in"]["spark"] == spark
     # The containers' output is in the run's logs folder, as a process's would be.
     assert "starting trino in container" in (run_dir / "logs" / "trino.log").read_text()
+    console = (run_dir / "logs" / "spark-console.log").read_text()
+    assert "starting spark-console in container localhost/lakecompat-python" in console
     # Nothing of the run is left: no container it started (other runs may have theirs).
-    assert _containers_of_pid(run.pid) == []
+    assert _containers_of_run(run.pid) == {}
 
 
 def test_kill_9_of_a_containers_run_leaves_no_container_service_or_cgroup(
@@ -113,19 +118,20 @@ def test_kill_9_of_a_containers_run_leaves_no_container_service_or_cgroup(
     log = tmp_path / "run.log"
     with open(log, "w") as out:
         run = subprocess.Popen(
-            _run_argv("trino", tmp_path / "r"),
+            _run_argv("trino,spark", tmp_path / "r"),
             cwd=tmp_path,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    owner = ""
+    owner = owner_id(run.pid)
     try:
+        # Killed once Trino's container and a Spark JVM's (started by PySpark through the
+        # run's `spark-submit`, a process of its own) run.
         deadline = time.monotonic() + 900
-        while not owner or not _containers_of(owner):
+        while {"trino", "spark"} - {s.split("-")[0] for s in _containers_of_run(run.pid).values()}:
             assert run.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(1)
-            owner = owner or owner_id(run.pid)
         containers = _containers_of(owner)
         service = _podman_service_of(run.pid)
         assert service is not None

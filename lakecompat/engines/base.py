@@ -143,9 +143,10 @@ class Engine(ABC):
     #: supervisor: `runs_in` says whether they ran in containers (`--containers`).
     services: ClassVar[tuple[str, ...]] = ()
 
-    def runs_in(self) -> str:
-        """Where the engine read: `process`, or `container <image> (<runtime>)` for an engine
-        whose services ran in a container (`--containers`); recorded in every cell."""
+    def runs_in(self, table_format: str = "") -> str:
+        """Where the engine read (`table_format`'s tables: "" for any): `process`, or
+        `container <image> (<runtime>)` for an engine whose services ran in a container
+        (`--containers`); recorded in every cell."""
         return where_services_ran(self.services)
 
     def version_reading(self, table_format: str) -> str:

@@ -15,6 +15,8 @@ from lakecompat.engines.answers import arrow_type, canonical_json
 from lakecompat.engines.base import Engine, Variant
 from lakecompat.engines.formats.hudi import HUDI
 from lakecompat.engines.infra.artifacts import fetch
+from lakecompat.engines.infra.containers.runtime import containers_wanted
+from lakecompat.engines.infra.containers.spark_submit import where_spark_runs
 from lakecompat.engines.infra.hudi_jars import hudi_bundle
 from lakecompat.engines.infra.jdk import find_jdk
 from lakecompat.engines.releases import Releases
@@ -163,6 +165,16 @@ class SparkEngine(Engine):
         """Spark's release that reads `table_format`'s tables: lakecompat's own unless the
         format's jars run on another (Delta 4 on Spark 4)."""
         return self._part(table_format).session(self).pyspark or self.version
+
+    def runs_in(self, table_format: str = "") -> str:
+        """Spark's JVMs run in a container with `--containers` (PySpark starts them through
+        `containers.spark_submit`), except Spark 4's (a format's Python environment of its own
+        starts its JVM itself)."""
+        if not containers_wanted() or (
+            table_format and self.version_reading(table_format) != self.version
+        ):
+            return "process"
+        return where_spark_runs(find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5").home)
 
     @property
     def hudi_version(self) -> str:

@@ -88,7 +88,7 @@ def measure(
         table_from="cache" if written.cached else "written",
         shape=shape.name,
         format=table.format,
-        runs_in=engine.runs_in(),
+        runs_in=engine.runs_in(table.format),
     )
     if state.failure:
         return verdict(cell, Outcome.ENGINE_FAILED, state.failure, Evidence(log=state.log))

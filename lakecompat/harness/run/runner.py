@@ -29,9 +29,10 @@ from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import describe_error
 from lakecompat.engines.formats import ORIGINAL, format_named
 from lakecompat.engines.infra.artifacts import cache_dir
-from lakecompat.engines.infra.containers.runtime import CONTAINERS_ENV
+from lakecompat.engines.infra.containers.runtime import CONTAINERS_ENV, RUN_ENV, owner_id
 from lakecompat.engines.infra.containers.service import ready_runtime
 from lakecompat.engines.infra.containers.service import share as share_with_containers
+from lakecompat.engines.infra.containers.spark_submit import spark_home
 from lakecompat.engines.spark.runtime import SparkRuntime
 from lakecompat.harness.report.render import write_reports
 from lakecompat.harness.results.outcomes import Cell, table_kind
@@ -597,7 +598,11 @@ def start_containers() -> None:
     stops the run in one sentence, before its folder is made; its engines' services then
     start in containers (`engines.infra.containers`)."""
     os.environ[CONTAINERS_ENV] = "1"
+    os.environ[RUN_ENV] = owner_id()
     ready_runtime(cache_dir() / "containers" / "logs")
+    # PySpark starts its JVMs with $SPARK_HOME/bin/spark-submit: the one that starts them in
+    # containers.
+    os.environ["SPARK_HOME"] = str(spark_home())
 
 
 def reading_versions(engine: Engine, formats: tuple[str, ...]) -> str:

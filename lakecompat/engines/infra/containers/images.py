@@ -6,6 +6,8 @@
 - `jdk_image`: the base plus the JDK an engine runs with, copied to the same path it has on
   the host (links resolved), so that the engine's command line is the same in a container as
   in a process. Some seconds, once per JDK.
+- `python_image`: a JDK image plus the run's Python installation (without its packages), for
+  Spark, whose JVM starts Python workers from the run's virtualenv. Some seconds, once.
 
 Each image is named by a digest of its inputs (`localhost/lakecompat-<what>:<digest>`): a
 changed input builds a new image, an unchanged one is used as it is. The engine's jars, its
@@ -16,12 +18,14 @@ paths (`service.ContainerService`).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import io
 import json
 import os
 import re
 import shutil
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -156,20 +160,58 @@ def jdk_image(runtime: Runtime, java_home: Path) -> str:
     major = re.search(r'JAVA_VERSION="(?:1\.)?(\d+)', release)
     name = f"jdk{major.group(1)}" if major else "jdk"
     tag = f"localhost/lakecompat-{name}:{_digest(RECIPE, base, str(java_home), release, size)}"
+    return _layered(runtime, base, tag, java_home, f"ENV JAVA_HOME={java_home}\n")
+
+
+#: What `python_image` leaves out of a Python installation: its own packages (the run's
+#: virtualenv is mounted), its tests, its static library and what needs a display.
+_PYTHON_LEFT_OUT = (
+    "site-packages",
+    "test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "__pycache__",
+    "config-*",
+)
+
+
+def python_image(runtime: Runtime, java_home: Path) -> str:
+    """The JDK image plus the Python installation this process runs on (`sys.base_prefix`, at
+    the same path, without its packages): Spark's Python workers run the run's virtualenv
+    (mounted) with it, in the JVM's container. Built on first use."""
+    jdk = jdk_image(runtime, java_home)
+    prefix = Path(sys.base_prefix)
+    library = prefix / "lib" / f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
+    size = library.stat().st_size if library.is_file() else 0
+    tag = f"localhost/lakecompat-python:{_digest(RECIPE, jdk, str(prefix), sys.version, size)}"
+    return _layered(runtime, jdk, tag, prefix, "", left_out=_PYTHON_LEFT_OUT)
+
+
+def _layered(
+    runtime: Runtime,
+    base: str,
+    tag: str,
+    folder: Path,
+    instructions: str,
+    left_out: tuple[str, ...] = (),
+) -> str:
+    """The image `tag`: `base` plus `folder` copied to the same path (links resolved, what
+    `left_out` names left out), then `instructions`; built on first use."""
     if _existing(runtime, tag) is not None:
         return tag
     started = time.monotonic()
-    say_on_stderr(f"Building the container image {tag} ({java_home}, once)...")
-    context = build_folder() / f"jdk-{os.getpid()}.tar"
+    say_on_stderr(f"Building the container image {tag} ({folder}, once)...")
+    context = build_folder() / f"layer-{os.getpid()}.tar"
     containerfile = (
-        f"FROM {base}\nCOPY jdk/ {java_home}/\nENV JAVA_HOME={java_home}\nLABEL {LABEL}=image\n"
+        f"FROM {base}\nCOPY copied/ {folder}/\n{instructions}LABEL {LABEL}=image\n"
     ).encode()
     try:
         with tarfile.open(context, "w", dereference=True) as tar:
             info = tarfile.TarInfo("Containerfile")
             info.size = len(containerfile)
             tar.addfile(info, io.BytesIO(containerfile))
-            _add_resolved(tar, java_home, "jdk")
+            _add_resolved(tar, folder, "copied", left_out)
         _build(runtime, context, tag)
     finally:
         context.unlink(missing_ok=True)
@@ -177,15 +219,20 @@ def jdk_image(runtime: Runtime, java_home: Path) -> str:
     return tag
 
 
-def _add_resolved(tar: tarfile.TarFile, folder: Path, name: str) -> None:
-    """Add `folder` as `name`, its links resolved; a link to nothing is left out (Debian's JDK
-    links `lib/src.zip` to a package that is seldom installed)."""
+def _add_resolved(
+    tar: tarfile.TarFile, folder: Path, name: str, left_out: tuple[str, ...] = ()
+) -> None:
+    """Add `folder` as `name`, its links resolved, without the folders whose names match a
+    pattern of `left_out`; a link to nothing is left out (Debian's JDK links `lib/src.zip` to
+    a package that is seldom installed)."""
     tar.add(folder, arcname=name, recursive=False)
     for path in sorted(folder.iterdir()):
         if not path.exists():
             continue  # a dangling link
         if path.is_dir():
-            _add_resolved(tar, path, f"{name}/{path.name}")
+            if any(fnmatch.fnmatch(path.name, pattern) for pattern in left_out):
+                continue
+            _add_resolved(tar, path, f"{name}/{path.name}", left_out)
         else:
             tar.add(path, arcname=f"{name}/{path.name}")
 

@@ -33,6 +33,11 @@ CONTAINERS_ENV = "LAKECOMPAT_CONTAINERS"
 LABEL = "lakecompat"
 #: `<pid>-<start time>` of the process that started the container.
 OWNER_LABEL = "lakecompat.owner"
+#: `<pid>-<start time>` of the run the container belongs to (its owner, or the process that
+#: started the owner: `RUN_ENV`).
+RUN_LABEL = "lakecompat.run"
+#: Set by a run to its `owner_id`, for the processes it starts that start containers.
+RUN_ENV = "LAKECOMPAT_CONTAINERS_RUN"
 #: The highest `nproc` a container may set: the kernel's `pid_max` (above it runc is refused).
 PID_MAX = Path("/proc/sys/kernel/pid_max")
 DOCKER_SOCKET = Path("/var/run/docker.sock")
@@ -100,7 +105,11 @@ class Runtime:
         limits = {"nofile": nofile, "nproc": nproc}
         options: dict[str, Any] = {
             "network_mode": "host",
-            "labels": {LABEL: what, OWNER_LABEL: owner_id()},
+            "labels": {
+                LABEL: what,
+                OWNER_LABEL: owner_id(),
+                RUN_LABEL: os.environ.get(RUN_ENV) or owner_id(),
+            },
             "ulimits": [
                 docker.types.Ulimit(name=name, soft=value, hard=value)
                 for name, value in limits.items()
@@ -207,12 +216,10 @@ def _docker() -> Runtime | None:
                 "or unset DOCKER_HOST to let lakecompat start Podman"
             ) from exc
         return None
-    name = next(
-        (c.get("Name") for c in version.get("Components", []) if "Engine" in c.get("Name", "")),
-        "Docker Engine",
-    )
+    components = " ".join(c.get("Name", "") for c in version.get("Components", []))
+    name = "Podman" if "Podman" in components else "Docker"
     os.environ["DOCKER_HOST"] = url
-    return Runtime(url, f"{name} {version.get('Version', '?')}", client, "Podman" in name)
+    return Runtime(url, f"{name} {version.get('Version', '?')}", client, name == "Podman")
 
 
 def podman_config() -> dict[str, str]:

@@ -46,14 +46,18 @@ from lakecompat.engines.infra.supervisor import (
 )
 
 _probed: set[str] = set()
-#: Host folders every container of this process sees at their own paths, besides the cache
-#: and the service's own folders: the run's folder and its tables (`share`).
-_shared: set[Path] = set()
+#: Host folders every container of this process (and of the processes it starts, through
+#: this environment variable) sees at their own paths, besides the cache and the service's own
+#: folders: the run's folder and its tables (`share`).
+SHARED_ENV = "LAKECOMPAT_CONTAINER_FOLDERS"
+_shared: set[Path] = {Path(f) for f in os.environ.get(SHARED_ENV, "").split(os.pathsep) if f}
 
 
 def share(*folders: Path) -> None:
-    """Mount these folders into every container started from now on, at their own paths."""
+    """Mount these folders into every container started from now on, at their own paths (by
+    this process and the processes it starts)."""
     _shared.update(Path(f).resolve() for f in folders)
+    os.environ[SHARED_ENV] = os.pathsep.join(sorted(map(str, _shared)))
 
 
 _probe_lock = threading.Lock()
@@ -166,10 +170,15 @@ class ContainerService(Service):
         log_dir: Path,
         runtime: Runtime,
         image: str,
+        remove_on_exit: bool = False,
         **options: Any,
     ) -> None:
+        """`remove_on_exit`: the runtime removes the container once its command has exited,
+        even when nothing of the run is left to ask it to."""
         super().__init__(name, argv, log_dir, **options)
         self.runtime, self.image = runtime, image
+        self.remove_on_exit = remove_on_exit
+        self._exit_code: int | None = None
         self._container: Any = None
         self._exit: _Exit | None = None
 
@@ -187,6 +196,20 @@ class ContainerService(Service):
     def running(self) -> bool:
         return self._exit is not None and self._exit.poll() is None
 
+    @property
+    def exit_code(self) -> int | None:
+        """The container's exit code once `wait_exit` has seen it exit, else as its runtime
+        tells it (None: it runs, or never started)."""
+        if self._exit_code is not None:
+            return self._exit_code
+        return self._exit.poll() if self._exit is not None else None
+
+    def wait_exit(self) -> None:
+        """Block until the container has exited (one request the runtime answers then)."""
+        container = self._container
+        if container is not None:
+            self._exit_code = int(container.wait(timeout=None).get("StatusCode", -1))
+
     def mounts(self) -> list[Path]:
         """The host folders the container sees at their own paths (none inside another)."""
         wanted = [cache_dir(), self.log_dir, *_shared, *(p for p in (self.cwd, self.scratch) if p)]
@@ -203,6 +226,8 @@ class ContainerService(Service):
         self._begin(f" in {self.where}")
         options = self.runtime.run_options("service")
         options["labels"] = {**options["labels"], f"{LABEL}.service": self.name}
+        if self.remove_on_exit:
+            options["auto_remove"] = True
         # The command's output goes straight into the service's log file (mounted), as a
         # process's does: read right after a failed query, it already holds what the server
         # logged (a copy of the container's output would lag behind).
