@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import socket
+import tarfile
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -101,6 +102,50 @@ def test_only_a_jdk_command_runs_in_a_container(tmp_path: Path) -> None:
     assert java_home_of([str(home / "bin" / "java"), "-version"]) == home
     assert java_home_of(["/usr/bin/python3", "worker.py"]) is None
     assert java_home_of([]) is None
+
+
+def test_a_python_reader_runs_in_a_container_when_its_virtualenv_is_of_this_python(
+    tmp_path: Path,
+) -> None:
+    """A worker's virtualenv made from the run's Python runs in the Python image (which holds
+    that Python); one made from another Python, or a system Python, runs as a process."""
+    import sys
+
+    from lakecompat.engines.infra.containers.service import runs_this_python
+
+    for name, home in (("ours", Path(sys.base_prefix, "bin")), ("other", tmp_path / "py")):
+        (tmp_path / name / "bin").mkdir(parents=True)
+        (tmp_path / name / "pyvenv.cfg").write_text(f"home = {home}\nversion = 3.11.7\n")
+    assert runs_this_python([str(tmp_path / "ours" / "bin" / "python"), "-I", "worker.py"])
+    assert not runs_this_python([str(tmp_path / "other" / "bin" / "python"), "worker.py"])
+    assert not runs_this_python(["/usr/bin/python3", "worker.py"])
+    assert not runs_this_python([])
+
+
+def test_the_python_image_leaves_out_packages_tests_and_the_static_library(
+    tmp_path: Path,
+) -> None:
+    prefix = tmp_path / "python"
+    for folder in (
+        "bin",
+        "lib/python3.11/site-packages/numpy",
+        "lib/python3.11/test",
+        "lib/python3.11/config-3.11-x86_64-linux-gnu",
+        "lib/python3.11/json",
+    ):
+        (prefix / folder).mkdir(parents=True)
+        (prefix / folder / "a.py").write_text("")
+    (prefix / "lib" / "python3.11" / "os.py").write_text("")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        images._add_resolved(tar, prefix, "copied", images._PYTHON_LEFT_OUT)
+    with tarfile.open(fileobj=io.BytesIO(buffer.getvalue())) as tar:
+        files = {m.name for m in tar.getmembers() if m.isfile()}
+    assert files == {
+        "copied/bin/a.py",
+        "copied/lib/python3.11/json/a.py",
+        "copied/lib/python3.11/os.py",
+    }
 
 
 def test_a_container_sees_each_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,9 +1,11 @@
 """Integration: engines in containers (`lakecompat run --containers`), with the real runtime.
 
 The runtime is this machine's (Podman from Debian's packages, which `make test` installs; or a
-Docker daemon): the images are built on first use and cached. Trino and HiveServer2 read a
-renamed column in containers, judged against the same known outcomes as the process run; a
-`kill -9` of the run leaves no container, no Podman service and no cgroup behind; a machine
+Docker daemon): the images are built on first use and cached. Trino, HiveServer2, Spark (its
+JVM, started by PySpark) and hudi-rs (a Python reader's worker) read a renamed column in
+containers, judged against the same known outcomes as the process run; a `kill -9` of the run
+(with Trino's and a Spark JVM's containers running) leaves no container, no Podman service and
+no cgroup behind; a machine
 without a runtime, or whose runtime refuses a container, is told so in one sentence.
 """
 
@@ -76,9 +78,12 @@ def _run_argv(engines: str, reports: Path, *more: str) -> list[str]:
     return [*map(str, run), *SMALL_RUN, "--reports", str(reports), *more]
 
 
-def test_trino_hiveserver2_and_spark_in_containers_read_a_renamed_column(tmp_path: Path) -> None:
+def test_trino_hiveserver2_spark_and_hudi_rs_in_containers_read_a_renamed_column(
+    tmp_path: Path,
+) -> None:
     reports = tmp_path / "reports"
-    argv = _run_argv("trino,hive,spark", reports, "--expectations", str(ROOT / "expectations"))
+    engines = "trino,hive,spark,hudi-rs"
+    argv = _run_argv(engines, reports, "--expectations", str(ROOT / "expectations"))
     with subprocess.Popen(
         argv,
         cwd=tmp_path,
@@ -94,20 +99,22 @@ def test_trino_hiveserver2_and_spark_in_containers_read_a_renamed_column(tmp_pat
     run_dir = only_run(reports)
     info, cells = load_run(run_dir)
     renamed = [c for c in cells if c.scenario == RENAME]
-    assert {c.engine for c in renamed} == {"trino", "hive", "spark"}
-    where = {e: {c.runs_in for c in cells if c.engine == e} for e in ("trino", "hive", "spark")}
-    # Each engine's own JDK: Trino's is newer than HiveServer2's; Spark's JVM runs in the
-    # image that also holds the run's Python, for the Python workers Spark starts.
+    assert {c.engine for c in renamed} == set(engines.split(","))
+    where = {e: {c.runs_in for c in cells if c.engine == e} for e in engines.split(",")}
+    # Each engine's own JDK: Trino's is newer than HiveServer2's; Spark's JVM runs in that
+    # JDK's image with the run's Python added, for the Python workers Spark starts; hudi-rs's
+    # worker in the image of that Python alone.
     assert all(len(found) == 1 for found in where.values()), where
-    (trino,), (hive,), (spark,) = where.values()
+    (trino,), (hive,), (spark,), (hudi_rs,) = where.values()
     assert trino.startswith("container localhost/lakecompat-jdk") and trino != hive
     assert hive.startswith("container localhost/lakecompat-jdk")
-    assert spark.startswith("container localhost/lakecompat-python"), spark
+    assert spark.startswith("container localhost/lakecompat-jdk17-python:"), spark
+    assert hudi_rs.startswith("container localhost/lakecompat-python:"), hudi_rs
     assert info["containers"] is True and info["runs_in"]["spark"] == spark
     # The containers' output is in the run's logs folder, as a process's would be.
     assert "starting trino in container" in (run_dir / "logs" / "trino.log").read_text()
     console = (run_dir / "logs" / "spark-console.log").read_text()
-    assert "starting spark-console in container localhost/lakecompat-python" in console
+    assert "starting spark-console in container localhost/lakecompat-jdk17-python" in console
     # Nothing of the run is left: no container it started (other runs may have theirs).
     assert _containers_of_run(run.pid) == {}
 

@@ -27,6 +27,7 @@ from lakecompat.engines.base import Engine, Variant
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import QueryError, log_tail
 from lakecompat.engines.infra.artifacts import ProvisioningError
+from lakecompat.engines.infra.containers.service import engine_service, where_services_ran
 from lakecompat.engines.infra.ports import service_port
 from lakecompat.engines.infra.python_env import installed, provision, released_versions
 from lakecompat.engines.infra.supervisor import HttpReady, Service
@@ -114,6 +115,10 @@ class LibraryReader(Engine):
     def java(self) -> str:
         return "none: a Python library, no JVM"
 
+    def runs_in(self, table_format: str = "") -> str:
+        """Where the worker ran: `process`, or its container with `--containers`."""
+        return where_services_ran((self.label,))
+
     @property
     def packages(self) -> tuple[str, ...]:
         """What the engine's environment holds."""
@@ -127,7 +132,7 @@ class LibraryReader(Engine):
         # -I: the worker's folder (this one, with `daft.py`) must not shadow the library.
         argv = [str(python), "-I", str(WORKER), "--port", str(self._port)]
         argv += ["--imports", ",".join(self.imports), "--scratch", str(scratch)]
-        self._service = Service(
+        self._service = engine_service(
             self.label,
             argv,
             self.context.log_dir,

@@ -157,10 +157,16 @@ def jdk_image(runtime: Runtime, java_home: Path) -> str:
     release = (java_home / "release").read_text(errors="replace")
     modules = java_home / "lib" / "modules"
     size = modules.stat().st_size if modules.is_file() else 0
-    major = re.search(r'JAVA_VERSION="(?:1\.)?(\d+)', release)
-    name = f"jdk{major.group(1)}" if major else "jdk"
-    tag = f"localhost/lakecompat-{name}:{_digest(RECIPE, base, str(java_home), release, size)}"
+    digest = _digest(RECIPE, base, str(java_home), release, size)
+    tag = f"localhost/lakecompat-{_jdk_name(java_home)}:{digest}"
     return _layered(runtime, base, tag, java_home, f"ENV JAVA_HOME={java_home}\n")
+
+
+def _jdk_name(java_home: Path) -> str:
+    """`jdk17`: the JDK's major release, as its `release` file says."""
+    release = (java_home / "release").read_text(errors="replace")
+    major = re.search(r'JAVA_VERSION="(?:1\.)?(\d+)', release)
+    return f"jdk{major.group(1)}" if major else "jdk"
 
 
 #: What `python_image` leaves out of a Python installation: its own packages (the run's
@@ -176,16 +182,18 @@ _PYTHON_LEFT_OUT = (
 )
 
 
-def python_image(runtime: Runtime, java_home: Path) -> str:
-    """The JDK image plus the Python installation this process runs on (`sys.base_prefix`, at
-    the same path, without its packages): Spark's Python workers run the run's virtualenv
-    (mounted) with it, in the JVM's container. Built on first use."""
-    jdk = jdk_image(runtime, java_home)
+def python_image(runtime: Runtime, java_home: Path | None = None) -> str:
+    """The base (or the JDK image of `java_home`) plus the Python installation this process
+    runs on (`sys.base_prefix`, at the same path, without its packages), built on first use:
+    the Python readers' workers run their virtualenvs (in the cache, mounted) with it, and
+    Spark, in the JDK's image, the Python workers it starts from the run's virtualenv."""
+    under = jdk_image(runtime, java_home) if java_home is not None else base_image(runtime)
     prefix = Path(sys.base_prefix)
     library = prefix / "lib" / f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
     size = library.stat().st_size if library.is_file() else 0
-    tag = f"localhost/lakecompat-python:{_digest(RECIPE, jdk, str(prefix), sys.version, size)}"
-    return _layered(runtime, jdk, tag, prefix, "", left_out=_PYTHON_LEFT_OUT)
+    name = "python" if java_home is None else f"{_jdk_name(java_home)}-python"
+    tag = f"localhost/lakecompat-{name}:{_digest(RECIPE, under, str(prefix), sys.version, size)}"
+    return _layered(runtime, under, tag, prefix, "", left_out=_PYTHON_LEFT_OUT)
 
 
 def _layered(

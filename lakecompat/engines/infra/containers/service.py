@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -113,16 +114,35 @@ def java_home_of(argv: list[str]) -> Path | None:
     return None
 
 
+def runs_this_python(argv: list[str]) -> bool:
+    """Whether a command starts a virtualenv's Python made from the Python this process runs
+    on (a Python reader's environment in the cache)."""
+    if not argv:
+        return False
+    config = Path(argv[0]).parent.parent / "pyvenv.cfg"
+    with contextlib.suppress(OSError):
+        for line in config.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home":
+                return Path(value.strip()).resolve() == Path(sys.base_prefix, "bin").resolve()
+    return False
+
+
 def engine_service(name: str, argv: list[str], log_dir: Path, **options: Any) -> Service:
-    """The service an engine starts: in a container with `--containers` (a JVM service), else
-    a local process. Takes `Service`'s arguments."""
+    """The service an engine starts: in a container with `--containers` (a JVM service, or a
+    Python reader's worker), else a local process. Takes `Service`'s arguments."""
     home = java_home_of(argv)
-    if not containers_wanted() or home is None:
+    python = home is None and runs_this_python(argv)
+    if not containers_wanted() or not (home or python):
         return Service(name, argv, log_dir, **options)
     runtime = ready_runtime(log_dir)
-    return ContainerService(
-        name, argv, log_dir, runtime, images.jdk_image(runtime, home), **options
-    )
+    if home is not None:
+        return ContainerService(
+            name, argv, log_dir, runtime, images.jdk_image(runtime, home), **options
+        )
+    # The virtualenv (in the cache) and the script it runs, at their own paths.
+    share(*(Path(a).parent for a in argv[1:] if a.startswith("/") and Path(a).is_file()))
+    return ContainerService(name, argv, log_dir, runtime, images.python_image(runtime), **options)
 
 
 #: Where each service of this process last started in a container: name → `where`.
