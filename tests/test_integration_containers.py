@@ -11,16 +11,19 @@ without a runtime, or whose runtime refuses a container, is told so in one sente
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
+import tarfile
 import time
 from pathlib import Path
 
 import pytest
 from support import ROOT, SCRIPT, gone, only_run
 
+from lakecompat.engines.infra.containers import images
 from lakecompat.engines.infra.containers.runtime import (
     LABEL,
     RUN_LABEL,
@@ -168,6 +171,68 @@ def _podman_service_of(pid: int) -> int | None:
         if f"lakecompat-podman-{pid}.sock" in command and "system service" in command:
             return int(entry.name)
     return None
+
+
+def _user_image(java_home: Path) -> str:
+    """An image as a user's registry would serve one (here built from the project's base, as
+    no registry is reachable): a JDK at a path of its own, /opt/java/openjdk, on its PATH, as
+    the official JDK images have it; nothing of Trino."""
+    runtime = ready_runtime(Path(os.environ.get("TMPDIR", "/tmp")))
+    base = images.base_image(runtime)
+    tag = "localhost/lakecompat-test-user-jdk:" + images._digest(base, str(java_home))
+    if images._existing(runtime, tag) is not None:
+        return tag
+    containerfile = (
+        f"FROM {base}\nCOPY jdk/ /opt/java/openjdk/\nENV JAVA_HOME=/opt/java/openjdk\n"
+        "ENV PATH=/opt/java/openjdk/bin:/usr/bin:/bin\nLABEL lakecompat=test-image\n"
+    ).encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", dereference=True) as tar:
+        info = tarfile.TarInfo("Containerfile")
+        info.size = len(containerfile)
+        tar.addfile(info, io.BytesIO(containerfile))
+        images._add_resolved(tar, java_home, "jdk")
+    buffer.seek(0)
+    runtime.client.images.build(
+        fileobj=buffer, custom_context=True, dockerfile="Containerfile", tag=tag, rm=True
+    )
+    return tag
+
+
+def test_trino_runs_in_a_users_own_image_with_that_images_java(tmp_path: Path) -> None:
+    """`--image trino=IMAGE`: Trino's command runs in the user's image with the image's own
+    `java` (the image has no JDK at the host's path, so nothing else could start it), the jars
+    and configuration mounted; it reads the renamed column as in the image built here, and its
+    cells and run.json name the user's image."""
+    image = _user_image(next(Path("/usr/lib/jvm").glob("temurin-25*")))
+    reports = tmp_path / "reports"
+    expectations = str(ROOT / "expectations")
+    argv = _run_argv("trino", reports, "--expectations", expectations, "--image", f"trino={image}")
+    done = subprocess.run(
+        argv, cwd=tmp_path, capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run_dir = only_run(reports)
+    info, cells = load_run(run_dir)
+    assert cells and all(c.runs_in.startswith(f"container {image} (") for c in cells)
+    assert info["images"] == {"trino": image}
+    log = (run_dir / "logs" / "trino.log").read_text()
+    assert f"starting trino in container {image}" in log
+
+
+def test_an_image_that_is_neither_here_nor_pullable_is_told_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    missing = "localhost/lakecompat-test-no-such-image:1"
+    argv = _run_argv("trino", tmp_path / "r", "--image", f"trino={missing}")
+    done = subprocess.run(
+        argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+    )
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("lakecompat: error")]
+    assert len(errors) == 1, done.stderr
+    assert errors[0].startswith(f"lakecompat: error: --image trino={missing}: {missing} is not")
+    assert not list((tmp_path / "r").glob("runs/*"))
 
 
 def test_without_podman_or_docker_the_run_says_so_in_one_line(tmp_path: Path) -> None:

@@ -63,3 +63,12 @@ def engine_class(name: str) -> type[Engine]:
         known = ", ".join(known_engines())
         raise UnknownEngineError(f"unknown engine {name!r}; known engines: {known}") from None
     return getattr(importlib.import_module(module_name), class_name)
+
+
+def image_services() -> dict[str, tuple[str, ...]]:
+    """What `--image NAME=IMAGE` may name: each engine whose services a run starts (its
+    `services`), and `metastore`; NAME → the names (or name prefixes) of those services."""
+    from lakecompat.engines.metastore.service import METASTORE_SERVICE
+
+    found = {name: engine_class(name).services for name in known_engines()}
+    return {**{n: s for n, s in found.items() if s}, "metastore": (METASTORE_SERVICE,)}

@@ -35,6 +35,9 @@ LOGGING_JARS = (
     "log4j:log4j",
 )
 
+#: The service name of the run's own Hive Metastore (`--image metastore=IMAGE` names it).
+METASTORE_SERVICE = "hive-metastore"
+
 
 def hive_release(releases: Releases) -> str:
     """The Hive release of a run with `releases` (its Metastore's and HiveServer2's): the
@@ -128,7 +131,7 @@ class HiveMetastore(ServiceHolder):
             str(self.port),
         ]
         self._service = engine_service(
-            "hive-metastore",
+            METASTORE_SERVICE,
             argv,
             self.log_dir,
             wait=PortOpen(self.port),

@@ -12,6 +12,7 @@ from lakecompat.engines import (
     carried_releases,
     carriers,
     engine_class,
+    image_services,
     known_engines,
 )
 from lakecompat.engines.attached import Attachments, warehouse_folder
@@ -204,11 +205,24 @@ def add_run_parser(commands: Subcommands) -> None:
     run.add_argument(
         "--containers",
         action="store_true",
-        help="start the JVM engines' services (Hive Metastore, HiveServer2, Trino, Presto, "
-        "Flink) in containers instead of as local processes: images of Debian and the engine's "
-        "JDK, built here on first use (needs Podman, or a Docker daemon: DOCKER_HOST), on the "
-        "host's network, the tables mounted at their own paths. Spark and the Python readers "
-        "still run as processes. Every cell records where it ran (`runs_in`)",
+        help="run the engines in containers instead of as local processes: the JVM services "
+        "(Hive Metastore, HiveServer2, Trino, Presto, Flink), Spark's JVMs (the writer's and "
+        "the reader's) and the Python readers' workers, in images of Debian, the engine's JDK "
+        "and this Python, built here on first use (needs Podman, or a Docker daemon: "
+        "DOCKER_HOST), on the host's network, the tables mounted at their own paths. Every "
+        "cell records where it ran (`runs_in`)",
+    )
+    run.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="ENGINE=IMAGE",
+        help="with --containers: run ENGINE's services (trino, hive, presto, flink, or "
+        "metastore: the run's Hive Metastore) in your own IMAGE (on this machine, or pulled "
+        "from your registry) with that image's operating system and `java` (its JAVA_HOME's, "
+        "else the one on its PATH), instead of the image built here; the engine's jars and "
+        "configuration are lakecompat's, mounted. Repeatable, e.g. "
+        "--image trino=trinodb/trino:483",
     )
     run.add_argument("--quiet", action="store_true", help="no progress output, only the summary")
     run.add_argument(
@@ -259,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
         shard_costs=args.shard_costs,
         attachments=_attachments(args),
         containers=args.containers,
+        images=user_images(args.image, args.containers),
     )
     if args.containers and options.attachments.any:
         raise ValueError(
@@ -273,6 +288,29 @@ def run(args: argparse.Namespace) -> int:
     for line in unchecked_lines(options):
         print(f"lakecompat run: {line}", file=sys.stderr)
     return _finish(runner.run(), args)
+
+
+def user_images(given: list[str], containers: bool) -> dict[str, str]:
+    """`--image ENGINE=IMAGE` options as engine → image; a wrong one is refused, named."""
+    images: dict[str, str] = {}
+    for option in given:
+        engine, _, image = option.partition("=")
+        engine, image = engine.strip(), image.strip()
+        if not containers:
+            raise ValueError(
+                f"--image {option}: --image chooses the image of an engine's container; "
+                "give --containers too"
+            )
+        if engine not in image_services() or not image:
+            raise ValueError(
+                f"--image {option}: expected ENGINE=IMAGE with ENGINE one of "
+                f"{', '.join(image_services())} (Spark and the Python readers run in images built "
+                "here), e.g. --image trino=trinodb/trino:483"
+            )
+        if engine in images and images[engine] != image:
+            raise ValueError(f"--image {engine}= is given twice: {images[engine]} and {image}")
+        images[engine] = image
+    return images
 
 
 def shapes_option(parser: argparse.ArgumentParser) -> None:

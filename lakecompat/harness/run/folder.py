@@ -123,6 +123,7 @@ def run_info(
         "unchecked_settings": options.unchecked_settings,
         "table_cache": str(options.table_cache) if options.table_cache else None,
         "containers": options.containers,
+        **({"images": options.images} if options.images else {}),
         **{
             carried_field(name, table_format): options.releases.carried_by(name).get(table_format)
             for name, table_format in carriers()
@@ -207,6 +208,7 @@ def resume_options(run_dir: Path, scenarios_dir: Path, reports_dir: Path) -> Run
         table_cache=Path(info["table_cache"]) if info.get("table_cache") else None,
         # A run started with --containers is completed in containers too.
         containers=bool(info.get("containers")),
+        images=dict(info.get("images") or {}),
     )
     chosen = [s.id for s in select_scenarios(options)]
     if chosen != info["scenarios"]:

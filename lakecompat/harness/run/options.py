@@ -136,9 +136,12 @@ class RunOptions:
     #: in several instances at once. None: when the run reads at least `LANES_FROM_TABLES`
     #: tables, where the time saved outweighs starting another instance.
     lanes: bool | None = None
-    #: Start the JVM services (Hive Metastore, HiveServer2, Trino, Presto, Flink) in
-    #: containers built here (`engines.infra.containers`) instead of as local processes.
+    #: Start the engines in containers built here (`engines.infra.containers`) instead of as
+    #: local processes.
     containers: bool = False
+    #: With `containers`: engine (or `metastore`) → a user's image its services run in, with
+    #: that image's own `java` (`--image`), instead of the image built here.
+    images: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.formats is None:

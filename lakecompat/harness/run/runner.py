@@ -11,6 +11,7 @@ Spark on one thread, the other engines one table behind on threads of their own.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import threading
@@ -22,14 +23,20 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from lakecompat.engines import engine_class
+from lakecompat.engines import engine_class, image_services
 from lakecompat.engines.attached import DEFAULT_DATABASE, check_reachable, database_name, run_name
 from lakecompat.engines.base import Engine
 from lakecompat.engines.context import RunContext
 from lakecompat.engines.errors import describe_error
 from lakecompat.engines.formats import ORIGINAL, format_named
 from lakecompat.engines.infra.artifacts import cache_dir
-from lakecompat.engines.infra.containers.runtime import CONTAINERS_ENV, RUN_ENV, owner_id
+from lakecompat.engines.infra.containers.runtime import (
+    CONTAINERS_ENV,
+    IMAGES_ENV,
+    RUN_ENV,
+    check_image,
+    owner_id,
+)
 from lakecompat.engines.infra.containers.service import ready_runtime
 from lakecompat.engines.infra.containers.service import share as share_with_containers
 from lakecompat.engines.infra.containers.spark_submit import spark_home
@@ -142,7 +149,7 @@ class Runner:
         options = self.options
         check_free_disk(options.resume_dir or options.reports_dir)
         if options.containers:
-            start_containers()
+            start_containers(options.images)
         if options.resume_dir:
             run_dirs = [run_folder.prepare_resume(options.resume_dir)]
         else:
@@ -592,14 +599,21 @@ class Runner:
             yield state, self._baselines[label].note(scenario, cell)
 
 
-def start_containers() -> None:
+def start_containers(images: dict[str, str]) -> None:
     """Before anything of a run with `--containers`: the container runtime found (or Podman's
-    service started) and one container run, so that a machine where containers cannot run
-    stops the run in one sentence, before its folder is made; its engines' services then
-    start in containers (`engines.infra.containers`)."""
+    service started) and one container run, and the user's `images` (`--image`) found or
+    pulled, so that a machine where containers cannot run stops the run in one sentence,
+    before its folder is made; its engines' services then start in containers
+    (`engines.infra.containers`)."""
     os.environ[CONTAINERS_ENV] = "1"
     os.environ[RUN_ENV] = owner_id()
-    ready_runtime(cache_dir() / "containers" / "logs")
+    runtime = ready_runtime(cache_dir() / "containers" / "logs")
+    services = image_services()
+    for name, image in images.items():
+        check_image(runtime, image, f"--image {name}={image}")
+    os.environ[IMAGES_ENV] = json.dumps(
+        {service: image for name, image in images.items() for service in services[name]}
+    )
     # PySpark starts its JVMs with $SPARK_HOME/bin/spark-submit: the one that starts them in
     # containers.
     os.environ["SPARK_HOME"] = str(spark_home())

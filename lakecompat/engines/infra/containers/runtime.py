@@ -14,6 +14,7 @@ left behind.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import shutil
@@ -38,6 +39,8 @@ OWNER_LABEL = "lakecompat.owner"
 RUN_LABEL = "lakecompat.run"
 #: Set by a run to its `owner_id`, for the processes it starts that start containers.
 RUN_ENV = "LAKECOMPAT_CONTAINERS_RUN"
+#: Set by a run with `--image`: JSON of service name (or name prefix) → a user's image.
+IMAGES_ENV = "LAKECOMPAT_CONTAINER_IMAGES"
 #: The highest `nproc` a container may set: the kernel's `pid_max` (above it runc is refused).
 PID_MAX = Path("/proc/sys/kernel/pid_max")
 DOCKER_SOCKET = Path("/var/run/docker.sock")
@@ -65,6 +68,36 @@ class ContainerError(RuntimeError):
 def containers_wanted() -> bool:
     """Whether this run starts its JVM services in containers (`--containers`)."""
     return os.environ.get(CONTAINERS_ENV) == "1"
+
+
+def user_image(service: str) -> str | None:
+    """The user's image the service of this name runs in (`--image`), or None."""
+    images = json.loads(os.environ.get(IMAGES_ENV) or "{}")
+    return next((image for prefix, image in images.items() if service.startswith(prefix)), None)
+
+
+def check_image(runtime: Runtime, image: str, given: str) -> None:
+    """The user's `image` is on this machine, or is pulled now; else a one-sentence error
+    that names the option (`given`)."""
+    import docker.errors
+
+    try:
+        runtime.client.images.get(image)
+        return
+    except docker.errors.ImageNotFound:
+        pass
+    except docker.errors.APIError as exc:
+        raise ContainerError(
+            f"{given}: {runtime.name} cannot look up {image}: {_first_line(exc)}"
+        ) from exc
+    say_on_stderr(f"Pulling {image} ({given})...")
+    try:
+        runtime.client.images.pull(image)
+    except docker.errors.APIError as exc:
+        raise ContainerError(
+            f"{given}: {image} is not on this machine and {runtime.name} could not pull it "
+            f"({_first_line(exc)}): build or load it first, or name it as your registry has it"
+        ) from exc
 
 
 def owner_id(pid: int | None = None) -> str:

@@ -37,6 +37,7 @@ from lakecompat.engines.infra.containers.runtime import (
     disconnect,
     own_cgroup,
     remove_empty_cgroups,
+    user_image,
 )
 from lakecompat.engines.infra.supervisor import (
     Service,
@@ -114,6 +115,12 @@ def java_home_of(argv: list[str]) -> Path | None:
     return None
 
 
+#: The `java` of a user's image: its JAVA_HOME's, else the one on its PATH.
+_IMAGE_JAVA = ["/bin/sh", "-c", 'exec "${JAVA_HOME:+$JAVA_HOME/bin/}java" "$@"', "java"]
+#: The options of a JVM's class archive (`infra/class_archive.py`), made for the host's JDK.
+_ARCHIVE_FLAGS = ("-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-Xshare")
+
+
 def runs_this_python(argv: list[str]) -> bool:
     """Whether a command starts a virtualenv's Python made from the Python this process runs
     on (a Python reader's environment in the cache)."""
@@ -136,6 +143,13 @@ def engine_service(name: str, argv: list[str], log_dir: Path, **options: Any) ->
     if not containers_wanted() or not (home or python):
         return Service(name, argv, log_dir, **options)
     runtime = ready_runtime(log_dir)
+    mine = user_image(name) if home is not None else None
+    if mine is not None:
+        # The user's image, with its own JDK: the command's `java` is the image's, and the
+        # host JDK's class archive is left out (another JDK would write over it).
+        env = {k: v for k, v in (options.pop("env", None) or {}).items() if k != "JAVA_HOME"}
+        command = [*_IMAGE_JAVA, *(a for a in argv[1:] if not a.startswith(_ARCHIVE_FLAGS))]
+        return ContainerService(name, command, log_dir, runtime, mine, env=env, **options)
     if home is not None:
         return ContainerService(
             name, argv, log_dir, runtime, images.jdk_image(runtime, home), **options
