@@ -5,6 +5,7 @@ and the folders a container sees."""
 from __future__ import annotations
 
 import io
+import re
 import socket
 import tarfile
 import threading
@@ -190,3 +191,35 @@ def test_a_docker_host_that_does_not_answer_is_said_in_one_sentence(
     assert message.startswith(f"DOCKER_HOST=unix://{tmp_path}/nothing.sock does not answer")
     assert message.endswith("or unset DOCKER_HOST to let lakecompat start Podman")
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("given", "containers", "wrong"),
+    [
+        (["trino=x"], False, "give --containers too"),
+        (["spark=x"], True, "expected ENGINE=IMAGE with ENGINE one of"),
+        (["trino"], True, "expected ENGINE=IMAGE with ENGINE one of"),
+        (["trino=a", "trino=b"], True, "--image trino= is given twice: a and b"),
+    ],
+)
+def test_a_wrong_image_option_is_refused_naming_it(
+    given: list[str], containers: bool, wrong: str
+) -> None:
+    from lakecompat.harness.run.command import user_images
+
+    with pytest.raises(ValueError, match=re.escape(wrong)) as refused:
+        user_images(given, containers)
+    assert str(refused.value).startswith(f"--image {given[-1].partition('=')[0]}")
+
+
+def test_image_options_name_the_services_of_their_engines() -> None:
+    from lakecompat.engines import image_services
+    from lakecompat.harness.run.command import user_images
+
+    assert user_images(["trino=t:1", "metastore=m:2", "trino=t:1"], True) == {
+        "trino": "t:1",
+        "metastore": "m:2",
+    }
+    services = image_services()
+    assert services["hive"] == ("hiveserver2",) and services["metastore"] == ("hive-metastore",)
+    assert "spark" not in services and "hudi-rs" not in services
