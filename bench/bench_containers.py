@@ -3,7 +3,8 @@
 Run with `.venv/bin/python bench/bench_containers.py`. Prints a table and writes
 `bench/containers-results.json`. It measures, in order:
 
-- the images: the Debian base image (debootstrap and import) and each JDK image, built cold
+- the images: the Debian base image (debootstrap and import), each JDK image and the Python
+  images (the run's Python alone, for the Python readers, and with Spark's JDK), built cold
   (`--cold`: the project's images are removed first; about two minutes) and cached (the time
   to find them again);
 - the same run (`--scenarios`, `--engines`; Hudi copy-on-write tables, each engine's default
@@ -32,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from lakecompat.engines.infra.containers import images
 from lakecompat.engines.infra.containers.runtime import LABEL, connect
-from lakecompat.engines.infra.jdk import installed_jdks
+from lakecompat.engines.infra.jdk import find_jdk, installed_jdks
+from lakecompat.engines.spark.runtime import SPARK_JAVA_VERSIONS
 from lakecompat.harness.results.store import load_run
 
 SCRIPT = Path(sys.executable).parent / "lakecompat"
@@ -60,6 +62,13 @@ def image_times(cold: bool, log_dir: Path) -> dict[str, float]:
         started = time.monotonic()
         images.jdk_image(runtime, jdk.home)
         found[f"jdk{jdk.major}"] = time.monotonic() - started
+    started = time.monotonic()
+    images.python_image(runtime)
+    found["python"] = time.monotonic() - started
+    spark = find_jdk(SPARK_JAVA_VERSIONS, "Spark 3.5")
+    started = time.monotonic()
+    images.python_image(runtime, spark.home)
+    found[f"jdk{spark.major}-python"] = time.monotonic() - started
     return found
 
 
@@ -90,7 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cold", action="store_true", help="remove the images first")
     parser.add_argument("--scenarios", default="rename_column/*,add_column/*")
-    parser.add_argument("--engines", default="hive,trino")
+    parser.add_argument("--engines", default="hive,trino,spark,hudi-rs")
     parser.add_argument("--images-only", action="store_true", help="time the images only, no runs")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "containers-results.json")
     args = parser.parse_args()
