@@ -232,7 +232,6 @@ class ContainerService(Service):
         super().__init__(name, argv, log_dir, **options)
         self.runtime, self.image = runtime, image
         self.remove_on_exit = remove_on_exit
-        self._exit_code: int | None = None
         self._container: Any = None
         self._exit: _Exit | None = None
 
@@ -252,17 +251,9 @@ class ContainerService(Service):
 
     @property
     def exit_code(self) -> int | None:
-        """The container's exit code once `wait_exit` has seen it exit, else as its runtime
-        tells it (None: it runs, or never started)."""
-        if self._exit_code is not None:
-            return self._exit_code
+        """The container's exit code once it has exited, as its runtime told it (-9: it was
+        removed before that could be read; None: it runs, or never started)."""
         return self._exit.poll() if self._exit is not None else None
-
-    def wait_exit(self) -> None:
-        """Block until the container has exited (one request the runtime answers then)."""
-        container = self._container
-        if container is not None:
-            self._exit_code = int(container.wait(timeout=None).get("StatusCode", -1))
 
     def mounts(self) -> list[Path]:
         """The host folders the container sees at their own paths (none inside another)."""

@@ -30,7 +30,6 @@ import shutil
 import signal
 import stat
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -156,36 +155,39 @@ def main(argv: list[str]) -> int:
         # goes with it, even when the run's runtime service is ending at the same time.
         remove_on_exit=True,
     )
-    ended = threading.Event()
+    asked_to_end = False
     try:
         service.start()
-        threading.Thread(target=lambda: (_wait(service), ended.set()), daemon=True).start()
         pipe = _open_writer(fifo, service)
         try:
-            while pipe >= 0 and not ended.is_set():
-                readable, _, _ = select.select([0], [], [], 5.0)
+            # Whether the container still runs is read in /proc (`ContainerService.running`):
+            # Podman answers a `wait` by reading the container's state many times a second.
+            while pipe >= 0 and service.running:
+                readable, _, _ = select.select([0], [], [], 1.0)
                 if readable:
                     data = os.read(0, 65536)
                     if not data:
-                        break  # PySpark closed stdin: the JVM is to exit
+                        asked_to_end = True  # PySpark closed stdin: the JVM is to exit
+                        break
                     os.write(pipe, data)
         finally:
             if pipe >= 0:
                 os.close(pipe)
-        ended.wait(EXIT_WAIT_S)
+        deadline = time.monotonic() + EXIT_WAIT_S
+        while service.running and time.monotonic() < deadline:
+            time.sleep(0.2)
+        ended = not service.running
     finally:
         stop_all()
         with contextlib.suppress(OSError):
             fifo.unlink()
             folder.rmdir()
     code = service.exit_code
-    return 1 if code is None else code
-
-
-def _wait(service: ContainerService) -> None:
-    """Block until the service's container has exited."""
-    with contextlib.suppress(Exception):
-        service.wait_exit()
+    if code is not None and code != -9:
+        return code
+    # Removed by the runtime as it exited, before its code could be read: a JVM that exited
+    # once its stdin closed did so with 0 (PySpark's gateway), any other end is a failure.
+    return 0 if asked_to_end and ended else 1
 
 
 if __name__ == "__main__":
