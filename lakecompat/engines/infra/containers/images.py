@@ -158,13 +158,12 @@ def jdk_image(runtime: Runtime, java_home: Path) -> str:
     modules = java_home / "lib" / "modules"
     size = modules.stat().st_size if modules.is_file() else 0
     digest = _digest(RECIPE, base, str(java_home), release, size)
-    tag = f"localhost/lakecompat-{_jdk_name(java_home)}:{digest}"
+    tag = f"localhost/lakecompat-{_jdk_name(release)}:{digest}"
     return _layered(runtime, base, tag, java_home, f"ENV JAVA_HOME={java_home}\n")
 
 
-def _jdk_name(java_home: Path) -> str:
-    """`jdk17`: the JDK's major release, as its `release` file says."""
-    release = (java_home / "release").read_text(errors="replace")
+def _jdk_name(release: str) -> str:
+    """`jdk17`: the JDK's major release, as its `release` file (`release`, its text) says."""
     major = re.search(r'JAVA_VERSION="(?:1\.)?(\d+)', release)
     return f"jdk{major.group(1)}" if major else "jdk"
 
@@ -191,7 +190,10 @@ def python_image(runtime: Runtime, java_home: Path | None = None) -> str:
     prefix = Path(sys.base_prefix)
     library = prefix / "lib" / f"libpython{sys.version_info.major}.{sys.version_info.minor}.so.1.0"
     size = library.stat().st_size if library.is_file() else 0
-    name = "python" if java_home is None else f"{_jdk_name(java_home)}-python"
+    if java_home is None:
+        name = "python"
+    else:
+        name = _jdk_name((java_home / "release").read_text(errors="replace")) + "-python"
     tag = f"localhost/lakecompat-{name}:{_digest(RECIPE, under, str(prefix), sys.version, size)}"
     return _layered(runtime, under, tag, prefix, "", left_out=_PYTHON_LEFT_OUT)
 

@@ -100,14 +100,20 @@ def check_image(runtime: Runtime, image: str, given: str) -> None:
         ) from exc
 
 
+def process_start(pid: int) -> str | None:
+    """The start time of a live process on this machine (/proc), or None when it is gone or
+    a zombie."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
 def owner_id(pid: int | None = None) -> str:
     """`<pid>-<start time>` of a process: unique on this machine even when a pid is reused."""
     pid = os.getpid() if pid is None else pid
-    try:
-        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return f"{pid}-0"
-    return f"{pid}-{start}"
+    return f"{pid}-{process_start(pid) or 0}"
 
 
 def owner_alive(owner: str) -> bool:

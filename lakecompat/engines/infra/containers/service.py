@@ -36,6 +36,7 @@ from lakecompat.engines.infra.containers.runtime import (
     containers_wanted,
     disconnect,
     own_cgroup,
+    process_start,
     remove_empty_cgroups,
     user_image,
 )
@@ -172,15 +173,6 @@ def where_services_ran(names: tuple[str, ...]) -> str:
     return "; ".join(found) if found else "process"
 
 
-def _started(pid: int) -> str | None:
-    """The start time of a live (not zombie) process on this machine, or None."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] in ("Z", "X") else fields[19]
-
-
 class _Exit:
     """What `Service` asks of its process, answered for a container: whether it has exited.
 
@@ -197,7 +189,7 @@ class _Exit:
     def poll(self) -> int | None:
         if self.returncode is not None:
             return self.returncode
-        if self._seen is not None and _started(self._seen[0]) == self._seen[1]:
+        if self._seen is not None and process_start(self._seen[0]) == self._seen[1]:
             return None
         try:
             self.container.reload()
@@ -209,7 +201,7 @@ class _Exit:
         if state.get("Status") in ("exited", "dead"):
             self.returncode = int(state.get("ExitCode", -1))
         elif self.pid and state.get("Status") == "running":
-            started = _started(self.pid)
+            started = process_start(self.pid)
             self._seen = (self.pid, started) if started is not None else None
         return self.returncode
 
